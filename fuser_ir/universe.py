@@ -1,0 +1,37 @@
+"""The ``xdsl.universe`` entry point: plain ``xdsl-opt`` sees fuser's dialects and
+passes once fuser is installed."""
+
+from __future__ import annotations
+
+from xdsl.universe import Universe
+
+from fuser_ir.dialects import available_dialects
+
+
+class _LazyPasses(dict):
+    """Import the passes only when xdsl-opt first asks for them."""
+
+    def _fill(self) -> None:
+        if not self:
+            from passes import all_passes
+
+            self.update(all_passes())
+
+    def items(self):  # type: ignore[override]
+        self._fill()
+        return super().items()
+
+    def keys(self):  # type: ignore[override]
+        self._fill()
+        return super().keys()
+
+    def __iter__(self):
+        self._fill()
+        return super().__iter__()
+
+    def __getitem__(self, key):
+        self._fill()
+        return super().__getitem__(key)
+
+
+FUSER_UNIVERSE = Universe(all_dialects=available_dialects(), all_passes=_LazyPasses())
