@@ -69,7 +69,6 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
-    var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -154,9 +153,9 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def has_default_layout(self) -> bool:
-        return self.get_contiguity() == TensorType(self.get_shape(), self.element_type).get_contiguity() and (
-            self.get_stride_order() == tuple(range(self.rank - 1, -1, -1))
-        )
+        return self.get_contiguity() == TensorType(
+            self.get_shape(), self.element_type
+        ).get_contiguity() and (self.get_stride_order() == tuple(range(self.rank - 1, -1, -1)))
 
     def with_shape(self, shape: Sequence[int]) -> TensorType:
         return TensorType(shape, self.element_type)
@@ -190,7 +189,9 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
                 )
             for c in self.contiguity.data:
                 if c.data not in (-1, 0, 1):
-                    raise VerifyException("!fuser.tensor: contiguity entries are true, false or none")
+                    raise VerifyException(
+                        "!fuser.tensor: contiguity entries are true, false or none"
+                    )
         if self.stride_order.data:
             order = sorted(s.data for s in self.stride_order.data)
             if order != list(range(self.rank)):
@@ -208,9 +209,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
             printer.print_attribute(self.element_type)
             if self.contiguity.data:
                 printer.print_string(", contiguity=[")
-                printer.print_string(
-                    ", ".join(_CONTIG_WORDS[c.data] for c in self.contiguity.data)
-                )
+                printer.print_string(", ".join(_CONTIG_WORDS[c.data] for c in self.contiguity.data))
                 printer.print_string("]")
             if self.stride_order.data:
                 printer.print_string(", stride_order=[")
@@ -220,9 +219,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
-            dims = [
-                DYN if d < 0 else d for d in parser.parse_dimension_list()
-            ]
+            dims = [DYN if d < 0 else d for d in parser.parse_dimension_list()]
             if dims:
                 parser.parse_shape_delimiter()
             element_type = parser.parse_type()
@@ -348,7 +345,9 @@ def dtype_of(t: Attribute) -> DType:
 
 def _check_value_type(op: Operation, t: Attribute, what: str) -> None:
     if not isinstance(t, TensorType) and not is_element_type(t):
-        raise VerifyException(f"{op.name}: {what} has type {t}, expected a !fuser.tensor or a scalar")
+        raise VerifyException(
+            f"{op.name}: {what} has type {t}, expected a !fuser.tensor or a scalar"
+        )
 
 
 def _ints(attr: DenseArrayBase | None) -> list[int]:
@@ -605,7 +604,9 @@ class ConstantOp(FuserOp):
     traits = traits_def(ConstantLike(), Pure())
 
     def __init__(self, value: float | int | bool, dtype: DType) -> None:
-        super().__init__(properties={"value": constant_attr(value, dtype)}, result_types=[dtype.to_xdsl()])
+        super().__init__(
+            properties={"value": constant_attr(value, dtype)}, result_types=[dtype.to_xdsl()]
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
@@ -677,7 +678,13 @@ class FullOp(FuserOp):
     traits = traits_def(Pure())
     assembly_format = "$fill_value (`sizes` `(` $sizes^ `:` type($sizes) `)`)? attr-dict `:` type($fill_value) `->` type($result)"
 
-    def __init__(self, fill_value: SSAValue, shape: Sequence[int], dtype: DType, sizes: Sequence[SSAValue] = ()):
+    def __init__(
+        self,
+        fill_value: SSAValue,
+        shape: Sequence[int],
+        dtype: DType,
+        sizes: Sequence[SSAValue] = (),
+    ):
         super().__init__(
             operands=[fill_value, sizes],
             properties={"shape": _i64_array(shape)},
@@ -704,10 +711,21 @@ class IotaOp(FuserOp):
     result = result_def()
 
     traits = traits_def(Pure())
-    assembly_format = "$length `,` $start `,` $step attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$length `,` $start `,` $step attr-dict `:` functional-type(operands, results)"
+    )
 
-    def __init__(self, length: SSAValue, start: SSAValue, step: SSAValue, dtype: DType, static_length: int = DYN):
-        super().__init__(operands=[length, start, step], result_types=[TensorType([static_length], dtype)])
+    def __init__(
+        self,
+        length: SSAValue,
+        start: SSAValue,
+        step: SSAValue,
+        dtype: DType,
+        static_length: int = DYN,
+    ):
+        super().__init__(
+            operands=[length, start, step], result_types=[TensorType([static_length], dtype)]
+        )
 
     def infer(self) -> list[Attribute]:
         if not _scalar_operand(self.length, "length").is_integer:
@@ -740,7 +758,9 @@ class SizeOp(FuserOp):
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, dim: int) -> None:
-        super().__init__(operands=[input], properties={"dim": IntegerAttr(dim, i64)}, result_types=[i64])
+        super().__init__(
+            operands=[input], properties={"dim": IntegerAttr(dim, i64)}, result_types=[i64]
+        )
 
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
@@ -808,7 +828,9 @@ class BinaryOp(ElementwiseOp):
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue) -> None:
-        super().__init__(operands=[lhs, rhs], result_types=[self.__class__.infer_types([lhs.type, rhs.type])])
+        super().__init__(
+            operands=[lhs, rhs], result_types=[self.__class__.infer_types([lhs.type, rhs.type])]
+        )
 
     @classmethod
     def infer_types(cls, types: Sequence[Attribute]) -> Attribute:
@@ -818,7 +840,16 @@ class BinaryOp(ElementwiseOp):
 
 def _make_elementwise(base: type, op_name: str, rule: str, doc: str) -> type:
     cls_name = "".join(p.capitalize() for p in op_name.split("_")) + "Op"
-    cls = type(cls_name, (base,), {"name": f"fuser.{op_name}", "RULE": rule, "__doc__": doc, "__annotations__": {"RULE": ClassVar[str]}})
+    cls = type(
+        cls_name,
+        (base,),
+        {
+            "name": f"fuser.{op_name}",
+            "RULE": rule,
+            "__doc__": doc,
+            "__annotations__": {"RULE": ClassVar[str]},
+        },
+    )
     cls.__module__ = __name__
     return irdl_op_definition(cls)
 
@@ -900,10 +931,12 @@ BINARY_OPS: dict[str, tuple[str, str]] = {
 }
 
 UNARY_OP_CLASSES: dict[str, type[UnaryOp]] = {
-    n: _make_elementwise(UnaryOp, n, rule, f"Elementwise {doc}.") for n, (rule, doc) in UNARY_OPS.items()
+    n: _make_elementwise(UnaryOp, n, rule, f"Elementwise {doc}.")
+    for n, (rule, doc) in UNARY_OPS.items()
 }
 BINARY_OP_CLASSES: dict[str, type[BinaryOp]] = {
-    n: _make_elementwise(BinaryOp, n, rule, f"Elementwise {doc}.") for n, (rule, doc) in BINARY_OPS.items()
+    n: _make_elementwise(BinaryOp, n, rule, f"Elementwise {doc}.")
+    for n, (rule, doc) in BINARY_OPS.items()
 }
 globals().update({cls.__name__: cls for cls in UNARY_OP_CLASSES.values()})
 globals().update({cls.__name__: cls for cls in BINARY_OP_CLASSES.values()})
@@ -938,7 +971,9 @@ class _NaryPromoteOp(ElementwiseOp):
 
     def __init__(self, *operands: SSAValue) -> None:
         types = [o.type for o in operands]
-        super().__init__(operands=list(operands), result_types=[elementwise_type(types, promoted(types))])
+        super().__init__(
+            operands=list(operands), result_types=[elementwise_type(types, promoted(types))]
+        )
 
 
 @irdl_op_definition
@@ -950,7 +985,9 @@ class ClampOp(_NaryPromoteOp):
     min_value = operand_def()
     max_value = operand_def()
     result = result_def()
-    assembly_format = "$input `,` $min_value `,` $max_value attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$input `,` $min_value `,` $max_value attr-dict `:` functional-type(operands, results)"
+    )
 
 
 @irdl_op_definition
@@ -976,11 +1013,16 @@ class ThresholdOp(ElementwiseOp):
     result = result_def()
     traits = traits_def(Pure())
     RULE: ClassVar[str] = "same"
-    assembly_format = "$input `,` $threshold `,` $value attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$input `,` $threshold `,` $value attr-dict `:` functional-type(operands, results)"
+    )
 
     def __init__(self, input: SSAValue, threshold: SSAValue, value: SSAValue) -> None:
         types = [input.type, threshold.type, value.type]
-        super().__init__(operands=[input, threshold, value], result_types=[elementwise_type(types, dtype_of(input.type))])
+        super().__init__(
+            operands=[input, threshold, value],
+            result_types=[elementwise_type(types, dtype_of(input.type))],
+        )
 
     def result_dtype(self, types: Sequence[Attribute]) -> DType:
         return dtype_of(types[0])
@@ -1056,7 +1098,13 @@ class ReductionOp(FuserOp):
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, input: SSAValue, dims: Sequence[int], keepdim: bool = False, dtype: DType | None = None) -> None:
+    def __init__(
+        self,
+        input: SSAValue,
+        dims: Sequence[int],
+        keepdim: bool = False,
+        dtype: DType | None = None,
+    ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
         kind = self.name.split(".")[1]
@@ -1137,18 +1185,26 @@ class VarMeanOp(FuserOp):
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, input: SSAValue, dims: Sequence[int], correction: float = 1.0, keepdim: bool = False) -> None:
+    def __init__(
+        self, input: SSAValue, dims: Sequence[int], correction: float = 1.0, keepdim: bool = False
+    ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
         out = TensorType(reduced_shape(t.get_shape(), dims, keepdim), float_result(t.dtype))
-        props: dict[str, Attribute] = {"dims": _i64_array(dims), "correction": FloatAttr(correction, 64)}
+        props: dict[str, Attribute] = {
+            "dims": _i64_array(dims),
+            "correction": FloatAttr(correction, 64),
+        }
         if keepdim:
             props["keepdim"] = _bool_attr(True)
         super().__init__(operands=[input], properties=props, result_types=[out, out])
 
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
-        out = TensorType(reduced_shape(t.get_shape(), _ints(self.dims), _bool(self.keepdim)), float_result(t.dtype))
+        out = TensorType(
+            reduced_shape(t.get_shape(), _ints(self.dims), _bool(self.keepdim)),
+            float_result(t.dtype),
+        )
         return [out, out]
 
 
@@ -1165,10 +1221,15 @@ class VarOp(FuserOp):
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, input: SSAValue, dims: Sequence[int], correction: float = 1.0, keepdim: bool = False) -> None:
+    def __init__(
+        self, input: SSAValue, dims: Sequence[int], correction: float = 1.0, keepdim: bool = False
+    ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
-        props: dict[str, Attribute] = {"dims": _i64_array(dims), "correction": FloatAttr(correction, 64)}
+        props: dict[str, Attribute] = {
+            "dims": _i64_array(dims),
+            "correction": FloatAttr(correction, 64),
+        }
         if keepdim:
             props["keepdim"] = _bool_attr(True)
         out = TensorType(reduced_shape(t.get_shape(), dims, keepdim), float_result(t.dtype))
@@ -1176,7 +1237,12 @@ class VarOp(FuserOp):
 
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
-        return [TensorType(reduced_shape(t.get_shape(), _ints(self.dims), _bool(self.keepdim)), float_result(t.dtype))]
+        return [
+            TensorType(
+                reduced_shape(t.get_shape(), _ints(self.dims), _bool(self.keepdim)),
+                float_result(t.dtype),
+            )
+        ]
 
 
 @irdl_op_definition
@@ -1198,7 +1264,11 @@ class WelfordOp(FuserOp):
         assert isinstance(t, TensorType)
         shape = reduced_shape(t.get_shape(), dims, False)
         f = TensorType(shape, float_result(t.dtype))
-        super().__init__(operands=[input], properties={"dims": _i64_array(dims)}, result_types=[f, f, TensorType(shape, DType.int64)])
+        super().__init__(
+            operands=[input],
+            properties={"dims": _i64_array(dims)},
+            result_types=[f, f, TensorType(shape, DType.int64)],
+        )
 
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
@@ -1231,8 +1301,16 @@ class BroadcastOp(ViewLikeOp):
     def __init__(self, input: SSAValue, is_broadcast_dim: Sequence[bool]) -> None:
         t = input.type
         assert isinstance(t, TensorType)
-        props = {"is_broadcast_dim": DenseArrayBase.from_list(IntegerType(1), [int(b) for b in is_broadcast_dim])}
-        super().__init__(operands=[input], properties=props, result_types=[t.with_shape(self.out_shape(t.get_shape(), is_broadcast_dim))])
+        props = {
+            "is_broadcast_dim": DenseArrayBase.from_list(
+                IntegerType(1), [int(b) for b in is_broadcast_dim]
+            )
+        }
+        super().__init__(
+            operands=[input],
+            properties=props,
+            result_types=[t.with_shape(self.out_shape(t.get_shape(), is_broadcast_dim))],
+        )
 
     def get_flags(self) -> list[bool]:
         return [bool(b) for b in self.is_broadcast_dim.get_values()]
@@ -1268,7 +1346,13 @@ class BroadcastInDimOp(ViewLikeOp):
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = "$input (`sizes` `(` $sizes^ `:` type($sizes) `)`)? attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, input: SSAValue, shape: Sequence[int], broadcast_dims: Sequence[int], sizes: Sequence[SSAValue] = ()) -> None:
+    def __init__(
+        self,
+        input: SSAValue,
+        shape: Sequence[int],
+        broadcast_dims: Sequence[int],
+        sizes: Sequence[SSAValue] = (),
+    ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
         super().__init__(
@@ -1282,13 +1366,19 @@ class BroadcastInDimOp(ViewLikeOp):
         shape = _shape_with_operands(self, _ints(self.shape), self.sizes)
         bdims = _ints(self.broadcast_dims)
         if len(bdims) != t.rank:
-            raise InferError(f"broadcast_dims {bdims} has {len(bdims)} entries for input rank {t.rank}")
+            raise InferError(
+                f"broadcast_dims {bdims} has {len(bdims)} entries for input rank {t.rank}"
+            )
         if sorted(set(bdims)) != bdims or any(not 0 <= d < len(shape) for d in bdims):
-            raise InferError(f"broadcast_dims {bdims} must be increasing and within rank {len(shape)}")
+            raise InferError(
+                f"broadcast_dims {bdims} must be increasing and within rank {len(shape)}"
+            )
         for i, d in enumerate(bdims):
             e = t.get_shape()[i]
             if e not in (1, DYN) and shape[d] not in (e, DYN):
-                raise InferError(f"input axis {i} of extent {e} cannot become output axis {d} of extent {shape[d]}")
+                raise InferError(
+                    f"input axis {i} of extent {e} cannot become output axis {d} of extent {shape[d]}"
+                )
         return [t.with_shape(shape)]
 
 
@@ -1306,10 +1396,16 @@ class ExpandOp(ViewLikeOp):
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = "$input (`sizes` `(` $sizes^ `:` type($sizes) `)`)? attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, input: SSAValue, shape: Sequence[int], sizes: Sequence[SSAValue] = ()) -> None:
+    def __init__(
+        self, input: SSAValue, shape: Sequence[int], sizes: Sequence[SSAValue] = ()
+    ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
-        super().__init__(operands=[input, sizes], properties={"shape": _i64_array(shape)}, result_types=[t.with_shape(shape)])
+        super().__init__(
+            operands=[input, sizes],
+            properties={"shape": _i64_array(shape)},
+            result_types=[t.with_shape(shape)],
+        )
 
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
@@ -1338,13 +1434,17 @@ class ReshapeOp(ViewLikeOp):
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = "$input (`sizes` `(` $sizes^ `:` type($sizes) `)`)? attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, input: SSAValue, new_shape: Sequence[int], sizes: Sequence[SSAValue] = ()) -> None:
+    def __init__(
+        self, input: SSAValue, new_shape: Sequence[int], sizes: Sequence[SSAValue] = ()
+    ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
         props: dict[str, Attribute] = {"new_shape": _i64_array(new_shape)}
         if not sizes and DYN not in t.get_shape() and DYN not in new_shape:
             props["view"] = ViewAttr(analyze_reshape(t.get_shape(), new_shape))
-        super().__init__(operands=[input, sizes], properties=props, result_types=[t.with_shape(new_shape)])
+        super().__init__(
+            operands=[input, sizes], properties=props, result_types=[t.with_shape(new_shape)]
+        )
 
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
@@ -1397,7 +1497,11 @@ class PermuteOp(ViewLikeOp):
         t = input.type
         assert isinstance(t, TensorType)
         shape = t.get_shape()
-        super().__init__(operands=[input], properties={"dims": _i64_array(dims)}, result_types=[t.with_shape([shape[d] for d in dims])])
+        super().__init__(
+            operands=[input],
+            properties={"dims": _i64_array(dims)},
+            result_types=[t.with_shape([shape[d] for d in dims])],
+        )
 
     def get_dims(self) -> list[int]:
         t = self.input.type
@@ -1428,7 +1532,11 @@ class SqueezeOp(ViewLikeOp):
         assert isinstance(t, TensorType)
         norm = {normalize_dim(d, t.rank) for d in dims}
         shape = [e for i, e in enumerate(t.get_shape()) if i not in norm]
-        super().__init__(operands=[input], properties={"dims": _i64_array(dims)}, result_types=[t.with_shape(shape)])
+        super().__init__(
+            operands=[input],
+            properties={"dims": _i64_array(dims)},
+            result_types=[t.with_shape(shape)],
+        )
 
     def get_dims(self) -> list[int]:
         t = self.input.type
@@ -1463,14 +1571,27 @@ class SliceOp(ViewLikeOp):
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, input: SSAValue, starts: Sequence[int], ends: Sequence[int], strides: Sequence[int] | None = None) -> None:
+    def __init__(
+        self,
+        input: SSAValue,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        strides: Sequence[int] | None = None,
+    ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
         strides = list(strides) if strides is not None else [1] * len(starts)
-        shape = [slice_extent(e, a, b, s) for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)]
+        shape = [
+            slice_extent(e, a, b, s)
+            for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)
+        ]
         super().__init__(
             operands=[input],
-            properties={"starts": _i64_array(starts), "ends": _i64_array(ends), "strides": _i64_array(strides)},
+            properties={
+                "starts": _i64_array(starts),
+                "ends": _i64_array(ends),
+                "strides": _i64_array(strides),
+            },
             result_types=[t.with_shape(shape)],
         )
 
@@ -1481,7 +1602,14 @@ class SliceOp(ViewLikeOp):
             raise InferError(f"starts/ends/strides need {t.rank} entries each")
         if any(s <= 0 for s in strides):
             raise InferError(f"strides {strides} must be positive")
-        return [t.with_shape([slice_extent(e, a, b, s) for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)])]
+        return [
+            t.with_shape(
+                [
+                    slice_extent(e, a, b, s)
+                    for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)
+                ]
+            )
+        ]
 
 
 @irdl_op_definition
@@ -1547,7 +1675,11 @@ class CatOp(FuserOp):
     assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, inputs: Sequence[SSAValue], dim: int) -> None:
-        super().__init__(operands=[inputs], properties={"dim": IntegerAttr(dim, i64)}, result_types=[self.out_type([v.type for v in inputs], dim)])
+        super().__init__(
+            operands=[inputs],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[self.out_type([v.type for v in inputs], dim)],
+        )
 
     @staticmethod
     def out_type(types: Sequence[Attribute], dim: int) -> TensorType:
@@ -1572,7 +1704,9 @@ class CatOp(FuserOp):
                 if shape[a] == DYN:
                     shape[a] = e
                 elif e not in (DYN, shape[a]):
-                    raise InferError(f"operand #{i} has extent {e} on axis {a}, expected {shape[a]}")
+                    raise InferError(
+                        f"operand #{i} has extent {e} on axis {a}, expected {shape[a]}"
+                    )
             e = t.get_shape()[d]
             total = DYN if DYN in (total, e) else total + e
         shape[d] = total
@@ -1603,7 +1737,11 @@ class _IndexingOp(FuserOp):
     assembly_format = "$input `,` $index attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, index: SSAValue, dim: int) -> None:
-        super().__init__(operands=[input, index], properties={"dim": IntegerAttr(dim, i64)}, result_types=[self.out_type(input.type, index.type, dim)])
+        super().__init__(
+            operands=[input, index],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[self.out_type(input.type, index.type, dim)],
+        )
 
     @classmethod
     def out_type(cls, x: Attribute, index: Attribute, dim: int) -> TensorType:  # pragma: no cover
@@ -1692,7 +1830,9 @@ class TakeAlongAxisOp(_IndexingOp):
             try:
                 shape.append(broadcast_shapes([e], [i])[0])
             except ShapeError as err:
-                raise InferError(f"index extent {i} on axis {a} does not match input extent {e}") from err
+                raise InferError(
+                    f"index extent {i} on axis {a} does not match input extent {e}"
+                ) from err
         return x.with_shape(shape)
 
 

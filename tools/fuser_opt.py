@@ -1,0 +1,230 @@
+"""``fuser-opt``: xDSL's opt driver with fuser's dialects, passes and targets.
+
+Passes are given either as an xDSL pipeline, ``-p name{opt=v},other``, or as one
+MLIR-style flag per pass, ``--name`` or ``--name=opt=v other=w`` (the options of
+``name{...}``). Both kinds may be mixed and repeated; the passes run in the order
+they appear on the command line::
+
+    fuser-opt --canonicalize -p cse,dce --canonicalize input.mlir
+    # runs canonicalize, cse, dce, canonicalize
+
+Errors in the input (parse errors, verifier errors, pass failures) print a
+diagnostic to stderr and exit with status 1, without a Python traceback (set
+``FUSER_TRACEBACK=1`` to get one). With ``--verify-diagnostics`` (resp.
+``--parsing-diagnostics``) verifier (resp. parse) errors are printed to stdout and
+the exit status is 0, as in ``xdsl-opt``, so that lit tests can check them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.dialects import get_all_dialects
+from xdsl.passes import ModulePass
+from xdsl.targets import get_all_targets
+from xdsl.transforms import get_all_passes
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from fuser_ir.dialects import available_dialects
+
+PassFactory = Callable[[], type[ModulePass]]
+
+_PASS_SEQUENCE = "fuser_pass_sequence"
+"""Namespace attribute holding the pipeline pieces in command-line order."""
+
+
+def pass_table() -> dict[str, PassFactory]:
+    """Every pass fuser-opt knows: xDSL's, then fuser's (fuser's win on a name clash,
+    e.g. ``canonicalize``)."""
+    from passes import all_passes
+
+    table: dict[str, PassFactory] = dict(get_all_passes())
+    table.update(all_passes())
+    return table
+
+
+class _OrderedPipeline(argparse.Action):
+    """``-p/--passes SPEC``: append a pipeline piece, keeping command-line order."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        pieces: list[str] = list(getattr(namespace, _PASS_SEQUENCE, None) or [])
+        if values:
+            pieces.append(str(values))
+        setattr(namespace, _PASS_SEQUENCE, pieces)
+        setattr(namespace, self.dest, ",".join(pieces))
+
+
+class _PassFlag(argparse.Action):
+    """``--name``: append the pass ``name`` (without options) to the pipeline."""
+
+    def __init__(self, option_strings: list[str], dest: str, pass_name: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+        self.pass_name = pass_name
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        pieces: list[str] = list(getattr(namespace, _PASS_SEQUENCE, None) or [])
+        pieces.append(self.pass_name)
+        setattr(namespace, _PASS_SEQUENCE, pieces)
+        namespace.passes = ",".join(pieces)
+
+
+class _PipelineArgs:
+    """Forwards to an ``ArgumentParser``, giving ``-p/--passes`` the ordered action."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self._parser = parser
+
+    def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action:
+        if "--passes" in names:
+            kwargs.pop("type", None)
+            kwargs["action"] = _OrderedPipeline
+        return self._parser.add_argument(*names, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
+
+
+def rewrite_pass_flags(argv: Sequence[str], pass_names: Sequence[str]) -> list[str]:
+    """``--name=opts`` (``name`` a pass) becomes ``--passes=name{opts}``, so that
+    options reach the pass and the flag keeps its place in the pipeline."""
+    names = set(pass_names)
+    out: list[str] = []
+    after_dashdash = False
+    for arg in argv:
+        if arg == "--":
+            after_dashdash = True
+        if not after_dashdash and arg.startswith("--") and "=" in arg:
+            name, opts = arg[2:].split("=", 1)
+            if name in names:
+                opts = opts.strip()
+                if opts.startswith("{") and opts.endswith("}"):
+                    opts = opts[1:-1]
+                out.append(f"--passes={name}{{{opts}}}" if opts else f"--passes={name}")
+                continue
+        out.append(arg)
+    return out
+
+
+class FuserOptMain(xDSLOptMain):
+    """xDSL's opt driver with fuser's dialects and passes, and one flag per pass."""
+
+    def __init__(
+        self,
+        description: str = "fuser modular optimizer driver",
+        args: Sequence[str] | None = None,
+    ) -> None:
+        argv = list(sys.argv[1:] if args is None else args)
+        super().__init__(description, rewrite_pass_flags(argv, list(pass_table())))
+
+    # ---- registration -----------------------------------------------------------
+    def register_all_dialects(self) -> None:
+        # Not the xdsl.universe multiverse: fuser's own universe entry point would be
+        # seen twice. Upstream dialects first, fuser's on top.
+        for name, factory in get_all_dialects().items():
+            self.ctx.register_dialect(name, factory)
+        for name, factory in available_dialects().items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        for name, factory in pass_table().items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        """Targets by name (``-t NAME``); codegen adds its own here (``cuda``)."""
+        for name, factory in get_all_targets().items():
+            self.available_targets.setdefault(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(_PipelineArgs(arg_parser))  # type: ignore[arg-type]
+        group = arg_parser.add_argument_group(
+            "passes as flags",
+            "Every pass is also a flag: --NAME or --NAME=OPTIONS (the options of "
+            "-p 'NAME{OPTIONS}'). Flags and -p pipelines run in command-line order.",
+        )
+        ours = _fuser_pass_names()
+        for name in self.available_passes:
+            try:
+                group.add_argument(
+                    f"--{name}",
+                    action=_PassFlag,
+                    pass_name=name,
+                    dest=argparse.SUPPRESS,
+                    default=argparse.SUPPRESS,
+                    help=f"run the {name} pass" if name in ours else argparse.SUPPRESS,
+                )
+            except argparse.ArgumentError:
+                continue  # the name of a driver option: reachable through -p only
+
+    def setup_pipeline(self) -> None:
+        pieces = getattr(self.args, _PASS_SEQUENCE, None)
+        if pieces is not None:
+            self.args.passes = ",".join(pieces)
+        super().setup_pipeline()
+
+
+def _fuser_pass_names() -> set[str]:
+    from passes import all_passes
+
+    return set(all_passes())
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"fuser-opt: error: {message.rstrip()}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``fuser-opt``; exits 1 with a diagnostic on bad input."""
+    if os.environ.get("FUSER_TRACEBACK"):
+        FuserOptMain(args=argv).run()
+        return
+    try:
+        tool = FuserOptMain(args=argv)
+    except (ValueError, DiagnosticException) as e:
+        # An unknown pass, a malformed pass option, an unknown target.
+        _error(str(e))
+        sys.exit(1)
+    if tool.args.input_file is not None and not os.path.isfile(tool.args.input_file):
+        _error(f"cannot open input file '{tool.args.input_file}': no such file")
+        sys.exit(1)
+    try:
+        tool.run()
+    except ParseError as e:
+        _error(f"parse error at {e}")
+        sys.exit(1)
+    except DiagnosticException as e:
+        # Verifier errors and PassFailedException.
+        _error(str(e))
+        for note in getattr(e, "__notes__", ()):
+            sys.stderr.write(f"{note}\n")
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (``| head``): not an error
+    except (ValueError, OSError) as e:
+        _error(str(e))
+        sys.exit(1)
+    except Exception as e:  # a pass that crashed: report it, not the traceback
+        _error(f"internal error ({type(e).__name__}): {e}")
+        sys.stderr.write("fuser-opt: set FUSER_TRACEBACK=1 for the Python traceback\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
