@@ -1,0 +1,179 @@
+"""A cache of compiled kernels, in memory and on disk.
+
+Compiling with NVRTC takes tens to hundreds of milliseconds, so each compiled kernel is
+kept:
+
+- in memory, keyed by ``(source, name, options, arch)`` (string hashes are cached by Python,
+  so a hit costs one dict lookup);
+- on disk, in ``$FUSER_CACHE_DIR`` or ``~/.cache/fuser/kernels``, one file per kernel
+  named by the SHA-256 of (source, kernel name, NVRTC options, arch, NVRTC version, header dir).
+
+Several processes may share the directory: a file is written to a temporary name in the
+same directory and renamed into place with ``os.replace`` (atomic on POSIX), so a reader
+sees either no file or a whole one. Each file also records its payload's length and
+SHA-256; a file that fails the check (disk full, foreign file) is a miss and is rewritten.
+
+File layout: ``FUSERK1\\n``, an 8-byte little-endian header length, a JSON header
+(``key``, ``name``, ``arch``, ``kind``, ``log``, ``size``, ``sha256``), the image.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from codegen.nvrtc import (
+    CompiledKernel,
+    CompileOptions,
+    compile_cuda,
+    cuda_include_dirs,
+    nvrtc_version,
+)
+
+MAGIC = b"FUSERK1\n"
+SUFFIX = ".fk"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("FUSER_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path.home() / ".cache" / "fuser" / "kernels"
+
+
+@dataclass
+class CacheStats:
+    memory_hits: int = 0
+    disk_hits: int = 0
+    misses: int = 0
+
+
+class KernelCache:
+    """Compiled kernels by source and options. ``directory=None`` means the default
+    directory; ``disk=False`` keeps the cache in memory only."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None, *,
+                 disk: bool = True) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.disk = disk
+        self.stats = CacheStats()
+        self._memory: dict[tuple[str, str, CompileOptions, str], CompiledKernel] = {}
+        self._lock = threading.Lock()
+
+    # ---- keys ----------------------------------------------------------------------
+    def disk_key(self, source: str, name: str, options: CompileOptions, arch: str) -> str:
+        h = hashlib.sha256()
+        for part in (source, name, repr(options), arch, repr(nvrtc_version()),
+                     repr(cuda_include_dirs())):
+            h.update(part.encode())
+            h.update(b"\x00")
+        return h.hexdigest()
+
+    def path_for(self, key: str) -> Path:
+        return self.directory / (key + SUFFIX)
+
+    # ---- lookup --------------------------------------------------------------------
+    def get(self, source: str, *, name: str = "kernel", fusion: str | None = None,
+            options: CompileOptions | None = None) -> CompiledKernel:
+        """The compiled kernel for ``source``, compiling it on a miss."""
+        options = options or CompileOptions()
+        arch = options.resolved_arch()
+        mkey = (source, name, options, arch)
+        hit = self._memory.get(mkey)
+        if hit is not None:
+            self.stats.memory_hits += 1
+            return hit
+        key = self.disk_key(source, name, options, arch) if self.disk else ""
+        if self.disk:
+            loaded = self._read(key, name)
+            if loaded is not None:
+                self.stats.disk_hits += 1
+                with self._lock:
+                    self._memory[mkey] = loaded
+                return loaded
+        compiled = compile_cuda(source, name=name, fusion=fusion,
+                                options=replace(options, arch=arch))
+        self.stats.misses += 1
+        if self.disk:
+            self._write(key, compiled)
+        with self._lock:
+            self._memory[mkey] = compiled
+        return compiled
+
+    def clear_memory(self) -> None:
+        with self._lock:
+            self._memory.clear()
+
+    def __len__(self) -> int:
+        return len(self._memory)
+
+    # ---- disk ----------------------------------------------------------------------
+    def _read(self, key: str, name: str) -> CompiledKernel | None:
+        try:
+            data = self.path_for(key).read_bytes()
+        except OSError:
+            return None
+        try:
+            if not data.startswith(MAGIC):
+                return None
+            off = len(MAGIC)
+            (hlen,) = struct.unpack_from("<Q", data, off)
+            off += 8
+            header = json.loads(data[off:off + hlen])
+            image = data[off + hlen:]
+            if (header["key"] != key or header["name"] != name
+                    or header["size"] != len(image)
+                    or header["sha256"] != hashlib.sha256(image).hexdigest()):
+                return None
+            return CompiledKernel(image=image, kind=header["kind"], arch=header["arch"],
+                                  name=header["name"], log=header["log"])
+        except (ValueError, KeyError, struct.error, TypeError):
+            return None
+
+    def _write(self, key: str, compiled: CompiledKernel) -> None:
+        header = json.dumps({
+            "key": key, "name": compiled.name, "arch": compiled.arch, "kind": compiled.kind,
+            "log": compiled.log, "size": len(compiled.image),
+            "sha256": hashlib.sha256(compiled.image).hexdigest(),
+        }).encode()
+        blob = MAGIC + struct.pack("<Q", len(header)) + header + compiled.image
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp",
+                                       dir=self.directory)
+        except OSError:
+            return  # an unwritable cache directory only costs recompilation
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path_for(key))
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+_default: KernelCache | None = None
+
+
+def default_cache() -> KernelCache:
+    """The process-wide cache (directory from ``$FUSER_CACHE_DIR`` at first use)."""
+    global _default
+    if _default is None:
+        _default = KernelCache()
+    return _default
+
+
+def compile_cached(source: str, *, name: str = "kernel", fusion: str | None = None,
+                   options: CompileOptions | None = None) -> CompiledKernel:
+    """:func:`codegen.nvrtc.compile_cuda` through the default cache."""
+    return default_cache().get(source, name=name, fusion=fusion, options=options)

@@ -1,0 +1,44 @@
+"""Shared pytest setup.
+
+- ``@pytest.mark.gpu`` tests are skipped unless a CUDA driver and a device are present
+  (``cuInit`` succeeds and at least one device is found): CI has no GPU.
+- The kernel cache goes to a per-session temporary directory unless ``FUSER_CACHE_DIR``
+  is set, so test runs never write to ``~/.cache``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not os.environ.get("FUSER_CACHE_DIR"):
+        os.environ["FUSER_CACHE_DIR"] = tempfile.mkdtemp(prefix="fuser-kernels-")
+
+
+def _gpu_skip_reason() -> str | None:
+    try:
+        from runtime import cuda_driver
+    except Exception as e:  # cuda-bindings missing
+        return f"cuda-bindings unavailable: {e}"
+    try:
+        if cuda_driver.device_count() == 0:
+            return "no CUDA device"
+    except cuda_driver.CudaError as e:
+        return f"no CUDA driver: {e}"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu_items = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu_items:
+        return
+    reason = _gpu_skip_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=reason)
+    for item in gpu_items:
+        item.add_marker(skip)

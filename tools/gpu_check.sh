@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The whole GPU check in one call on the device machine (see /work/.library/device):
+#
+#   bash tools/gpu_check.sh            # with `.whl` carried; logs go to $OUT
+#
+# 1. installs the carried wheels (.whl/*.whl: xdsl and its deps, filecheck, lit, ...)
+#    into /tmp/site, and makes the repository importable (PYTHONPATH), with its console
+#    scripts (fuser-opt, ...) as shims in /tmp/site/bin and its entry points registered;
+# 2. runs `pytest -m gpu` (verbose, with prints: device properties, launch overhead);
+# 3. runs the full test suite;
+# 4. runs benchmarks/run.py when it exists.
+# Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds); logs: $OUT/{env.txt,
+# gpu_tests.log, full_tests.log, bench.log, summary.txt}. Exit status: 0 when every
+# stage that ran passed.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu_check_out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+SITE=/tmp/site
+export PYTHONUNBUFFERED=1
+
+if compgen -G ".whl/*.whl" >/dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target "$SITE" .whl/*.whl || { echo "wheel install failed"; exit 2; }
+fi
+mkdir -p "$SITE/bin"
+export PYTHONPATH="$PWD:$SITE${PYTHONPATH:+:$PYTHONPATH}"
+export PATH="$SITE/bin:$PATH"
+export FUSER_CACHE_DIR=${FUSER_CACHE_DIR:-$(mktemp -d /tmp/fuser-kernels.XXXX)}
+
+# Console scripts and entry points of pyproject.toml, without a build step.
+"$PY" - "$SITE" "$PY" <<'PYEOF'
+import os, sys, tomllib
+site, py = sys.argv[1], sys.argv[2]
+proj = tomllib.load(open("pyproject.toml", "rb"))["project"]
+for name, target in proj.get("scripts", {}).items():
+    mod, func = target.split(":")
+    path = os.path.join(site, "bin", name)
+    with open(path, "w") as f:
+        f.write(f"#!{os.path.realpath(sys.executable)}\nimport sys\nfrom {mod} import {func}\n"
+                f"sys.exit({func}())\n")
+    os.chmod(path, 0o755)
+info = os.path.join(site, f"{proj['name']}-{proj['version']}.dist-info")
+os.makedirs(info, exist_ok=True)
+with open(os.path.join(info, "METADATA"), "w") as f:
+    f.write(f"Metadata-Version: 2.1\nName: {proj['name']}\nVersion: {proj['version']}\n")
+with open(os.path.join(info, "entry_points.txt"), "w") as f:
+    for group, entries in proj.get("entry-points", {}).items():
+        f.write(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()))
+    f.write("[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in proj.get("scripts", {}).items()))
+PYEOF
+
+{
+  date -u; nvidia-smi -L 2>&1; "$PY" -V
+  "$PY" -c "import torch; print('torch', torch.__version__, torch.cuda.is_available())" 2>&1
+  "$PY" -m pip list 2>/dev/null | grep -iE "^(cuda|nvidia-cuda|xdsl|numpy|ml.dtypes|pytest|hypothesis) "
+} >"$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+
+status=0
+summary="$OUT/summary.txt"
+: >"$summary"
+stage() {  # stage NAME TIMEOUT LOG CMD...
+  local name=$1 limit=$2 log=$3; shift 3
+  echo "=== $name: $*"
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$log" 2>&1
+  local rc=$?
+  tail -n 25 "$log"
+  local line
+  line=$(grep -E "(passed|failed|errors?|skipped|deselected|no tests ran).* in [0-9.]+s" "$log" | tail -n 1)
+  echo "$name: rc=$rc $((SECONDS - t0))s ${line}" | tee -a "$summary"
+  [ "$rc" -eq 0 ] || status=1
+}
+
+stage gpu-tests "${GPU_CHECK_GPU_TIMEOUT:-150}" "$OUT/gpu_tests.log" \
+  "$PY" -m pytest -m gpu -vv -s -rs -p no:cacheprovider tests
+stage full-tests "${GPU_CHECK_FULL_TIMEOUT:-240}" "$OUT/full_tests.log" \
+  "$PY" -m pytest -rs -p no:cacheprovider tests
+if [ -f benchmarks/run.py ]; then
+  stage benchmarks "${GPU_CHECK_BENCH_TIMEOUT:-120}" "$OUT/bench.log" "$PY" benchmarks/run.py
+fi
+echo "=== summary"
+cat "$summary"
+exit $status
