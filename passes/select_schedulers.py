@@ -1,0 +1,136 @@
+"""``select-schedulers``: annotate each fusion with the scheduler that runs it.
+
+Options: ``gpu`` (``h100`` (default), ``h200`` or ``device``), ``sizes`` (concrete
+input shapes, ``"0=4x1024,1=1024"``: input index ``=`` extents joined by ``x``; a
+scalar input may be given a value, ``2=7``; inputs not named keep their static
+extents), ``debug`` (also record why the schedulers tried first rejected the
+fusion; ``FUSER_DEBUG_SCHEDULERS=1`` in the environment does the same). Sizes apply
+to every fusion of the module.
+
+Before::
+
+    fuser.fusion @row_sum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> { ... }
+
+After ``select-schedulers{sizes="0=4x1024"}``::
+
+    fuser.fusion @row_sum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+        attributes {fuser.schedule = {kind = "reduction", fastest_dim = true,
+                    vectorization = 4 : i64, threads_per_row = 256 : i64, ...}} { ... }
+
+A fusion that no scheduler accepts is an error that lists every rejection
+(segmentation calls the registry directly and splits such fusions).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser_ir.shapes import DYN, fmt_shape
+from schedulers.analysis.sizes import SizeBindingError, bind_sizes
+from schedulers.params import params_entries
+from schedulers.registry import select
+from schedulers.target import UnknownTargetError, get_target
+
+SCHEDULE_ATTR = "fuser.schedule"
+REJECTIONS_ATTR = "fuser.schedule_rejections"
+
+
+class SelectSchedulersError(DiagnosticException):
+    """Bad pass options, or a fusion that no scheduler accepts."""
+
+
+def parse_sizes(text: str) -> dict[int, tuple[int, ...] | float]:
+    """``"0=4x1024,1=1024,2=7"`` -> ``{0: (4, 1024), 1: (1024,), 2: 7.0}``; a
+    ``x``-free entry is a rank-1 shape for a tensor or a value for a scalar
+    (resolved by ``_inputs_for``); ``0=`` is a rank-0 shape."""
+    out: dict[int, tuple[int, ...] | float] = {}
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        try:
+            index = int(key)
+            if not sep or index < 0:
+                raise ValueError
+            value = value.strip()
+            out[index] = tuple(int(d) for d in value.split("x")) if value else ()
+            if any(d < 0 for d in out[index]):  # type: ignore[union-attr]
+                raise ValueError
+        except ValueError:
+            raise SelectSchedulersError(
+                f"select-schedulers: bad sizes entry '{item}'; expected INDEX=EXTENTS "
+                "such as 0=4x1024 (extents joined by 'x')"
+            ) from None
+    return out
+
+
+def _inputs_for(fusion: FusionOp, given: dict[int, tuple[int, ...] | float]) -> list[object]:
+    name = f"@{fusion.sym_name.data}"
+    extra = sorted(i for i in given if i >= len(fusion.inputs))
+    if extra:
+        raise SelectSchedulersError(
+            f"select-schedulers: sizes name input #{extra[0]} but {name} has "
+            f"{len(fusion.inputs)} inputs"
+        )
+    out: list[object] = []
+    for i, a in enumerate(fusion.inputs):
+        if isinstance(a.type, TensorType):
+            if i not in given and DYN in a.type.get_shape():
+                raise SelectSchedulersError(
+                    f"select-schedulers: input #{i} of {name} has symbolic extents "
+                    f'{fmt_shape(a.type.get_shape())}; give them with sizes="{i}=..."'
+                )
+            out.append(given.get(i, a.type.get_shape()))
+        else:
+            v = given.get(i)
+            out.append(v[0] if isinstance(v, tuple) and len(v) == 1 else None)
+    return out
+
+
+@dataclass(frozen=True)
+class SelectSchedulers(ModulePass):
+    """Annotate every ``fuser.fusion`` with ``fuser.schedule`` (kind and params)."""
+
+    name = "select-schedulers"
+
+    gpu: str = "h100"
+    sizes: str = ""
+    debug: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            target = get_target(self.gpu)
+        except UnknownTargetError as e:
+            raise SelectSchedulersError(f"select-schedulers: {e}") from None
+        given = parse_sizes(self.sizes)
+        debug = self.debug or os.environ.get("FUSER_DEBUG_SCHEDULERS", "") not in ("", "0")
+        for fusion in op.walk():
+            if not isinstance(fusion, FusionOp):
+                continue
+            name = f"@{fusion.sym_name.data}"
+            try:
+                concrete = bind_sizes(fusion, _inputs_for(fusion, given))
+            except SizeBindingError as e:
+                raise SelectSchedulersError(f"select-schedulers: {e}") from None
+            sel = select(fusion, concrete, target)
+            if sel.scheduler is None:
+                raise SelectSchedulersError(
+                    f"select-schedulers: no scheduler accepts {name} on {target.name}:\n"
+                    + sel.explain()
+                )
+            entries = {"kind": StringAttr(sel.scheduler.kind)}
+            entries |= params_entries(sel.params)
+            fusion.attributes[SCHEDULE_ATTR] = DictionaryAttr(entries)
+            if debug:
+                fusion.attributes[REJECTIONS_ATTR] = DictionaryAttr(
+                    {k: StringAttr(r) for k, r in sel.rejections}
+                )
+            elif REJECTIONS_ATTR in fusion.attributes:
+                del fusion.attributes[REJECTIONS_ATTR]

@@ -1,0 +1,98 @@
+"""The inner-outer persistent scheduler (layer-norm backward): row reductions of a
+persistent input and column reductions of the same rows in one kernel. Blocks
+stay resident (one per SM) and loop over rows; each keeps its rows' buffers in
+registers and shared memory and accumulates partial column sums in shared memory,
+which a grid reduction finishes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fuser_ir.dialects.fuser import FusionOp
+
+from .analysis.graph import reductions
+from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
+from .analysis.sizes import ConcreteSizes
+from .base import Reject, Scheduler, ceil_div, vector_width
+from .params import InnerOuterParams
+from .persistent import (
+    buffer_itemsize,
+    common_compile_time_check,
+    first_extents,
+    fusion_buffer_sizes,
+    inner_persistent_params,
+    register_budget,
+    smem_budget,
+)
+from .reduction import reduction_extents, reduction_signature
+from .target import GpuTarget
+
+PARTIAL_BYTES = 4
+"""Partial outer-reduction results are kept in float32."""
+
+
+def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
+    outer = [r for r in reductions(fusion) if not reduction_extents(r, sizes).fastest_dim]
+    return sum(reduction_extents(r, sizes).iteration * PARTIAL_BYTES for r in outer)
+
+
+class InnerOuterPersistentScheduler(Scheduler):
+    kind = "inner_outer_persistent"
+
+    @classmethod
+    def can_schedule_compile_time(cls, fusion: FusionOp) -> Reject | None:
+        if reject := common_compile_time_check(fusion, ReductionType.INNER_OUTER):
+            return reject
+        inner = {reduction_signature(r) for r in reductions(fusion) if is_fastest_dim_reduction(r)}
+        outer = {
+            reduction_signature(r) for r in reductions(fusion) if not is_fastest_dim_reduction(r)
+        }
+        if len(inner) != 1 or len(outer) != 1:
+            return Reject("inner (or outer) reductions reduce different axes")
+        (rank_i, dims_i), (rank_o, dims_o) = next(iter(inner)), next(iter(outer))
+        if rank_i != rank_o or sorted(dims_i + dims_o) != list(range(rank_i)):
+            return Reject(
+                f"outer reductions (dims {list(dims_o)}) must reduce the axes the inner "
+                f"reductions (dims {list(dims_i)}) keep"
+            )
+        return None
+
+    @classmethod
+    def can_schedule_run_time(
+        cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
+    ) -> Reject | None:
+        ext = first_extents(fusion, sizes, pick=True)
+        if ext.iteration < target.sm_count:
+            return Reject(
+                f"only {ext.iteration} rows: the combined schedule needs at least one row "
+                f"per SM ({target.sm_count})"
+            )
+        need = fusion_buffer_sizes(fusion, sizes).bytes_per_row
+        partial = _partial_bytes(fusion, sizes)
+        have = register_budget(target) + smem_budget(target) - partial
+        if need > have:
+            return Reject(
+                f"persistent buffers need {need} B per row; {target.name} has {have} B "
+                f"(registers + shared memory less {partial} B of partial outer results)"
+            )
+        return None
+
+    @classmethod
+    def heuristic(
+        cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
+    ) -> InnerOuterParams:
+        ext = first_extents(fusion, sizes, pick=True)
+        itemsize = buffer_itemsize(fusion)
+        inner = inner_persistent_params(ext, fusion_buffer_sizes(fusion, sizes), itemsize, target)
+        # Persistent grid: one block per SM loops over the rows; partial column
+        # results are finished by a grid reduction.
+        blocks = min(target.sm_count, ceil_div(ext.iteration, inner.rows_per_block))
+        inner = replace(inner, grid=(blocks, 1, 1), cross_grid=True)
+        outer_vec = vector_width(PARTIAL_BYTES, [ext.reduction], target)
+        threads = inner.threads_per_row * inner.rows_per_block
+        return InnerOuterParams(
+            inner=inner,
+            outer_vectorization=outer_vec,
+            outer_threads_per_column=max(1, threads * outer_vec // max(1, ext.reduction)),
+            partial_buffer_bytes=_partial_bytes(fusion, sizes),
+        )

@@ -1,0 +1,56 @@
+"""The inner persistent scheduler: normalizations over the innermost axis
+(softmax, layer norm, RMS norm). Each row is loaded once into registers (or shared
+memory when registers do not suffice), reduced, and reused after the reduction."""
+
+from __future__ import annotations
+
+from fuser_ir.dialects.fuser import FusionOp
+
+from .analysis.graph import reductions
+from .analysis.reduction_type import ReductionType
+from .analysis.sizes import ConcreteSizes
+from .base import Reject, Scheduler
+from .params import ReductionParams
+from .persistent import (
+    buffer_itemsize,
+    buffers_fit,
+    common_compile_time_check,
+    first_extents,
+    fusion_buffer_sizes,
+    inner_persistent_params,
+    too_few_rows,
+)
+from .reduction import same_axes_reject, same_sizes_reject
+from .target import GpuTarget
+
+
+class InnerPersistentScheduler(Scheduler):
+    kind = "inner_persistent"
+
+    @classmethod
+    def can_schedule_compile_time(cls, fusion: FusionOp) -> Reject | None:
+        return common_compile_time_check(fusion, ReductionType.INNER) or same_axes_reject(
+            reductions(fusion)
+        )
+
+    @classmethod
+    def can_schedule_run_time(
+        cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
+    ) -> Reject | None:
+        if reject := same_sizes_reject(reductions(fusion), sizes):
+            return reject
+        buf = fusion_buffer_sizes(fusion, sizes)
+        return buffers_fit(buf.bytes_per_row, target) or too_few_rows(
+            first_extents(fusion, sizes), target
+        )
+
+    @classmethod
+    def heuristic(
+        cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
+    ) -> ReductionParams:
+        return inner_persistent_params(
+            first_extents(fusion, sizes),
+            fusion_buffer_sizes(fusion, sizes),
+            buffer_itemsize(fusion),
+            target,
+        )

@@ -1,0 +1,156 @@
+"""Typed scheduler parameters, and their attribute form.
+
+Each scheduler's heuristic returns one frozen dataclass; codegen consumes it. The
+``select-schedulers`` pass stores them as a dictionary attribute (integers as
+``i64``, flags as ``true``/``false``, shapes as ``array<i64: ...>``), and
+``params_from_attr`` reads them back::
+
+    fuser.schedule = {kind = "pointwise", break_point = 1 : i64, vectorization = 4 : i64,
+                      unroll = 1 : i64, block = array<i64: 128, 1, 1>, grid = array<i64: 8, 4, 1>}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute
+
+Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """no_op and expr_eval launch no kernel and take no parameters."""
+
+
+@dataclass(frozen=True)
+class PointwiseParams:
+    break_point: int
+    """0: one flat (1-D) iteration space; k > 0: a 2-D schedule with the axes
+    ``[0, k)`` on ``grid.y`` and ``[k, rank)`` on ``x`` (broadcast inputs along one
+    side are then loaded once per block row/column)."""
+    vectorization: int
+    """Elements per vector access (16 bytes / element size by default)."""
+    unroll: int
+    block: Dim3
+    grid: Dim3
+
+
+@dataclass(frozen=True)
+class ReductionParams:
+    """Reduction and persistent schedules (inner, outer)."""
+
+    fastest_dim: bool
+    """Inner reduction: the reduced axis is the fastest-varying one."""
+    vectorization: int
+    threads_per_row: int
+    """Threads cooperating on one reduction row (inner: ``block.x``; outer:
+    ``block.y``, the threads along the reduced axis)."""
+    rows_per_block: int
+    """Iteration elements handled by one block (inner: ``block.y``; outer: the
+    columns ``block.x * vectorization``)."""
+    persistent_batch: int
+    """Elements (in vectors) each thread keeps live; 1 for a plain reduction."""
+    cross_block: bool
+    """More than one warp reduces a row (a block-level reduction)."""
+    cross_grid: bool
+    """More than one block reduces a row (a grid reduction; ``grid.y`` blocks)."""
+    block: Dim3
+    grid: Dim3
+    project_to_inputs: bool = False
+    use_shared_memory: bool = False
+    """Persistent buffers are kept in shared memory instead of registers."""
+    buffer_bytes_per_row: int = 0
+
+
+@dataclass(frozen=True)
+class InnerOuterParams:
+    """The combined schedule: rows are normalized in a persistent inner reduction,
+    and each block accumulates partial column (outer) reductions that a second
+    grid-wide step finishes."""
+
+    inner: ReductionParams
+    outer_vectorization: int
+    outer_threads_per_column: int
+    partial_buffer_bytes: int
+    """Shared memory per block for the partial outer-reduction results."""
+
+
+@dataclass(frozen=True)
+class TransposeParams:
+    tile1: int
+    """Tile extent along group 1's innermost axis."""
+    tile2: int
+    """Tile extent along group 2's innermost axis."""
+    vectorization1: int
+    vectorization2: int
+    block: Dim3
+    grid: Dim3
+
+
+Params = NoParams | PointwiseParams | ReductionParams | InnerOuterParams | TransposeParams
+
+PARAMS_TYPES: dict[str, type] = {
+    "no_op": NoParams,
+    "expr_eval": NoParams,
+    "pointwise": PointwiseParams,
+    "reduction": ReductionParams,
+    "inner_persistent": ReductionParams,
+    "outer_persistent": ReductionParams,
+    "inner_outer_persistent": InnerOuterParams,
+    "transpose": TransposeParams,
+}
+
+
+def _to_attr(value: object) -> Attribute:
+    if isinstance(value, bool):
+        return BoolAttr.from_bool(value)
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, tuple):
+        return DenseArrayBase.from_list(i64, [int(v) for v in value])
+    if hasattr(value, "__dataclass_fields__"):
+        return DictionaryAttr(params_entries(value))
+    raise TypeError(f"cannot store {value!r} as an attribute")
+
+
+def params_entries(params: object) -> dict[str, Attribute]:
+    return {f.name: _to_attr(getattr(params, f.name)) for f in fields(params)}  # type: ignore[arg-type]
+
+
+def _from_attr(attr: Attribute, typ: object) -> object:
+    if isinstance(attr, IntegerAttr):
+        if attr.type == IntegerType(1):
+            return bool(attr.value.data)
+        return int(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DenseArrayBase):
+        return tuple(int(v) for v in attr.get_values())
+    if isinstance(attr, DictionaryAttr) and isinstance(typ, type):
+        return params_from_entries(typ, attr.data)
+    raise ValueError(f"unexpected attribute {attr} in scheduler parameters")
+
+
+def params_from_entries(typ: type, entries: dict[str, Attribute]) -> object:
+    kwargs: dict[str, object] = {}
+    for f in fields(typ):
+        if f.name not in entries:
+            continue
+        sub = ReductionParams if f.name == "inner" else None
+        kwargs[f.name] = _from_attr(entries[f.name], sub)
+    unknown = set(entries) - {f.name for f in fields(typ)}
+    if unknown:
+        raise ValueError(f"unknown {typ.__name__} fields: {', '.join(sorted(unknown))}")
+    return typ(**kwargs)

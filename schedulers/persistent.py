@@ -1,0 +1,146 @@
+"""Checks and budgets shared by the three persistent schedulers (seed 004).
+
+``inner_persistent``, ``outer_persistent`` and ``inner_outer_persistent`` each take
+one reduction type (``analysis.reduction_type``); all need persistent buffers
+(``analysis.persistent_buffers``) and reject when those do not fit on chip for the
+given sizes.
+
+Register budget: a block of ``T`` threads may use ``min(255, 65536 / T)`` registers
+per thread; ``REGISTER_OVERHEAD`` of them are kept for indexing and temporaries, the
+rest hold buffers. The best ``T`` (256 on Hopper: 256 x 215 x 4 B = 220160 B, 215
+KiB) bounds the bytes one row may keep in registers. Shared memory budget: the
+opt-in maximum per block (227 KiB) less ``SMEM_RESERVED`` for the reduction
+workspace.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from fuser_ir.dialects.fuser import FusionOp
+
+from .analysis.graph import reduction_input, reductions
+from .analysis.persistent_buffers import BufferSizes, buffer_sizes, find_persistent_buffers
+from .analysis.reduction_type import ReductionType, reduction_type
+from .analysis.sizes import ConcreteSizes
+from .base import Reject, ceil_div, max_itemsize, round_up, vector_width
+from .params import ReductionParams
+from .reduction import ReductionExtents, reduction_extents
+from .target import GpuTarget
+
+REGISTER_OVERHEAD = 40
+"""Registers per thread not available to persistent buffers."""
+SMEM_RESERVED = 4096
+"""Shared memory per block kept for the block reduction's workspace."""
+MAX_THREADS_PREFERRED = 512
+LARGE_REDUCTION_FACTOR = 4
+"""A reduction of at least ``4 x max_threads_per_sm`` elements is large..."""
+MIN_ROWS_FRACTION = 8
+"""...and then needs at least ``sm_count / 8`` rows to go persistent."""
+
+
+def register_budget(target: GpuTarget) -> int:
+    """Most bytes of persistent buffer one block can hold in registers."""
+    best = 0
+    t = target.warp_size
+    while t <= target.max_threads_per_block:
+        regs = min(target.max_regs_per_thread, target.regs_per_sm // t) - REGISTER_OVERHEAD
+        best = max(best, t * regs * 4)
+        t *= 2
+    return best
+
+
+def smem_budget(target: GpuTarget) -> int:
+    return target.smem_per_block_optin - SMEM_RESERVED
+
+
+def common_compile_time_check(fusion: FusionOp, expected: ReductionType) -> Reject | None:
+    if not reductions(fusion):
+        return Reject("the fusion has no reduction")
+    rtype = reduction_type(fusion)
+    if rtype is not expected:
+        return Reject(f"reduction type is {rtype.value}, this scheduler takes {expected.value}")
+    if not find_persistent_buffers(fusion):
+        return Reject("no persistent buffer: the reduction scheduler (or segmentation) takes it")
+    return None
+
+
+def fusion_buffer_sizes(fusion: FusionOp, sizes: ConcreteSizes) -> BufferSizes:
+    return buffer_sizes(find_persistent_buffers(fusion), sizes)
+
+
+def too_few_rows(ext: ReductionExtents, target: GpuTarget) -> Reject | None:
+    large = ext.reduction >= LARGE_REDUCTION_FACTOR * target.max_threads_per_sm
+    min_rows = ceil_div(target.sm_count, MIN_ROWS_FRACTION)
+    if large and ext.iteration < min_rows:
+        return Reject(
+            f"only {ext.iteration} row(s) for reductions of {ext.reduction} elements: "
+            f"at least {min_rows} rows are needed to use {target.sm_count} SMs"
+        )
+    return None
+
+
+def buffers_fit(bytes_per_row: int, target: GpuTarget, what: str = "per row") -> Reject | None:
+    regs, smem = register_budget(target), smem_budget(target)
+    if bytes_per_row > max(regs, smem):
+        return Reject(
+            f"persistent buffers need {bytes_per_row} B {what}; {target.name} has "
+            f"{regs} B of registers and {smem} B of shared memory per block"
+        )
+    return None
+
+
+def inner_persistent_params(
+    ext: ReductionExtents, buf: BufferSizes, itemsize: int, target: GpuTarget
+) -> ReductionParams:
+    """Threads on a row and vectors per thread so that a row is held on chip."""
+    vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
+    vecs = ceil_div(ext.reduction, vec)
+    use_smem = buf.bytes_per_row > register_budget(target)
+    warp = target.warp_size
+    batch = 1
+    threads = round_up(vecs, warp)
+    while threads > MAX_THREADS_PREFERRED and batch < 64:
+        batch += 1
+        threads = round_up(ceil_div(vecs, batch), warp)
+    if not use_smem:
+        # Registers per thread for buffers must stay under the per-thread budget.
+        per_thread_regs = target.max_regs_per_thread - REGISTER_OVERHEAD
+        min_threads = round_up(ceil_div(buf.bytes_per_row, per_thread_regs * 4), warp)
+        if threads < min_threads:
+            threads = min(target.max_threads_per_block, min_threads)
+            batch = ceil_div(vecs, threads)
+    threads = min(threads, target.max_threads_per_block)
+    batch = ceil_div(vecs, threads)
+    rows = max(1, min(128 // threads, 1 << max(0, ext.iteration.bit_length() - 1)))
+    return ReductionParams(
+        fastest_dim=True,
+        vectorization=vec,
+        threads_per_row=threads,
+        rows_per_block=rows,
+        persistent_batch=batch,
+        cross_block=threads > warp,
+        cross_grid=False,
+        block=(threads, rows, 1),
+        grid=(ceil_div(ext.iteration, rows), 1, 1),
+        project_to_inputs=buf.project_to_inputs,
+        use_shared_memory=use_smem,
+        buffer_bytes_per_row=buf.bytes_per_row,
+    )
+
+
+def first_extents(
+    fusion: FusionOp, sizes: ConcreteSizes, pick: bool | None = None
+) -> ReductionExtents:
+    """Extents of the first reduction (the first inner one when ``pick`` is True,
+    the first outer one when False)."""
+    reds: list[Operation] = reductions(fusion)
+    for r in reds:
+        ext = reduction_extents(r, sizes)
+        if pick is None or ext.fastest_dim == pick:
+            return ext
+    return reduction_extents(reds[0], sizes)
+
+
+def buffer_itemsize(fusion: FusionOp) -> int:
+    return max_itemsize([reduction_input(r) for r in reductions(fusion)])

@@ -1,0 +1,115 @@
+"""The pointwise scheduler: elementwise ops, broadcasts and views, no reduction.
+
+The iteration space is the reference tensor's (``analysis.domain_map``). With
+broadcast inputs the space is split at a *break point* into a 2-D schedule
+(``grid.y`` over the outer axes, ``x`` over the inner ones), so an input broadcast
+along one side is loaded once per block row or column.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+
+from fuser_ir.dialects.fuser import FusionOp, TensorType
+
+from .analysis.domain_map import build_domain_map
+from .analysis.graph import reductions
+from .analysis.sizes import ConcreteSizes
+from .base import (
+    Reject,
+    Scheduler,
+    ceil_div,
+    max_itemsize,
+    next_pow2,
+    prod,
+    tensor_io,
+    vector_width,
+)
+from .params import PointwiseParams
+from .target import GpuTarget
+
+BLOCK_THREADS = 128
+"""Threads per block: 4 warps, 16 blocks per SM at full occupancy."""
+MAX_UNROLL = 4
+MAX_GRID_Y = 65535
+
+
+def reference(fusion: FusionOp) -> SSAValue | None:
+    return build_domain_map(fusion).reference()
+
+
+def choose_break_point(ref_shape: tuple[int, ...], input_shapes: list[tuple[int, ...]]) -> int:
+    """The axis at which to split a 2-D schedule: the one that saves the most loads
+    of inputs broadcast along one whole side (0: no input is; a flat 1-D schedule)."""
+    rank = len(ref_shape)
+    best, best_score = 0, 0
+    for bp in range(1, rank):
+        score = 0
+        for shape in input_shapes:
+            padded = (1,) * (rank - len(shape)) + tuple(shape)
+            lhs, rhs = padded[:bp], padded[bp:]
+            # Loads saved: the extent of the side the input is broadcast along.
+            if all(e == 1 for e in lhs) and prod(rhs) > 1:
+                score += prod(ref_shape[:bp])
+            elif all(e == 1 for e in rhs) and prod(lhs) > 1:
+                score += prod(ref_shape[bp:])
+        if score > best_score:
+            best, best_score = bp, score
+    return best
+
+
+def unroll_factor(blocks: int, target: GpuTarget) -> int:
+    """Unroll while there are at least two full waves of blocks per unroll step."""
+    wave = target.sm_count * (target.max_threads_per_sm // BLOCK_THREADS)
+    unroll = 1
+    while unroll < MAX_UNROLL and blocks >= wave * unroll * 2:
+        unroll *= 2
+    return unroll
+
+
+class PointwiseScheduler(Scheduler):
+    kind = "pointwise"
+
+    @classmethod
+    def can_schedule_compile_time(cls, fusion: FusionOp) -> Reject | None:
+        reds = reductions(fusion)
+        if reds:
+            return Reject(
+                f"the fusion has reductions ({', '.join(sorted({r.name for r in reds}))})"
+            )
+        if not any(isinstance(v.type, TensorType) for v in fusion.output_op.values):
+            return Reject("the fusion has no tensor output")
+        if reference(fusion) is None:
+            return Reject("no output covers every input axis (no reference tensor)")
+        return None
+
+    @classmethod
+    def heuristic(
+        cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
+    ) -> PointwiseParams:
+        ref = reference(fusion)
+        assert ref is not None
+        shape = sizes.shape(ref)
+        total = prod(shape)
+        io = tensor_io(fusion)
+        inputs = [a for a in fusion.inputs if isinstance(a.type, TensorType)]
+        # Tensors that are contiguous along the reference's innermost axis are
+        # vectorized: their innermost extent must divide the vector width.
+        inner = shape[-1] if shape else 1
+        inner_extents = [inner] + [
+            sizes.shape(v)[-1] for v in io if sizes.shape(v) and sizes.shape(v)[-1] == inner
+        ]
+        vec = vector_width(max_itemsize(io), inner_extents, target) if total else 1
+        bp = choose_break_point(shape, [sizes.shape(a) for a in inputs])
+        if bp == 0:
+            blocks = max(1, ceil_div(total, BLOCK_THREADS * vec))
+            unroll = unroll_factor(blocks, target)
+            grid = (max(1, ceil_div(total, BLOCK_THREADS * vec * unroll)), 1, 1)
+            return PointwiseParams(0, vec, unroll, (BLOCK_THREADS, 1, 1), grid)
+        rhs, lhs = prod(shape[bp:]), prod(shape[:bp])
+        bdimx = min(BLOCK_THREADS, next_pow2(ceil_div(rhs, vec)))
+        bdimy = BLOCK_THREADS // bdimx
+        gdimx = ceil_div(rhs, bdimx * vec)
+        unroll = unroll_factor(gdimx * ceil_div(lhs, bdimy), target)
+        gdimy = min(MAX_GRID_Y, max(1, ceil_div(lhs, bdimy * unroll)))
+        return PointwiseParams(bp, vec, unroll, (bdimx, bdimy, 1), (gdimx, gdimy, 1))

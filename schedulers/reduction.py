@@ -1,0 +1,187 @@
+"""The reduction scheduler: reductions with no persistent buffer.
+
+It takes fusions whose reductions all reduce the same axes and whose inputs are
+read once (no persistent buffer), with no reduction result broadcast back to the
+full size (that needs a persistent schedule or a second kernel, seed 000's
+example). Inner reductions put ``threads_per_row`` threads (``block.x``) on a row
+and several rows in a block when rows are short; outer reductions put columns on
+``block.x`` (vectorized) and the reduced axis on ``block.y``. When there are too
+few rows (inner) or columns (outer) to give every SM a block, the reduction is also
+split across ``grid.y`` blocks (``cross_grid``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from fuser_ir.dialects.fuser import FusionOp, TensorType
+
+from .analysis.graph import (
+    body_ops,
+    descendant_ops,
+    reduction_dims,
+    reduction_input,
+    reductions,
+)
+from .analysis.persistent_buffers import find_persistent_buffers
+from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction, reduction_type
+from .analysis.sizes import ConcreteSizes
+from .base import Reject, Scheduler, ceil_div, max_itemsize, next_pow2, prod, vector_width
+from .params import ReductionParams
+from .target import GpuTarget
+
+MAX_THREADS_PER_ROW = 512
+UNROLL = 4
+"""Vectors each thread loads per row before a grid split is worth it."""
+
+
+@dataclass(frozen=True)
+class ReductionExtents:
+    reduction: int
+    """Elements reduced per row (product of the reduced extents)."""
+    iteration: int
+    """Rows: the product of the kept extents."""
+    inner: int
+    """Extent of the input's innermost axis (the vectorized one)."""
+    fastest_dim: bool
+
+
+def reduction_extents(red: Operation, sizes: ConcreteSizes) -> ReductionExtents:
+    shape = sizes.shape(reduction_input(red))
+    dims = reduction_dims(red)
+    return ReductionExtents(
+        prod([shape[d] for d in dims]),
+        prod([e for i, e in enumerate(shape) if i not in dims]),
+        shape[-1] if shape else 1,
+        is_fastest_dim_reduction(red),
+    )
+
+
+def reduction_signature(red: Operation) -> tuple[int, tuple[int, ...]]:
+    t = reduction_input(red).type
+    assert isinstance(t, TensorType)
+    return (t.rank, tuple(reduction_dims(red)))
+
+
+def same_axes_reject(reds: list[Operation]) -> Reject | None:
+    sigs = {reduction_signature(r) for r in reds}
+    if len(sigs) > 1:
+        return Reject(
+            "reductions reduce different axes: "
+            + ", ".join(f"rank {r} dims {list(d)}" for r, d in sorted(sigs))
+        )
+    return None
+
+
+def same_sizes_reject(reds: list[Operation], sizes: ConcreteSizes) -> Reject | None:
+    ext = {(e.reduction, e.iteration) for e in (reduction_extents(r, sizes) for r in reds)}
+    if len(ext) > 1:
+        return Reject(f"reductions have different sizes (reduced x rows): {sorted(ext)}")
+    return None
+
+
+def post_reduction_broadcast(fusion: FusionOp) -> Operation | None:
+    """An op that combines a value computed from a reduction result with a larger
+    tensor: the reduction result is broadcast back (e.g. ``x - mean``)."""
+    reds = reductions(fusion)
+    after = descendant_ops(r for red in reds for r in red.results)
+    downstream = {r for op in after for r in op.results} | {r for red in reds for r in red.results}
+    for op in body_ops(fusion):
+        if op not in after or not op.results or not isinstance(op.results[0].type, TensorType):
+            continue
+        out = op.results[0].type.get_shape()
+        for x in op.operands:
+            if x not in downstream or not isinstance(x.type, TensorType):
+                continue
+            shape = (1,) * (len(out) - x.type.rank) + x.type.get_shape()
+            if any(a == 1 and b != 1 for a, b in zip(shape, out, strict=True)):
+                return op
+    return None
+
+
+def reduction_params(
+    ext: ReductionExtents, itemsize: int, target: GpuTarget, persistent_batch: int = 1
+) -> ReductionParams:
+    """Block and grid shape of a plain (non-persistent) reduction."""
+    if ext.fastest_dim:
+        vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
+        threads = min(
+            MAX_THREADS_PER_ROW, max(target.warp_size, next_pow2(ceil_div(ext.reduction, vec)))
+        )
+        rows = max(1, min(128 // threads, next_pow2(ext.iteration)))
+        blocks = ceil_div(ext.iteration, rows)
+        split = 1
+        if blocks < target.sm_count:
+            split = max(
+                1, min(ceil_div(ext.reduction, threads * vec * UNROLL), target.sm_count // blocks)
+            )
+        return ReductionParams(
+            fastest_dim=True,
+            vectorization=vec,
+            threads_per_row=threads,
+            rows_per_block=rows,
+            persistent_batch=persistent_batch,
+            cross_block=threads > target.warp_size,
+            cross_grid=split > 1,
+            block=(threads, rows, 1),
+            grid=(blocks, split, 1),
+        )
+    vec = vector_width(itemsize, [ext.inner], target)
+    bdimx = min(target.warp_size, next_pow2(ceil_div(ext.iteration, vec)))
+    bdimy = min(256 // bdimx, next_pow2(ext.reduction))
+    blocks = ceil_div(ext.iteration, bdimx * vec)
+    split = 1
+    if blocks < target.sm_count:
+        split = max(1, min(ceil_div(ext.reduction, bdimy * UNROLL), target.sm_count // blocks))
+    return ReductionParams(
+        fastest_dim=False,
+        vectorization=vec,
+        threads_per_row=bdimy,
+        rows_per_block=bdimx * vec,
+        persistent_batch=persistent_batch,
+        cross_block=bdimy > 1,
+        cross_grid=split > 1,
+        block=(bdimx, bdimy, 1),
+        grid=(blocks, split, 1),
+    )
+
+
+class ReductionScheduler(Scheduler):
+    kind = "reduction"
+
+    @classmethod
+    def can_schedule_compile_time(cls, fusion: FusionOp) -> Reject | None:
+        reds = reductions(fusion)
+        if not reds:
+            return Reject("the fusion has no reduction")
+        rtype = reduction_type(fusion)
+        if rtype is ReductionType.INNER_OUTER:
+            return Reject("the fusion has both inner and outer reductions")
+        if reject := same_axes_reject(reds):
+            return reject
+        buffers = find_persistent_buffers(fusion)
+        if buffers:
+            return Reject(
+                f"the fusion has {len(buffers.buffers)} persistent buffer(s); "
+                "a persistent scheduler keeps them"
+            )
+        if (op := post_reduction_broadcast(fusion)) is not None:
+            return Reject(f"a reduction result is broadcast back to full size by {op.name}")
+        return None
+
+    @classmethod
+    def can_schedule_run_time(
+        cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
+    ) -> Reject | None:
+        return same_sizes_reject(reductions(fusion), sizes)
+
+    @classmethod
+    def heuristic(
+        cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
+    ) -> ReductionParams:
+        reds = reductions(fusion)
+        ext = reduction_extents(reds[0], sizes)
+        itemsize = max_itemsize([reduction_input(r) for r in reds])
+        return reduction_params(ext, itemsize, target)

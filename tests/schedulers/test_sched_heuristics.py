@@ -1,0 +1,182 @@
+"""Scheduler checks and heuristics: parameters follow the target."""
+
+from __future__ import annotations
+
+import fusions as F
+import pytest
+from fusions import Builder
+
+from fuser_ir.dialects.fuser import TensorType
+from fuser_ir.shapes import DYN
+from schedulers.analysis.sizes import bind_sizes
+from schedulers.base import vector_width
+from schedulers.inner_outer_persistent import InnerOuterPersistentScheduler
+from schedulers.inner_persistent import InnerPersistentScheduler
+from schedulers.no_op import ExprEvalScheduler, NoOpScheduler
+from schedulers.outer_persistent import OuterPersistentScheduler
+from schedulers.params import (
+    InnerOuterParams,
+    PointwiseParams,
+    ReductionParams,
+    TransposeParams,
+    params_entries,
+    params_from_entries,
+)
+from schedulers.persistent import register_budget, smem_budget
+from schedulers.pointwise import PointwiseScheduler, choose_break_point
+from schedulers.reduction import ReductionScheduler
+from schedulers.target import H100, H200, from_device, get_target
+from schedulers.transpose import TransposeScheduler
+
+
+def test_targets() -> None:
+    assert H100.sm_count == H200.sm_count == 132
+    assert H100.l2_bytes == 50 << 20 and H200.l2_bytes == 60 << 20
+    assert H200.memory_bandwidth_gbs > H100.memory_bandwidth_gbs
+    assert H100.smem_per_block_optin == 232448
+    assert get_target("H200") is H200
+    with pytest.raises(ValueError, match="unknown GPU target 'a100'"):
+        get_target("a100")
+    assert isinstance(from_device().sm_count, int)
+
+
+def test_budgets() -> None:
+    assert register_budget(H100) == 256 * (255 - 40) * 4
+    assert smem_budget(H100) == 232448 - 4096
+    assert register_budget(H100.with_(regs_per_sm=32768)) < register_budget(H100)
+
+
+def test_vector_width_is_128_bits_when_extents_divide() -> None:
+    assert vector_width(4, [1024], H100) == 4
+    assert vector_width(2, [1024], H100) == 8
+    assert vector_width(4, [1026], H100) == 2
+    assert vector_width(4, [1023], H100) == 1
+
+
+def _heur(sched, fusion, shapes, target=H100):
+    sizes = bind_sizes(fusion, shapes)
+    assert sched.can_schedule(fusion, sizes, target) is None
+    return sched.heuristic(fusion, sizes, target)
+
+
+def test_pointwise_1d_full_waves_and_unroll() -> None:
+    b = Builder()
+    x = b.input([DYN])
+    f = b.finish(b.unary("exp", x))
+    p = _heur(PointwiseScheduler, f, [(1 << 26,)])
+    assert isinstance(p, PointwiseParams)
+    assert p.break_point == 0 and p.vectorization == 4 and p.block == (128, 1, 1)
+    assert p.unroll == 4
+    assert p.grid[0] * 128 * 4 * 4 == 1 << 26
+    small = _heur(PointwiseScheduler, f, [(1000,)])
+    assert small.unroll == 1 and small.vectorization == 4 and small.grid == (2, 1, 1)
+
+
+def test_pointwise_break_point_for_broadcasts() -> None:
+    p = _heur(PointwiseScheduler, F.pointwise_broadcast(), [(64, 1024), (1024,), (64,)])
+    assert p.break_point == 1
+    assert p.block == (128, 1, 1) and p.grid == (2, 64, 1)
+    assert choose_break_point((8, 16, 32), [(8, 16, 32), (32,)]) == 2
+    assert choose_break_point((8, 16), [(8, 16), (8, 16)]) == 0
+
+
+def test_pointwise_rejects_reductions() -> None:
+    reject = PointwiseScheduler.can_schedule_compile_time(F.row_sum())
+    assert reject is not None and "reductions (fuser.sum)" in reject.reason
+
+
+def test_reduction_inner_and_outer_params() -> None:
+    p = _heur(ReductionScheduler, F.row_sum(), [(8192, 1024)])
+    assert isinstance(p, ReductionParams)
+    assert p.fastest_dim and p.vectorization == 4 and p.threads_per_row == 256
+    assert not p.cross_grid and p.grid == (8192, 1, 1)
+    # Few long rows: the reduction is split across blocks to use the SMs.
+    few = _heur(ReductionScheduler, F.row_sum(), [(2, 1 << 20)])
+    assert few.cross_grid and few.grid[1] == H100.sm_count // 2
+    col = _heur(ReductionScheduler, F.col_sum(), [(4096, 8192)])
+    assert not col.fastest_dim and col.vectorization == 4
+    assert col.block == (32, 8, 1) and col.rows_per_block == 128
+    assert col.grid[0] == 64
+
+
+def test_inner_persistent_params_fit_registers() -> None:
+    p = _heur(InnerPersistentScheduler, F.softmax(), [(1024, 1024)])
+    assert p.project_to_inputs and p.buffer_bytes_per_row == 4096
+    assert p.vectorization == 4
+    assert p.threads_per_row * p.persistent_batch * p.vectorization >= 1024
+    assert not p.use_shared_memory
+    big = _heur(InnerPersistentScheduler, F.softmax(), [(1024, 32768)])
+    assert big.threads_per_row <= 512 and big.persistent_batch == 16
+    regs = big.persistent_batch * big.vectorization  # floats per thread (projected)
+    assert regs <= H100.max_regs_per_thread - 40
+
+
+def test_inner_persistent_uses_shared_memory_past_registers() -> None:
+    # 56000 floats: 224000 B per row, over the 220160 B register budget, under smem.
+    p = _heur(InnerPersistentScheduler, F.sum_broadcast_add(), [(1024, 56000)])
+    assert p.use_shared_memory
+    f = F.sum_broadcast_add()
+    reject = InnerPersistentScheduler.can_schedule_run_time(
+        f, bind_sizes(f, [(1024, 60 * 1024)]), H100
+    )
+    assert reject is not None and "245760 B per row" in reject.reason
+
+
+def test_outer_persistent_grid_persistence() -> None:
+    p = _heur(OuterPersistentScheduler, F.outer_norm(), [(256, 1024)])
+    assert not p.fastest_dim and not p.cross_grid
+    assert p.rows_per_block == 128 and p.grid == (8, 1, 1)
+    tall = _heur(OuterPersistentScheduler, F.outer_norm(), [(16384, 1024)])
+    # 16384 rows x 4 B x 128 columns per block over 220160 B of registers: 39 blocks.
+    assert tall.cross_grid and tall.grid[1] == 39
+    f = F.outer_norm()
+    reject = OuterPersistentScheduler.can_schedule_run_time(
+        f, bind_sizes(f, [(1 << 20, 1024)]), H100
+    )
+    assert reject is not None and "more than half" in reject.reason
+
+
+def test_inner_outer_params() -> None:
+    shapes = [(4096, 1024), (4096, 1024), (4096, 1), (4096, 1), (1024,)]
+    p = _heur(InnerOuterPersistentScheduler, F.layer_norm_backward(), shapes)
+    assert isinstance(p, InnerOuterParams)
+    assert p.inner.grid == (132, 1, 1) and p.inner.cross_grid
+    assert p.partial_buffer_bytes == 2 * 1024 * 4
+    assert InnerOuterPersistentScheduler.can_schedule_compile_time(F.softmax()) is not None
+
+
+def test_transpose_params() -> None:
+    p = _heur(TransposeScheduler, F.permute_add(), [(1024, 2048), (2048, 1024)])
+    assert isinstance(p, TransposeParams)
+    assert (p.tile1, p.tile2) == (32, 32)
+    assert p.vectorization1 == p.vectorization2 == 4
+    assert p.grid == (64 * 32, 1, 1)
+
+
+def test_no_op_and_expr_eval() -> None:
+    assert NoOpScheduler.can_schedule_compile_time(F.views_only()) is None
+    assert not NoOpScheduler.launches_kernel
+    b = Builder()
+    x = b.input([DYN, 4])
+    from fuser_ir.dialects.fuser import SizeOp
+
+    f = b.finish(b.binary("mul", b.op(SizeOp(x, 0)), b.op(SizeOp(x, 1))))
+    assert ExprEvalScheduler.can_schedule_compile_time(f) is None
+    assert NoOpScheduler.can_schedule_compile_time(f) is not None
+    assert ExprEvalScheduler.can_schedule_compile_time(F.softmax()) is not None
+    assert not isinstance(f.output_op.values[0].type, TensorType)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        PointwiseParams(1, 4, 2, (128, 1, 1), (8, 4, 1)),
+        ReductionParams(True, 4, 256, 1, 2, True, False, (256, 1, 1), (4, 1, 1), True, False, 4096),
+        TransposeParams(32, 32, 4, 2, (128, 1, 1), (64, 1, 1)),
+        InnerOuterParams(
+            ReductionParams(True, 4, 256, 1, 1, True, True, (256, 1, 1), (132, 1, 1)), 4, 1, 8192
+        ),
+    ],
+)
+def test_params_attribute_round_trip(params) -> None:
+    assert params_from_entries(type(params), params_entries(params)) == params

@@ -1,0 +1,110 @@
+"""Acceptance: which scheduler each fusion kind gets (issue 4)."""
+
+from __future__ import annotations
+
+import fusions as F
+import pytest
+
+from schedulers.analysis.sizes import bind_sizes
+from schedulers.plan import make_plan
+from schedulers.registry import SCHEDULER_KINDS, get_scheduler, select
+from schedulers.target import H100, H200
+
+ROWS = [(4, 1024), (1024,), (1024,)]
+
+
+@pytest.mark.parametrize(
+    ("build", "shapes", "kind"),
+    [
+        (F.softmax, [(4, 1024)], "inner_persistent"),
+        (F.layer_norm_manual, ROWS, "inner_persistent"),
+        (lambda: F.layer_norm_manual(F.F16), ROWS, "inner_persistent"),
+        (F.layer_norm_var_mean, ROWS[:2], "inner_persistent"),
+        (F.rms_norm, ROWS[:2], "inner_persistent"),
+        (F.sum_broadcast_add, [(4, 1024)], "inner_persistent"),
+        (F.outer_norm, [(256, 1024)], "outer_persistent"),
+        (
+            F.layer_norm_backward,
+            [(2048, 1024), (2048, 1024), (2048, 1), (2048, 1), (1024,)],
+            "inner_outer_persistent",
+        ),
+        (F.row_sum, [(4, 1024)], "reduction"),
+        (F.col_sum, [(1024, 64)], "reduction"),
+        (F.pointwise_broadcast, [(64, 1024), (1024,), (64,)], "pointwise"),
+        (F.permute_add, [(256, 512), (512, 256)], "transpose"),
+        (F.views_only, [(8, 1, 6)], "no_op"),
+    ],
+)
+@pytest.mark.parametrize("target", [H100, H200])
+def test_selection(build, shapes, kind, target) -> None:
+    fusion = build()
+    sel = select(fusion, bind_sizes(fusion, shapes), target)
+    assert sel.kind == kind, sel.explain()
+    assert isinstance(
+        sel.params,
+        get_scheduler(kind).heuristic(fusion, bind_sizes(fusion, shapes), target).__class__,
+    )
+    # Every scheduler tried before the chosen one said why it declined.
+    tried = [k for k, _ in sel.rejections]
+    assert tried == list(SCHEDULER_KINDS[: SCHEDULER_KINDS.index(kind)])
+    assert all(reason for _, reason in sel.rejections)
+
+
+def test_softmax_same_definition_two_sizes() -> None:
+    fusion = F.softmax()
+    small = make_plan(fusion, [(4, 1024)], H100)
+    assert [s.scheduler for s in small.segments] == ["inner_persistent"]
+    assert small.num_kernels == 1
+    big = make_plan(fusion, [(4, 1 << 21)], H100)
+    assert big.segments[0].scheduler != "inner_persistent"
+    assert not big.is_complete
+    reasons = dict(big.segments[0].rejections)
+    assert "8388608 B per row" in reasons["inner_persistent"]
+    assert "it must be segmented" in str(big)
+
+
+def test_seed_reduction_epilogue_needs_segmentation() -> None:
+    """Seed 000: ``t1 + sum(t0)[:, None]`` is neither a reduction (broadcast back)
+    nor persistent (no buffer): it is segmented."""
+    fusion = F.seed_reduction_epilogue()
+    sel = select(fusion, bind_sizes(fusion, [(4, 1024), (4, 1024)]), H100)
+    assert sel.kind is None
+    reasons = dict(sel.rejections)
+    assert "broadcast back" in reasons["reduction"]
+    assert "no persistent buffer" in reasons["inner_persistent"]
+
+
+def test_small_transpose_falls_back_to_pointwise() -> None:
+    fusion = F.permute_add()
+    sel = select(fusion, bind_sizes(fusion, [(4, 8), (8, 4)]), H100)
+    assert sel.kind == "pointwise"
+    assert "below 32" in dict(sel.rejections)["transpose"]
+
+
+def test_layer_norm_backward_few_rows_rejected() -> None:
+    fusion = F.layer_norm_backward()
+    sizes = bind_sizes(fusion, [(4, 1024), (4, 1024), (4, 1), (4, 1), (1024,)])
+    sel = select(fusion, sizes, H100)
+    assert sel.kind is None
+    assert "at least one row per SM" in dict(sel.rejections)["inner_outer_persistent"]
+
+
+def test_single_huge_row_has_too_few_rows() -> None:
+    fusion = F.softmax()
+    sel = select(fusion, bind_sizes(fusion, [(1, 16384)]), H100)
+    assert sel.kind is None
+    assert "only 1 row(s)" in dict(sel.rejections)["inner_persistent"]
+
+
+def test_plan_summary_lists_rejections() -> None:
+    plan = make_plan(F.row_sum(), [(4, 1024)], H200)
+    text = str(plan)
+    assert text.startswith("plan for @row_sum on h200: 1 segment(s), 1 kernel(s)")
+    assert "segment 0: reduction" in text
+    assert "rejected: no_op: not alias-only" in text
+
+
+def test_no_op_plan_launches_nothing() -> None:
+    plan = make_plan(F.views_only(), [(8, 1, 6)])
+    assert plan.segments[0].scheduler == "no_op"
+    assert plan.num_kernels == 0
