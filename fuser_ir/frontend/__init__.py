@@ -1,0 +1,26 @@
+"""The Python frontend: nvFuser's ``FusionDefinition`` API building ``fuser`` IR.
+
+Modules: ``datatype`` (``DataType``), ``state`` (records and the values they
+define), ``building`` (shared helpers), ``ops`` (``fd.ops``), ``printing`` (Python
+text and repro scripts), ``cache`` (``FusionCache``), ``validation`` (execute()
+inputs), ``execution`` (runtimes and the replaceable executor), ``mlir``
+(``from_mlir``) and ``fusion_definition`` (``FusionDefinition``, legacy ``Fusion``).
+"""
+
+from fuser_ir.frontend.cache import FusionCache
+from fuser_ir.frontend.datatype import DataType
+from fuser_ir.frontend.execution import get_executor, set_executor
+from fuser_ir.frontend.fusion_definition import Fusion, FusionDefinition
+from fuser_ir.frontend.state import Scalar, Tensor, Vector
+
+__all__ = [
+    "DataType",
+    "Fusion",
+    "FusionCache",
+    "FusionDefinition",
+    "Scalar",
+    "Tensor",
+    "Vector",
+    "get_executor",
+    "set_executor",
+]

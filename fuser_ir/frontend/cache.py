@@ -1,0 +1,82 @@
+"""Two-level caching like nvFuser's ``FusionCache``.
+
+Level one maps a definition to a fusion id: the key is the printed body of the
+definition (records with their constants), so identical definitions share one
+fusion and a different constant or structure gets a new id. Level two, per fusion,
+maps an input signature (rank, dtype, contiguity and size-1 axes of each tensor;
+sizes and scalar values only for fusions with dynamic reshapes, which are
+concretized per size) to a ``Runtime``, the fusion actually run. Changing the size
+of a symbolic axis never creates a new fusion id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from fuser_ir.dialects.fuser import FusionOp, ReshapeOp
+from fuser_ir.frontend.state import InputSpec, Record
+
+
+@dataclass
+class Runtime:
+    """What runs for one input signature: the (possibly concretized) fusion."""
+
+    fusion: FusionOp
+    runs: int = 0
+
+
+@dataclass
+class CacheEntry:
+    id: int
+    key: str
+    records: list[Record]
+    fusion: FusionOp
+    inputs: list[InputSpec]
+    runtimes: dict[tuple, Runtime] = field(default_factory=dict)
+
+    @property
+    def needs_concretization(self) -> bool:
+        """A reshape without a static keep/merge/split view must be decided per size."""
+        return any(isinstance(op, ReshapeOp) and op.view is None for op in self.fusion.walk())
+
+
+class FusionCache:
+    """The process-wide cache of fusions (``FusionCache.get()``)."""
+
+    _instance: ClassVar[FusionCache | None] = None
+
+    def __init__(self) -> None:
+        self._entries: list[CacheEntry] = []
+        self._by_key: dict[str, int] = {}
+
+    @classmethod
+    def get(cls) -> FusionCache:
+        if cls._instance is None:
+            cls._instance = FusionCache()
+        return cls._instance
+
+    @classmethod
+    def reset(cls) -> None:
+        cls._instance = FusionCache()
+
+    def num_fusions(self) -> int:
+        return len(self._entries)
+
+    def lookup(self, key: str) -> CacheEntry | None:
+        i = self._by_key.get(key)
+        return None if i is None else self._entries[i]
+
+    def next_id(self) -> int:
+        return len(self._entries)
+
+    def add(self, key: str, records: list[Record], fusion: FusionOp, inputs: list[InputSpec]) -> CacheEntry:
+        entry = CacheEntry(len(self._entries), key, records, fusion, inputs)
+        self._entries.append(entry)
+        self._by_key[key] = entry.id
+        return entry
+
+    def entry(self, fusion_id: Any) -> CacheEntry:
+        if isinstance(fusion_id, bool) or not isinstance(fusion_id, int) or not 0 <= fusion_id < len(self._entries):
+            raise ValueError(f"no cached fusion with id {fusion_id!r} ({len(self._entries)} fusions are cached)")
+        return self._entries[fusion_id]

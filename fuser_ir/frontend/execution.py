@@ -1,0 +1,166 @@
+"""Running a cached fusion on the CPU.
+
+``execute`` validates the inputs, picks the runtime for their signature (building
+it, concretizing dynamic reshapes with the bound sizes, on a miss), runs it through
+the executor and post-processes the outputs:
+
+* the executor is one replaceable function ``(FusionOp, flat inputs) -> outputs``
+  (``set_executor``); the default is the reference interpreter
+  ``runtime.reference.run_fusion``, which also writes aliased outputs into their
+  input arrays in place;
+* outputs that are only views of an input (reshape, permute, squeeze, slice,
+  broadcast, expand chains) are returned as numpy views of that input, computed
+  here at the frontend, whatever the executor does;
+* with torch inputs, outputs are torch tensors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from fuser_ir.dialects.fuser import VIEW_OPS, FusionOp, TensorType
+from fuser_ir.frontend.cache import CacheEntry, Runtime
+from fuser_ir.frontend.validation import (
+    flatten_inputs,
+    input_signature,
+    is_torch_tensor,
+    numpy_to_torch,
+    plain_inputs,
+    validate_inputs,
+)
+
+Executor = Callable[[FusionOp, Sequence[Any]], list[Any]]
+
+
+def reference_executor(fusion: FusionOp, inputs: Sequence[Any]) -> list[Any]:
+    """Run ``fusion`` with the reference numpy interpreter."""
+    try:
+        from runtime.reference import run_fusion
+    except ImportError as e:  # pragma: no cover - the runtime ships with fuser
+        raise RuntimeError("the reference interpreter (runtime.reference) is not available") from e
+    return run_fusion(fusion, inputs)
+
+
+_executor: Executor = reference_executor
+
+
+def set_executor(fn: Executor | None) -> Executor:
+    """Replace the executor (None restores the reference one); returns the old one."""
+    global _executor
+    old = _executor
+    _executor = fn or reference_executor
+    return old
+
+
+def get_executor() -> Executor:
+    return _executor
+
+
+def runtime_for(entry: CacheEntry, inputs: Sequence[Any]) -> Runtime:
+    concrete = entry.needs_concretization
+    sig = input_signature(entry.inputs, inputs, concrete)
+    rt = entry.runtimes.get(sig)
+    if rt is None:
+        fusion = concretize(entry, inputs) if concrete else entry.fusion
+        rt = entry.runtimes[sig] = Runtime(fusion)
+    return rt
+
+
+def concretize(entry: CacheEntry, inputs: Sequence[Any]) -> FusionOp:
+    """Replay the definition with input sizes and scalar values bound: every reshape
+    becomes static and carries its keep/merge/split view."""
+    from fuser_ir.frontend.fusion_definition import FusionDefinition
+
+    bindings: dict[int, Any] = {}
+    for pos, (spec, x) in enumerate(zip(entry.inputs, inputs, strict=True)):
+        if spec.kind == "tensor":
+            bindings[pos] = tuple(int(s) for s in x.shape)
+        elif spec.kind == "vector":
+            bindings[pos] = [int(e) for e in x]
+        else:
+            bindings[pos] = x.item() if isinstance(x, np.ndarray | np.generic) else x
+    fd = FusionDefinition._replayed(entry.records, bindings)
+    return fd._state_fusion(f"nvfuser_fusion_id{entry.id}")
+
+
+def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None = None) -> list[Any]:
+    if not isinstance(inputs, list | tuple):
+        raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
+    use_torch = any(is_torch_tensor(x) for x in inputs)
+    plain = plain_inputs(inputs)
+    validate_inputs(entry.inputs, plain)
+    rt = runtime_for(entry, plain)
+    flat = flatten_inputs(entry.inputs, plain)
+    outs = run_runtime(rt, flat, executor or _executor, entry.id)
+    rt.runs += 1
+    if use_torch:
+        outs = [numpy_to_torch(o) for o in outs]
+    return outs
+
+
+def run_runtime(rt: Runtime, flat: list[Any], executor: Executor, fusion_id: int) -> list[Any]:
+    fusion = rt.fusion
+    term = fusion.output_op
+    returned = term.returned_values()
+    out_types = fusion.function_type.outputs.data
+    views: dict[int, Any] = {}
+    for i, (v, t) in enumerate(zip(returned, out_types, strict=True)):
+        if isinstance(t, TensorType) and not t.has_default_layout:
+            continue
+        chain = view_chain(v)
+        if chain is not None:
+            try:
+                views[i] = apply_view_chain(chain, flat)
+            except Exception:  # noqa: BLE001 - fall back to the executor's result
+                pass
+    has_alias = any(a >= 0 for a in term.get_alias_inputs())
+    results: list[Any] = [None] * len(returned)
+    if has_alias or len(views) < len(returned):
+        try:
+            results = list(executor(fusion, flat))
+        except ValueError as e:
+            raise ValueError(f"fusion {fusion_id}: {e}") from None
+    for i, v in views.items():
+        results[i] = v
+    return [np.asarray(r) if isinstance(r, np.generic) else r for r in results]
+
+
+def view_chain(value: SSAValue) -> tuple[int, list[Operation]] | None:
+    """``(input position, view ops in order)`` when ``value`` is only a view of an input."""
+    ops: list[Operation] = []
+    while not isinstance(value, BlockArgument):
+        op = value.owner
+        if not isinstance(op, VIEW_OPS):
+            return None
+        ops.append(op)
+        value = op.operands[0]
+    if not isinstance(value.type, TensorType):
+        return None
+    return value.index, ops[::-1]
+
+
+def apply_view_chain(chain: tuple[int, list[Operation]], flat: list[Any]) -> np.ndarray:
+    from runtime.reference import evaluate_op
+
+    memo: dict[SSAValue, Any] = {}
+
+    def scalar(v: SSAValue) -> Any:
+        if isinstance(v, BlockArgument):
+            return flat[v.index]
+        if v not in memo:
+            op = v.owner
+            assert isinstance(op, Operation)
+            res = evaluate_op(op, [scalar(o) for o in op.operands])
+            for r, x in zip(op.results, res, strict=True):
+                memo[r] = x
+        return memo[v]
+
+    pos, ops = chain
+    x = flat[pos]
+    for op in ops:
+        x = evaluate_op(op, [x, *[scalar(o) for o in op.operands[1:]]])[0]
+    return x

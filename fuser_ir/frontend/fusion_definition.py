@@ -1,0 +1,454 @@
+"""``FusionDefinition``: nvFuser's legacy Python API on top of the ``fuser`` dialect.
+
+::
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.ops.sum(t0, dims=[1])
+        fd.add_output(t1)
+    (out,) = fd.execute([np.ones((2, 3), np.float32)])
+
+or by subclassing with ``definition(self)``. Leaving the ``with`` block finalizes the
+definition: its printed text is looked up in the ``FusionCache`` (identical
+definitions share one fusion id) and the ``fuser.fusion`` op is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Region
+
+from fuser_ir.dialects.fuser import ConstantOp, FusionOp, OutputOp, TensorType
+from fuser_ir.frontend import execution, printing
+from fuser_ir.frontend.building import (
+    as_int,
+    as_ints,
+    check_mine,
+    is_number,
+    new_scalar,
+    new_tensor,
+    new_vector,
+    record,
+)
+from fuser_ir.frontend.cache import CacheEntry, FusionCache
+from fuser_ir.frontend.datatype import DataType, as_datatype, python_scalar_datatype
+from fuser_ir.frontend.ops import Operators
+from fuser_ir.frontend.state import (
+    DefinitionState,
+    Elem,
+    InputSpec,
+    OutputSpec,
+    Record,
+    Scalar,
+    State,
+    Tensor,
+    Vector,
+)
+from fuser_ir.frontend.validation import actual_contiguity, actual_stride_order, is_torch_tensor
+
+
+class FusionDefinition:
+    """Define a fusion with ``fd.define_*`` and ``fd.ops.*``, then ``execute`` it."""
+
+    def __init__(self, fusion_id: Any = None, max_length: int = 9999) -> None:
+        self._state = DefinitionState()
+        self.ops = Operators(self)
+        self._entry: CacheEntry | None = None
+        self._defining = False
+        self._legacy_fusion: Fusion | None = None
+        if isinstance(fusion_id, Fusion):
+            self._legacy_fusion = fusion_id
+        elif fusion_id is not None:
+            entry = FusionCache.get().entry(fusion_id)
+            self._replay(entry.records)
+            self._entry = entry
+
+    # ---- definition lifecycle -------------------------------------------------------
+    def __enter__(self) -> FusionDefinition:
+        if self._entry is not None:
+            raise ValueError(f"fusion {self._entry.id} is already defined")
+        self._defining = True
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._defining = False
+        if exc_type is None:
+            self._finalize()
+
+    def definition(self) -> None:
+        """Override in a subclass to define the fusion."""
+        raise NotImplementedError
+
+    def _ensure_defined(self) -> CacheEntry:
+        if self._entry is None:
+            if type(self).definition is not FusionDefinition.definition and not self._state.records:
+                with self:
+                    self.definition()
+            else:
+                self._finalize()
+        assert self._entry is not None
+        return self._entry
+
+    def _finalize(self) -> None:
+        cache = FusionCache.get()
+        key = printing.definition_body(self._state.records)
+        entry = cache.lookup(key)
+        if entry is None:
+            fusion = self._state_fusion(f"nvfuser_fusion_id{cache.next_id()}")
+            entry = cache.add(key, list(self._state.records), fusion, list(self._state.inputs))
+        self._entry = entry
+        if self._legacy_fusion is not None:
+            self._legacy_fusion._fd = self
+
+    def _state_fusion(self, name: str) -> FusionOp:
+        """Close the block with ``fuser.output`` and wrap it in a ``fuser.fusion``."""
+        s = self._state
+        block = s.block
+        block.add_op(OutputOp([o.value for o in s.outputs], [o.alias for o in s.outputs]))
+        out_types = []
+        for o in s.outputs:
+            if o.alias >= 0:
+                continue
+            t = o.value.type
+            if isinstance(t, TensorType) and o.stride_order is not None:
+                t = TensorType(t.get_shape(), t.element_type, stride_order=o.stride_order)
+            out_types.append(t)
+        fusion = FusionOp(name, [a.type for a in block.args], out_types, Region(block))
+        try:
+            fusion.verify()
+        except Exception as e:  # noqa: BLE001 - reported as a definition error
+            raise ValueError(f"invalid fusion definition: {e}") from None
+        # The block now belongs to the fusion: later definitions start a fresh one.
+        return fusion
+
+    @classmethod
+    def _replayed(cls, records: Sequence[Record], bindings: dict[int, Any] | None) -> FusionDefinition:
+        fd = FusionDefinition()
+        fd._state = DefinitionState(bindings=bindings)
+        fd._replay(records)
+        return fd
+
+    def _replay(self, records: Sequence[Record]) -> None:
+        """Call the API again with each record's canonical arguments."""
+        states = self._state.states
+
+        def resolve(v: Any) -> Any:
+            if isinstance(v, State):
+                return states[v.index]
+            if isinstance(v, list | tuple):
+                return [resolve(x) for x in v]
+            return v
+
+        for r in records:
+            obj: Any = self
+            for part in r.target.split("."):
+                obj = getattr(obj, part)
+            before = len(states)
+            obj(*[resolve(a) for a in r.args], **{k: resolve(v) for k, v in r.kwargs})
+            got = [s.index for s in states[before:]]
+            if got != [o.index for o in r.outputs]:
+                raise ValueError(f"replaying '{printing.format_record(r)}' defined {got}")
+
+    # ---- inputs and constants -------------------------------------------------------
+    def _check_open(self, what: str) -> None:
+        if self._entry is not None:
+            raise ValueError(f"{what}: fusion {self._entry.id} is already defined")
+
+    def define_tensor(
+        self,
+        shape: Sequence[int] | None = None,
+        contiguity: Any = None,
+        dtype: Any = DataType.Float,
+        is_cpu: bool = False,
+        stride_order: Sequence[int] | None = None,
+        *,
+        sizes: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        static_sizes: bool = False,
+        symbolic_sizes: Sequence[int] | None = None,
+        contiguous: Any = None,
+    ) -> Tensor:
+        """A tensor input. ``shape`` entries: -1 symbolic, 1 broadcast, n static.
+        Also ``define_tensor(sizes=, strides=)`` and the legacy
+        ``define_tensor(symbolic_sizes=, contiguous=)``."""
+        name = "define_tensor"
+        self._check_open(name)
+        if symbolic_sizes is not None:
+            shape = symbolic_sizes
+        if contiguous is not None:
+            contiguity = contiguous
+        dt = as_datatype(dtype, f"{name}: dtype")
+        if dt.is_null:
+            raise ValueError(f"{name}: dtype must not be DataType.Null")
+        dt.to_dtype()
+        if sizes is not None:
+            shape, contiguity, stride_order = _descriptor(sizes, strides, static_sizes, name)
+        if shape is None:
+            raise ValueError(f"{name}: shape (or sizes) is required")
+        shp = as_ints(list(shape) if isinstance(shape, tuple) else shape, name, "shape")
+        if any(d < -1 for d in shp):
+            raise ValueError(f"{name}: shape {shp} has an extent below -1")
+        rank = len(shp)
+        contig = _contiguity(contiguity, shp, name)
+        order = None
+        if stride_order is not None and len(stride_order) > 0:
+            order = as_ints(list(stride_order), name, "stride_order")
+            if sorted(order) != list(range(rank)):
+                raise ValueError(f"{name}: stride_order {order} is not a permutation of 0..{rank - 1}")
+            if order == list(range(rank - 1, -1, -1)):
+                order = None
+        kwargs: list[tuple[str, Any]] = [("shape", shp), ("contiguity", contig), ("dtype", dt), ("is_cpu", bool(is_cpu))]
+        if order is not None:
+            kwargs.append(("stride_order", order))
+        declared = TensorType(shp, dt.to_dtype(), contig, order)
+        bound = self._state.binding()
+        ir_type = declared if bound is None else TensorType(bound, dt.to_dtype(), contig, order)
+        arg = self._state.add_arg(ir_type)
+        t = new_tensor(self, arg)
+        self._state.inputs.append(InputSpec("tensor", t, [arg.index], declared))
+        record(self, name, [], kwargs, [t])
+        return t
+
+    def from_pytorch(self, tensor: Any, static_sizes: bool = False) -> Tensor:
+        """A tensor input shaped like ``tensor`` (a torch tensor or a numpy array)."""
+        if is_torch_tensor(tensor):
+            if tensor.device.type != "cpu" and not hasattr(tensor, "numpy"):  # pragma: no cover
+                raise ValueError("from_pytorch: unsupported tensor")
+            sizes = list(tensor.shape)
+            strides = list(tensor.stride())
+            dtype = as_datatype(tensor.dtype, "from_pytorch: dtype")
+        elif isinstance(tensor, np.ndarray):
+            sizes = list(tensor.shape)
+            strides = [s // tensor.itemsize for s in tensor.strides]
+            dtype = as_datatype(tensor.dtype, "from_pytorch: dtype")
+        else:
+            raise ValueError(f"from_pytorch: expected a torch tensor or numpy array, got {type(tensor).__name__}")
+        return self.define_tensor(sizes=sizes, strides=strides, dtype=dtype, static_sizes=static_sizes)
+
+    def define_scalar(self, value: Any = None, dtype: Any = DataType.Null) -> Scalar:
+        """``define_scalar(value, dtype=)`` is a constant, ``define_scalar(dtype=)`` an input."""
+        name = "define_scalar"
+        self._check_open(name)
+        if isinstance(value, DataType) and dtype is DataType.Null:
+            value, dtype = None, value
+        if isinstance(value, np.generic):
+            value = value.item()
+        dt = as_datatype(dtype, f"{name}: dtype")
+        if value is None:
+            dt = DataType.Double if dt.is_null else dt
+            ours = dt.to_dtype()
+            bound = self._state.binding()
+            arg = self._state.add_arg(ours.to_xdsl())
+            s = new_scalar(self, arg, bound)
+            self._state.inputs.append(InputSpec("scalar", s, [arg.index], ours.to_xdsl()))
+        else:
+            if not is_number(value):
+                raise ValueError(f"{name}: value must be a number, got {value!r} ({type(value).__name__})")
+            dt = python_scalar_datatype(value) if dt.is_null else dt
+            ours = dt.to_dtype()
+            from fuser_ir.frontend.building import convert_scalar
+
+            try:
+                value = convert_scalar(value, ours)
+            except (OverflowError, ValueError):
+                raise ValueError(f"{name}: {value!r} cannot be a {dt!r}") from None
+            op = self._state.insert(ConstantOp(value, ours))
+            s = new_scalar(self, op.results[0], value)
+        record(self, name, [value], [("dtype", dt)], [s])
+        return s
+
+    def define_constant(self, value: Any, dtype: Any = DataType.Null) -> Scalar:
+        """The legacy spelling of ``define_scalar(value)``."""
+        if value is None:
+            raise ValueError("define_constant: value is required")
+        return self.define_scalar(value, dtype=dtype)
+
+    def define_vector(self, arg: Any, dtype: Any = DataType.Int) -> Vector:
+        """``define_vector(n)``: an input of n integers; ``define_vector([..])``: a
+        constant vector of ints and integer scalars."""
+        name = "define_vector"
+        self._check_open(name)
+        dt = as_datatype(dtype, f"{name}: dtype")
+        if dt not in (DataType.Int, DataType.Int32):
+            raise ValueError(f"{name}: dtype must be DataType.Int or DataType.Int32, got {dt!r}")
+        if isinstance(arg, int | np.integer) and not isinstance(arg, bool):
+            n = as_int(arg, name, "size")
+            if n < 0:
+                raise ValueError(f"{name}: size {n} is negative")
+            bound = self._state.binding()
+            args = [self._state.add_arg(dt.to_dtype().to_xdsl()) for _ in range(n)]
+            elems = [Elem(a, None if bound is None else int(bound[i])) for i, a in enumerate(args)]
+            v = new_vector(self, elems)
+            self._state.inputs.append(InputSpec("vector", v, [a.index for a in args], None, n))
+            record(self, name, [n], [("dtype", dt)], [v])
+            return v
+        from fuser_ir.frontend.building import shape_elems
+
+        if isinstance(arg, Vector):
+            raise ValueError(f"{name}: expected a size or a list, got vector {arg.name}")
+        canon, elems = shape_elems(self, arg, name, "values")
+        v = new_vector(self, elems)
+        record(self, name, [canon], [("dtype", dt)], [v])
+        return v
+
+    # ---- outputs --------------------------------------------------------------------
+    def add_output(self, output: Any, alias_input: Any = None, stride_order: Sequence[int] | None = None) -> None:
+        name = "add_output"
+        self._check_open(name)
+        if not isinstance(output, Tensor | Scalar):
+            raise ValueError(f"{name}: expected a tensor or scalar, got {output!r}")
+        check_mine(self, output, name)
+        kwargs: list[tuple[str, Any]] = []
+        alias = -1
+        if alias_input is not None:
+            spec = next((s for s in self._state.inputs if s.state is alias_input), None)
+            if spec is None or spec.kind != "tensor":
+                raise ValueError(f"{name}: alias_input must be a tensor input of this fusion, got {alias_input!r}")
+            if not isinstance(output, Tensor) or not output.type.same_value_type(alias_input.value.type):
+                raise ValueError(
+                    f"{name}: {output.name} of type {output.value.type} cannot be written in place "
+                    f"into {alias_input.name} of type {alias_input.value.type}"
+                )
+            alias = spec.args[0]
+            kwargs.append(("alias_input", alias_input))
+        order = None
+        if stride_order is not None and len(stride_order) > 0:
+            if not isinstance(output, Tensor):
+                raise ValueError(f"{name}: stride_order needs a tensor output")
+            order = tuple(as_ints(list(stride_order), name, "stride_order"))
+            if sorted(order) != list(range(output.ndim)):
+                raise ValueError(f"{name}: stride_order {list(order)} is not a permutation of 0..{output.ndim - 1}")
+            kwargs.append(("stride_order", list(order)))
+        self._state.outputs.append(OutputSpec(output.value, output, alias, order))
+        record(self, name, [output], kwargs, [])
+
+    def permute(self, t: Any, dims: Sequence[int] | None = None) -> Tensor:
+        """Legacy ``fd.permute(t)`` (seed 002): reverse the axes when no dims are given."""
+        if dims is None:
+            if not isinstance(t, Tensor):
+                raise ValueError(f"permute: expected a tensor, got {t!r}")
+            dims = list(range(t.ndim - 1, -1, -1))
+        return self.ops.permute(t, dims)
+
+    # ---- queries ----------------------------------------------------------------------
+    def id(self) -> int | None:
+        return None if self._entry is None else self._entry.id
+
+    def __repr__(self) -> str:
+        return printing.definition_text(self._state.records, self.id())
+
+    __str__ = __repr__
+
+    def inputs(self) -> list[State]:
+        return [s.state for s in self._state.inputs]
+
+    def outputs(self) -> list[State]:
+        return [o.state for o in self._state.outputs]
+
+    def fusion(self) -> FusionOp:
+        """The cached (symbolic) ``fuser.fusion`` op."""
+        return self._ensure_defined().fusion
+
+    def fusion_ir(self) -> str:
+        """The ``fuser`` IR: a module with one ``fuser.fusion``."""
+        return str(ModuleOp([self.fusion().clone()]))
+
+    to_mlir = fusion_ir
+
+    @classmethod
+    def from_mlir(cls, text: str) -> FusionDefinition:
+        from fuser_ir.frontend.mlir import definition_from_mlir
+
+        return definition_from_mlir(text)
+
+    def repro_script_for(self, inputs: Sequence[Any]) -> str:
+        fid = self._ensure_defined().id
+        text = printing.definition_text(self._state.records, fid)
+        return printing.repro_script(text, f"nvfuser_fusion_id{fid}", inputs)
+
+    def num_runtimes(self) -> int:
+        """How many input signatures have a runtime in the second-level cache."""
+        return len(self._ensure_defined().runtimes)
+
+    # ---- execution --------------------------------------------------------------------
+    def execute(self, inputs: Sequence[Any], *, executor: execution.Executor | None = None) -> list[Any]:
+        """Run on the CPU; returns the outputs (aliased outputs are written in place)."""
+        entry = self._ensure_defined()
+        return execution.execute(entry, inputs, executor)
+
+    def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
+        """The scheduling plan of ``schedulers.plan.make_plan`` for these inputs."""
+        from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
+        from schedulers.plan import make_plan
+
+        entry = self._ensure_defined()
+        plain = plain_inputs(inputs)
+        validate_inputs(entry.inputs, plain)
+        rt = execution.runtime_for(entry, plain)
+        flat = flatten_inputs(entry.inputs, plain)
+        if target is None:
+            return make_plan(rt.fusion, flat)
+        return make_plan(rt.fusion, flat, target)
+
+
+class Fusion:
+    """Legacy ``fs = Fusion(); with FusionDefinition(fs) as fd: ...; fs.execute(inputs)``."""
+
+    def __init__(self) -> None:
+        self._fd: FusionDefinition | None = None
+
+    def execute(self, inputs: Sequence[Any]) -> list[Any]:
+        if self._fd is None:
+            raise ValueError("Fusion.execute: the fusion has no definition yet")
+        return self._fd.execute(inputs)
+
+    def id(self) -> int | None:
+        return None if self._fd is None else self._fd.id()
+
+
+def _contiguity(contiguity: Any, shape: list[int], name: str) -> list[bool | None]:
+    """Per-axis contiguity; ``None`` on broadcast (extent-1) axes. Default: False."""
+    rank = len(shape)
+    if contiguity is None:
+        vals: list[Any] = [False] * rank
+    elif isinstance(contiguity, bool | np.bool_):
+        vals = [bool(contiguity)] * rank
+    elif isinstance(contiguity, list | tuple):
+        if len(contiguity) != rank:
+            raise ValueError(f"{name}: contiguity has {len(contiguity)} entries for shape {shape} of rank {rank}")
+        vals = list(contiguity)
+    else:
+        raise ValueError(f"{name}: contiguity must be a list of True/False/None, got {contiguity!r}")
+    out: list[bool | None] = []
+    for i, (c, d) in enumerate(zip(vals, shape, strict=True)):
+        if c is not None and not isinstance(c, bool | np.bool_):
+            raise ValueError(f"{name}: contiguity entry {i} must be True, False or None, got {c!r}")
+        if d == 1:
+            out.append(None)
+        elif c is None:
+            raise ValueError(f"{name}: contiguity entry {i} is None but axis {i} is not a broadcast axis (extent {d})")
+        else:
+            out.append(bool(c))
+    return out
+
+
+def _descriptor(sizes: Any, strides: Any, static_sizes: bool, name: str) -> tuple[list[int], list[bool | None], list[int] | None]:
+    """nvFuser's tensor descriptor from sizes and strides (in elements)."""
+    szs = as_ints(list(sizes), name, "sizes")
+    if strides is None:
+        arr = np.empty(szs, dtype=np.int8)
+        sts = [s // arr.itemsize for s in arr.strides]
+    else:
+        sts = as_ints(list(strides), name, "strides")
+    if len(sts) != len(szs):
+        raise ValueError(f"{name}: {len(szs)} sizes but {len(sts)} strides")
+    view = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), shape=szs, strides=[max(s, 0) for s in sts])
+    contig = list(actual_contiguity(view))
+    order = list(actual_stride_order(view))
+    shape = [d if static_sizes or d == 1 else -1 for d in szs]
+    contig = [None if shape[i] == 1 else (c if c is not None else True) for i, c in enumerate(contig)]
+    return shape, contig, order

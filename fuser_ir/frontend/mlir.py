@@ -1,0 +1,112 @@
+"""``FusionDefinition.from_mlir``: rebuild a definition from ``fuser`` IR text.
+
+Each op of the (first) ``fuser.fusion`` is replayed as the ``fd.ops`` call that
+builds it; block arguments become ``define_tensor``/``define_scalar`` inputs and
+``fuser.output`` becomes ``add_output`` calls. Mixed sizes (``-1`` entries bound to
+size operands) come back as lists of ints and scalars.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.ir import Operation, SSAValue
+
+from fuser_ir.context import parse_module
+from fuser_ir.dialects import fuser as F
+from fuser_ir.frontend.datatype import DataType
+from fuser_ir.frontend.fusion_definition import FusionDefinition
+from fuser_ir.shapes import DYN
+
+
+def _mixed(static: list[int], sizes: list[Any]) -> list[Any]:
+    it = iter(sizes)
+    return [next(it) if d == DYN else d for d in static]
+
+
+def _dt(t: Any) -> DataType:
+    return DataType.from_dtype(F.dtype_of(t))
+
+
+def definition_from_mlir(text: str) -> FusionDefinition:
+    try:
+        module = parse_module(text)
+    except Exception as e:  # noqa: BLE001 - any parse or verify error
+        raise ValueError(f"from_mlir: {e}") from None
+    fusions = [op for op in module.walk() if isinstance(op, F.FusionOp)]
+    if len(fusions) != 1:
+        raise ValueError(f"from_mlir: expected one fuser.fusion, found {len(fusions)}")
+    fusion = fusions[0]
+    fd = FusionDefinition()
+    env: dict[SSAValue, Any] = {}
+    with fd:
+        for arg in fusion.inputs:
+            t = arg.type
+            if isinstance(t, F.TensorType):
+                so = t.get_stride_order() if t.stride_order.data else None
+                env[arg] = fd.define_tensor(
+                    shape=list(t.get_shape()), contiguity=list(t.get_contiguity()), dtype=_dt(t), stride_order=so
+                )
+            else:
+                env[arg] = fd.define_scalar(dtype=_dt(t))
+        outs = list(fusion.function_type.outputs.data)
+        for op in fusion.body.block.ops:
+            if isinstance(op, F.OutputOp):
+                k = 0
+                for v, alias in zip(op.values, op.get_alias_inputs(), strict=True):
+                    if alias >= 0:
+                        fd.add_output(env[v], alias_input=env[fusion.inputs[alias]])
+                        continue
+                    t = outs[k]
+                    k += 1
+                    so = t.get_stride_order() if isinstance(t, F.TensorType) and t.stride_order.data else None
+                    fd.add_output(env[v], stride_order=so)
+                continue
+            results = _replay_op(fd, op, [env[o] for o in op.operands])
+            if not isinstance(results, tuple):
+                results = (results,)
+            for r, v in zip(op.results, results, strict=True):
+                env[r] = v
+    return fd
+
+
+def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any]) -> Any:
+    o = fd.ops
+    name = op.name.removeprefix("fuser.")
+    if isinstance(op, F.ConstantOp):
+        return fd.define_scalar(op.python_value, dtype=_dt(op.results[0].type))
+    if isinstance(op, F.UnaryOp | F.BinaryOp | F.WhereOp | F.ClampOp | F.LerpOp | F.ThresholdOp | F.AddcmulOp):
+        return getattr(o, name)(*a)
+    if isinstance(op, F.CastOp):
+        return o.cast(a[0], _dt(op.result.type))
+    if isinstance(op, F.ReductionOp):
+        return getattr(o, name)(a[0], F._ints(op.dims), op.is_keepdim, _dt(op.result.type))
+    if isinstance(op, F.VarOp | F.VarMeanOp):
+        return getattr(o, name)(a[0], F._ints(op.dims), op.correction.value.data, F._bool(op.keepdim))
+    if isinstance(op, F.WelfordOp):
+        return o.welford(a[0], F._ints(op.dims))
+    if isinstance(op, F.BroadcastOp):
+        return o.broadcast(a[0], op.get_flags())
+    if isinstance(op, F.BroadcastInDimOp):
+        return o.broadcast_in_dim(a[0], _mixed(F._ints(op.shape), a[1:]), F._ints(op.broadcast_dims))
+    if isinstance(op, F.ExpandOp):
+        return o.expand(a[0], _mixed(F._ints(op.shape), a[1:]))
+    if isinstance(op, F.ReshapeOp):
+        return o.reshape(a[0], _mixed(F._ints(op.new_shape), a[1:]))
+    if isinstance(op, F.PermuteOp | F.SqueezeOp):
+        return getattr(o, name)(a[0], F._ints(op.dims))
+    if isinstance(op, F.SliceOp):
+        return o.slice(a[0], F._ints(op.starts), F._ints(op.ends), F._ints(op.strides))
+    if isinstance(op, F.PadOp):
+        return o.pad(a[0], F._ints(op.widths), a[1])
+    if isinstance(op, F.CatOp):
+        return o.cat(a, op.dim.value.data)
+    if isinstance(op, F.IndexSelectOp | F.SelectOp | F.GatherOp | F.TakeAlongAxisOp):
+        return getattr(o, name)(a[0], a[1], op.dim.value.data)
+    if isinstance(op, F.FullOp):
+        return o.full(_mixed(F._ints(op.shape), a[1:]), a[0], _dt(op.result.type))
+    if isinstance(op, F.IotaOp):
+        return o.iota(a[0], a[1], a[2], _dt(op.result.type))
+    if isinstance(op, F.SizeOp):
+        return o.size(a[0], op.dim.value.data)
+    raise ValueError(f"from_mlir: {op.name} has no frontend equivalent")

@@ -1,0 +1,446 @@
+"""``fd.ops``: every op of the ``fuser`` dialect under nvFuser's names and argument
+orders.
+
+Each method checks its arguments, builds the IR op (whose typed constructor infers
+the result's extents and dtype), and records the call in canonical form: Python
+numbers become ``define_scalar`` records first, optional arguments are spelled out.
+So ``fd.ops.sum(t, 1)`` records ``T1 = fd.ops.sum(T0, dims=[1], keepdim=False,
+dtype=DataType.Float)``, and replaying a canonical record records the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+from typing import TYPE_CHECKING, Any
+
+from xdsl.ir import Operation
+
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dtypes import DType
+from fuser_ir.frontend.building import (
+    as_bools,
+    as_int,
+    as_ints,
+    as_tensor,
+    as_value,
+    build,
+    check_mine,
+    fold,
+    is_number,
+    mixed_sizes,
+    new_scalar,
+    new_value,
+    new_vector,
+    record,
+    shape_elems,
+    st,
+)
+from fuser_ir.frontend.datatype import DataType, as_datatype
+from fuser_ir.frontend.state import Elem, Scalar, Tensor, Value, Vector
+from fuser_ir.shapes import DYN, fmt_shape, normalize_dim
+
+if TYPE_CHECKING:
+    from fuser_ir.frontend.fusion_definition import FusionDefinition
+
+
+def _known(v: Value) -> Any:
+    return v.known if isinstance(v, Scalar) else None
+
+
+class Operators:
+    """The ``fd.ops`` namespace."""
+
+    def __init__(self, fd: FusionDefinition) -> None:
+        self._fd = fd
+
+    # ---- helpers ------------------------------------------------------------------
+    def _v(self, x: Any, opname: str, what: str) -> Value:
+        return as_value(self._fd, x, opname, what)
+
+    def _t(self, x: Any, opname: str, what: str = "input") -> Tensor:
+        return as_tensor(self._fd, x, opname, what)
+
+    def _emit(self, name: str, op: Operation, args: Sequence[Any], kwargs: Sequence[tuple[str, Any]] = (), known: Any = None) -> Any:
+        outs = [new_value(self._fd, r, known) for r in op.results]
+        record(self._fd, f"ops.{name}", args, kwargs, outs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _elementwise(self, name: str, cls: type[Operation], operands: Sequence[Any]) -> Any:
+        vals = [self._v(x, name, f"operand #{i}") for i, x in enumerate(operands)]
+        op = build(self._fd, name, cls, *[v.value for v in vals])
+        known = None
+        if not isinstance(op.results[0].type, F.TensorType):
+            known = fold(name, [_known(v) for v in vals], F.dtype_of(op.results[0].type))
+        return self._emit(name, op, vals, known=known)
+
+    @staticmethod
+    def _dtype(dtype: Any, opname: str) -> DataType:
+        try:
+            return as_datatype(dtype)
+        except ValueError as e:
+            raise ValueError(f"{opname}: {e}") from None
+
+    def _dims(self, t: Tensor, dims: Any, opname: str, what: str = "dims") -> list[int]:
+        out = as_ints(dims, opname, what)
+        for d in out:
+            if not -max(t.ndim, 1) <= d < max(t.ndim, 1):
+                raise ValueError(f"{opname}: dim {d} is out of range for rank {t.ndim}")
+        return out
+
+    # ---- elementwise with several operands ----------------------------------------
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        return self._elementwise("where", F.WhereOp, [cond, a, b])
+
+    def clamp(self, x: Any, min: Any, max: Any) -> Any:  # noqa: A002 - nvFuser's names
+        return self._elementwise("clamp", F.ClampOp, [x, min, max])
+
+    def lerp(self, start: Any, end: Any, weight: Any) -> Any:
+        return self._elementwise("lerp", F.LerpOp, [start, end, weight])
+
+    def threshold(self, x: Any, threshold: Any, value: Any) -> Any:
+        return self._elementwise("threshold", F.ThresholdOp, [x, threshold, value])
+
+    def addcmul(self, x: Any, tensor1: Any, tensor2: Any, value: Any = 1.0) -> Any:
+        return self._elementwise("addcmul", F.AddcmulOp, [x, tensor1, tensor2, value])
+
+    def cast(self, x: Any, dtype: Any) -> Any:
+        v = self._v(x, "cast", "input")
+        dt = self._dtype(dtype, "cast")
+        if dt.is_null:
+            raise ValueError("cast: dtype must not be DataType.Null")
+        op = build(self._fd, "cast", F.CastOp, v.value, dt.to_dtype())
+        known = None
+        if isinstance(v, Scalar) and v.known is not None:
+            from fuser_ir.frontend.building import convert_scalar
+
+            known = convert_scalar(v.known, dt.to_dtype())
+        return self._emit("cast", op, [v], [("dtype", dt)], known=known)
+
+    # ---- reductions -----------------------------------------------------------------
+    def _reduction(self, name: str, x: Any, dims: Any, keepdim: bool, dtype: Any) -> Tensor:
+        t = self._t(x, name)
+        if isinstance(dims, DataType):  # sum(t, dtype): all axes
+            dims, dtype = None, dims
+        ds = list(range(t.ndim)) if dims is None else self._dims(t, dims, name)
+        dt = self._dtype(dtype, name)
+        ours = None if dt.is_null else dt.to_dtype()
+        op = build(self._fd, name, F.REDUCTION_OP_CLASSES[name], t.value, ds, bool(keepdim), ours)
+        res_dt = DataType.from_dtype(F.dtype_of(op.results[0].type))
+        return self._emit(name, op, [t], [("dims", ds), ("keepdim", bool(keepdim)), ("dtype", res_dt)])
+
+    def sum(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
+        return self._reduction("sum", x, dims, keepdim, dtype)
+
+    def prod(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
+        return self._reduction("prod", x, dims, keepdim, dtype)
+
+    def max(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
+        return self._reduction("max", x, dims, keepdim, dtype)
+
+    def min(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
+        return self._reduction("min", x, dims, keepdim, dtype)
+
+    def _var_args(self, name: str, x: Any, dims: Any, correction: Any) -> tuple[Tensor, list[int], float | int]:
+        t = self._t(x, name)
+        ds = list(range(t.ndim)) if dims is None else self._dims(t, dims, name)
+        if not is_number(correction) or isinstance(correction, bool):
+            raise ValueError(f"{name}: correction must be a number, got {correction!r}")
+        corr = int(correction) if float(correction).is_integer() else float(correction)
+        return t, ds, corr
+
+    def var(self, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False) -> Tensor:
+        t, ds, corr = self._var_args("var", x, dims, correction)
+        op = build(self._fd, "var", F.VarOp, t.value, ds, float(corr), bool(keepdim))
+        return self._emit("var", op, [t], [("dims", ds), ("correction", corr), ("keepdim", bool(keepdim))])
+
+    def var_mean(self, x: Any, dims: Any = None, correction: Any = 1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+        t, ds, corr = self._var_args("var_mean", x, dims, correction)
+        op = build(self._fd, "var_mean", F.VarMeanOp, t.value, ds, float(corr), bool(keepdim))
+        return self._emit("var_mean", op, [t], [("dims", ds), ("correction", corr), ("keepdim", bool(keepdim))])
+
+    def welford(self, x: Any, dims: Any) -> tuple[Tensor, Tensor, Tensor]:
+        t = self._t(x, "welford")
+        ds = self._dims(t, dims, "welford")
+        op = build(self._fd, "welford", F.WelfordOp, t.value, ds)
+        return self._emit("welford", op, [t], [("dims", ds)])
+
+    # ---- shape ops ------------------------------------------------------------------
+    def broadcast(self, x: Any, is_broadcast_dim: Any) -> Tensor:
+        t = self._t(x, "broadcast")
+        flags = as_bools(is_broadcast_dim, "broadcast", "is_broadcast_dim")
+        op = build(self._fd, "broadcast", F.BroadcastOp, t.value, flags)
+        return self._emit("broadcast", op, [t], [("is_broadcast_dim", flags)])
+
+    def broadcast_in_dim(self, x: Any, shape: Any, broadcast_dims: Any) -> Tensor:
+        name = "broadcast_in_dim"
+        t = self._t(x, name)
+        canon, elems = shape_elems(self._fd, shape, name, "shape")
+        bdims = as_ints(broadcast_dims, name, "broadcast_dims")
+        if len(bdims) != t.ndim:
+            raise ValueError(f"{name}: broadcast_dims {bdims} has {len(bdims)} entries for input rank {t.ndim}")
+        if any(not 0 <= d < len(elems) for d in bdims) or sorted(set(bdims)) != bdims:
+            raise ValueError(f"{name}: broadcast_dims {bdims} must be increasing and within rank {len(elems)}")
+        elems = self._fill_minus_one(t, elems, {d: i for i, d in enumerate(bdims)}, name)
+        static, sizes = mixed_sizes(self._fd, elems)
+        op = build(self._fd, name, F.BroadcastInDimOp, t.value, static, bdims, sizes)
+        return self._emit(name, op, [t], [("shape", canon), ("broadcast_dims", bdims)])
+
+    def _fill_minus_one(self, t: Tensor, elems: list[Elem], mapping: dict[int, int], opname: str) -> list[Elem]:
+        """``-1`` in a target shape keeps the mapped input axis' extent."""
+        out = []
+        for j, e in enumerate(elems):
+            if e.known == -1:
+                if j not in mapping:
+                    raise ValueError(f"{opname}: -1 at output axis {j} has no input axis to take its extent from")
+                i = mapping[j]
+                ext = t.static_shape[i]
+                e = Elem(None, ext) if ext != DYN else Elem(self._size_value(t, i), None)
+            elif e.known is not None and e.known < 0:
+                raise ValueError(f"{opname}: negative extent {e.known}")
+            out.append(e)
+        return out
+
+    def _size_value(self, t: Tensor, dim: int) -> Any:
+        return build(self._fd, "size", F.SizeOp, t.value, dim).results[0]
+
+    def expand(self, x: Any, shape: Any) -> Tensor:
+        t = self._t(x, "expand")
+        canon, elems = shape_elems(self._fd, shape, "expand", "shape")
+        if len(elems) != t.ndim:
+            raise ValueError(f"expand: shape has {len(elems)} entries for input rank {t.ndim}")
+        elems = self._fill_minus_one(t, elems, {i: i for i in range(t.ndim)}, "expand")
+        static, sizes = mixed_sizes(self._fd, elems)
+        op = build(self._fd, "expand", F.ExpandOp, t.value, static, sizes)
+        return self._emit("expand", op, [t], [("shape", canon)])
+
+    def reshape(self, x: Any, new_shape: Any) -> Tensor:
+        t = self._t(x, "reshape")
+        canon, elems = shape_elems(self._fd, new_shape, "reshape", "new_shape")
+        holes = [i for i, e in enumerate(elems) if e.known == -1]
+        if len(holes) > 1:
+            raise ValueError(f"reshape: only one -1 is allowed in new_shape, got {len(holes)}")
+        if any(e.known is not None and e.known < -1 for e in elems):
+            raise ValueError(f"reshape: negative extent in new_shape {[e.known for e in elems]}")
+        in_shape = list(t.static_shape)
+        known = [e.known for e in elems]
+        if holes and DYN not in in_shape and None not in known:
+            rest = prod(k for k in known if k != -1)
+            total = prod(in_shape)
+            if rest == 0 or total % rest:
+                raise ValueError(f"reshape: cannot infer -1 in {known} from sizes {fmt_shape(in_shape)}")
+            elems[holes[0]] = Elem(None, total // rest)
+        elif holes:
+            elems[holes[0]] = Elem(self._inferred_extent(t, elems, holes[0]), None)
+        out = [e.known for e in elems]
+        if DYN not in in_shape and None not in out and prod(in_shape) != prod(out):  # type: ignore[arg-type]
+            raise ValueError(
+                f"reshape: sizes {fmt_shape(in_shape)} ({prod(in_shape)} elements) and "
+                f"{fmt_shape(out)} ({prod(out)} elements) do not multiply out"  # type: ignore[arg-type]
+            )
+        static, sizes = mixed_sizes(self._fd, elems)
+        op = build(self._fd, "reshape", F.ReshapeOp, t.value, static, sizes)
+        return self._emit("reshape", op, [t], [("new_shape", canon)])
+
+    def _inferred_extent(self, t: Tensor, elems: list[Elem], hole: int) -> Any:
+        """IR computing ``numel(t) / prod(other entries)`` for a ``-1`` entry."""
+        fd = self._fd
+        total = fd._state.constant(1, DType.int64)
+        for i, e in enumerate(t.static_shape):
+            ext = fd._state.constant(e, DType.int64) if e != DYN else self._size_value(t, i)
+            total = build(fd, "reshape", F.BINARY_OP_CLASSES["mul"], total, ext).results[0]
+        for i, e in enumerate(elems):
+            if i != hole:
+                total = build(fd, "reshape", F.BINARY_OP_CLASSES["div"], total, fd._state.elem_value(e)).results[0]
+        return total
+
+    def view(self, x: Any, original_shape: Any = None, new_shape: Any = None) -> Tensor:
+        """The legacy spelling ``view(t, original_shape=, new_shape=)``; recorded as
+        ``reshape``."""
+        t = self._t(x, "view")
+        if original_shape is not None:
+            orig = as_ints(original_shape, "view", "original_shape")
+            if len(orig) != t.ndim or any(s not in (DYN, o) for s, o in zip(t.static_shape, orig, strict=True)):
+                raise ValueError(f"view: original_shape {orig} does not match {t.name} of sizes {fmt_shape(t.static_shape)}")
+        if new_shape is None:
+            raise ValueError("view: new_shape is required")
+        return self.reshape(t, new_shape)
+
+    def permute(self, x: Any, dims: Any) -> Tensor:
+        t = self._t(x, "permute")
+        ds = self._dims(t, dims, "permute")
+        norm = [d % max(t.ndim, 1) for d in ds]
+        if sorted(norm) != list(range(t.ndim)):
+            raise ValueError(f"permute: dims {ds} is not a permutation of rank {t.ndim}")
+        op = build(self._fd, "permute", F.PermuteOp, t.value, ds)
+        return self._emit("permute", op, [t], [("dims", ds)])
+
+    def squeeze(self, x: Any, dims: Any) -> Tensor:
+        t = self._t(x, "squeeze")
+        ds = self._dims(t, dims, "squeeze")
+        for d in ds:
+            ext = t.static_shape[normalize_dim(d, t.ndim)]
+            if ext not in (1, DYN):
+                raise ValueError(f"squeeze: cannot squeeze dim {d} of extent {ext} (sizes {fmt_shape(t.static_shape)})")
+        op = build(self._fd, "squeeze", F.SqueezeOp, t.value, ds)
+        return self._emit("squeeze", op, [t], [("dims", ds)])
+
+    def slice(self, x: Any, start_indices: Any = None, end_indices: Any = None, strides: Any = None, *, starts: Any = None, ends: Any = None) -> Tensor:
+        t = self._t(x, "slice")
+        start_indices = start_indices if start_indices is not None else starts
+        end_indices = end_indices if end_indices is not None else ends
+        if start_indices is None or end_indices is None:
+            raise ValueError("slice: start_indices and end_indices are required")
+        a = as_ints(start_indices, "slice", "start_indices")
+        b = as_ints(end_indices, "slice", "end_indices")
+        s = [1] * len(a) if strides is None else as_ints(strides, "slice", "strides")
+        if not len(a) == len(b) == len(s) == t.ndim:
+            raise ValueError(
+                f"slice: start_indices, end_indices and strides need {t.ndim} entries each "
+                f"(got {len(a)}, {len(b)}, {len(s)})"
+            )
+        for i, (lo, hi) in enumerate(zip(a, b, strict=True)):
+            ext = t.static_shape[i]
+            if lo < 0 or hi < lo or (ext != DYN and hi > ext):
+                raise ValueError(f"slice: axis {i} of extent {'?' if ext == DYN else ext} cannot be sliced [{lo}:{hi}]")
+        op = build(self._fd, "slice", F.SliceOp, t.value, a, b, s)
+        return self._emit("slice", op, [t], [("start_indices", a), ("end_indices", b), ("strides", s)])
+
+    def pad(self, x: Any, pad_widths: Any, value: Any = None) -> Tensor:
+        t = self._t(x, "pad")
+        w = as_ints(pad_widths, "pad", "pad_widths")
+        if value is None:
+            pv = st(self._fd).constant(0, t.type.dtype)
+            canon_value: Any = None
+        else:
+            v = self._v(value, "pad", "value")
+            if not isinstance(v, Scalar):
+                raise ValueError(f"pad: value must be a scalar, got tensor {v.name}")
+            pv, canon_value = v.value, v
+        op = build(self._fd, "pad", F.PadOp, t.value, w, pv)
+        return self._emit("pad", op, [t, w, canon_value])
+
+    def cat(self, tensors: Any, dim: Any = 0) -> Tensor:
+        if not isinstance(tensors, list | tuple) or not tensors:
+            raise ValueError("cat: tensors must be a non-empty list of tensors")
+        ts = [self._t(x, "cat", f"tensor #{i}") for i, x in enumerate(tensors)]
+        d = as_int(dim, "cat", "dim")
+        self._dims(ts[0], [d], "cat", "dim")
+        op = build(self._fd, "cat", F.CatOp, [x.value for x in ts], d)
+        return self._emit("cat", op, [ts], [("dim", d)])
+
+    # ---- indexing -------------------------------------------------------------------
+    def _indexing(self, name: str, cls: type[Operation], x: Any, index: Any, dim: Any) -> Tensor:
+        t = self._t(x, name)
+        idx = self._v(index, name, "index") if name == "select" else self._t(index, name, "index")
+        d = as_int(dim, name, "dim")
+        self._dims(t, [d], name, "dim")
+        op = build(self._fd, name, cls, t.value, idx.value, d)
+        return self._emit(name, op, [t, idx], [("dim", d)])
+
+    def gather(self, x: Any, index: Any, dim: Any) -> Tensor:
+        return self._indexing("gather", F.GatherOp, x, index, dim)
+
+    def take_along_axis(self, x: Any, index: Any, dim: Any) -> Tensor:
+        return self._indexing("take_along_axis", F.TakeAlongAxisOp, x, index, dim)
+
+    def index_select(self, x: Any, index: Any, dim: Any) -> Tensor:
+        return self._indexing("index_select", F.IndexSelectOp, x, index, dim)
+
+    def select(self, x: Any, index: Any, dim: Any) -> Tensor:
+        return self._indexing("select", F.SelectOp, x, index, dim)
+
+    # ---- factories and sizes --------------------------------------------------------
+    def iota(self, length: Any, start: Any = None, step: Any = None, dtype: Any = DataType.Int) -> Tensor:
+        dt = self._dtype(dtype, "iota")
+        if dt.is_null or dt is DataType.Bool:
+            raise ValueError(f"iota: dtype must be a number type, got {dt!r}")
+        n = self._v(length, "iota", "length")
+        if not isinstance(n, Scalar) or not F.dtype_of(n.value.type).is_integer:
+            raise ValueError(f"iota: length must be an integer scalar, got {n.name}")
+        parts: list[Any] = []
+        for what, v, default in (("start", start, 0), ("step", step, 1)):
+            if v is None:
+                parts.append((None, st(self._fd).constant(default, dt.to_dtype())))
+            else:
+                s = self._v(v, "iota", what)
+                if not isinstance(s, Scalar):
+                    raise ValueError(f"iota: {what} must be a scalar, got tensor {s.name}")
+                parts.append((s, s.value))
+        static = DYN if n.known is None else int(n.known)
+        if static < DYN:
+            raise ValueError(f"iota: length {static} is negative")
+        op = build(self._fd, "iota", F.IotaOp, n.value, parts[0][1], parts[1][1], dt.to_dtype(), static)
+        return self._emit("iota", op, [n, parts[0][0], parts[1][0]], [("dtype", dt)])
+
+    def full(self, shape: Any, fill_value: Any, dtype: Any) -> Tensor:
+        dt = self._dtype(dtype, "full")
+        if dt.is_null:
+            raise ValueError("full: dtype must not be DataType.Null")
+        canon, elems = shape_elems(self._fd, shape, "full", "shape")
+        if any(e.known is not None and e.known < 0 for e in elems):
+            raise ValueError(f"full: negative extent in shape {[e.known for e in elems]}")
+        v = self._v(fill_value, "full", "fill_value")
+        if not isinstance(v, Scalar):
+            raise ValueError(f"full: fill_value must be a scalar, got tensor {v.name}")
+        static, sizes = mixed_sizes(self._fd, elems)
+        op = build(self._fd, "full", F.FullOp, v.value, static, dt.to_dtype(), sizes)
+        return self._emit("full", op, [], [("shape", canon), ("fill_value", v), ("dtype", dt)])
+
+    def size(self, x: Any, dim: Any) -> Scalar:
+        t = self._t(x, "size")
+        d = as_int(dim, "size", "dim")
+        self._dims(t, [d], "size", "dim")
+        op = build(self._fd, "size", F.SizeOp, t.value, d)
+        ext = t.static_shape[normalize_dim(d, t.ndim)]
+        return self._emit("size", op, [t], [("dim", d)], known=None if ext == DYN else ext)
+
+    def shape(self, x: Any) -> Vector:
+        t = self._t(x, "shape")
+        elems = [
+            Elem(None, e) if e != DYN else Elem(self._size_value(t, i), None)
+            for i, e in enumerate(t.static_shape)
+        ]
+        v = new_vector(self._fd, elems)
+        record(self._fd, "ops.shape", [t], [], [v])
+        return v
+
+    def at(self, v: Any, index: Any) -> Scalar:
+        if not isinstance(v, Vector):
+            raise ValueError(f"at: expected a vector, got {v!r}")
+        check_mine(self._fd, v, "at")
+        i = as_int(index, "at", "index")
+        if not -len(v) <= i < len(v):
+            raise ValueError(f"at: index {i} is out of range for {v.name} of length {len(v)}")
+        e = v.elements[i]
+        s = new_scalar(self._fd, st(self._fd).elem_value(e), e.known)
+        record(self._fd, "ops.at", [v], [("index", i)], [s])
+        return s
+
+
+def _unary(name: str) -> Any:
+    cls = F.UNARY_OP_CLASSES[name]
+
+    def method(self: Operators, x: Any) -> Any:
+        return self._elementwise(name, cls, [x])
+
+    method.__name__ = name
+    method.__doc__ = cls.__doc__
+    return method
+
+
+def _binary(name: str) -> Any:
+    cls = F.BINARY_OP_CLASSES[name]
+
+    def method(self: Operators, a: Any, b: Any) -> Any:
+        return self._elementwise(name, cls, [a, b])
+
+    method.__name__ = name
+    method.__doc__ = cls.__doc__
+    return method
+
+
+for _name in F.UNARY_OP_CLASSES:
+    setattr(Operators, _name, _unary(_name))
+for _name in F.BINARY_OP_CLASSES:
+    setattr(Operators, _name, _binary(_name))

@@ -1,0 +1,193 @@
+"""Checking execute() inputs against the definition before anything runs.
+
+Inputs are numpy arrays (torch CPU tensors are converted to numpy views of their
+storage, so in-place outputs reach them), Python numbers for scalar inputs and
+lists or tuples of ints for vector inputs. Every mismatch is a ``ValueError``
+naming the input by position and by its name in the printed definition::
+
+    input 1 (T1): expected dtype float32, got float64
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from fuser_ir.dialects.fuser import TensorType
+from fuser_ir.dtypes import DType
+from fuser_ir.frontend.state import InputSpec
+from fuser_ir.shapes import DYN
+
+
+def is_torch_tensor(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and type(x).__name__ in ("Tensor", "Parameter")
+
+
+def torch_to_numpy(t: Any) -> np.ndarray:
+    """A numpy view of a CPU torch tensor (bfloat16 through an int16 view)."""
+    import torch
+
+    if t.device.type != "cpu":
+        raise ValueError(f"only CPU tensors can be executed on the CPU, got a tensor on {t.device}")
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def numpy_to_torch(a: Any) -> Any:
+    import torch
+
+    if not isinstance(a, np.ndarray):
+        return torch.tensor(a)
+    if not a.flags.writeable:
+        a = a.copy()
+    if a.dtype == ml_dtypes.bfloat16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def plain_inputs(inputs: Sequence[Any]) -> list[Any]:
+    """Torch tensors as numpy arrays, numpy scalars as Python numbers."""
+    out: list[Any] = []
+    for x in inputs:
+        if is_torch_tensor(x):
+            out.append(torch_to_numpy(x))
+        elif isinstance(x, np.generic):
+            out.append(x.item())
+        else:
+            out.append(x)
+    return out
+
+
+def actual_contiguity(a: np.ndarray) -> tuple[bool | None, ...]:
+    """nvFuser's contiguity of an array: per axis, whether its stride is the extent
+    times stride of the next inner non-broadcast axis (``None`` for extent-1 axes)."""
+    item = a.itemsize
+    axes = sorted(range(a.ndim), key=lambda i: (a.strides[i], -i))  # innermost first
+    out: list[bool | None] = [None] * a.ndim
+    expected = 1
+    for i in axes:
+        if a.shape[i] == 1:
+            continue
+        stride = a.strides[i] // item
+        out[i] = stride == expected
+        expected = stride * a.shape[i]
+    return tuple(out)
+
+
+def actual_stride_order(a: np.ndarray) -> tuple[int, ...]:
+    """``stride_order[i]``: rank of axis i's stride (``ndim-1`` for the outermost)."""
+    ranked = sorted(range(a.ndim), key=lambda i: (a.strides[i], -i))
+    order = [0] * a.ndim
+    for r, i in enumerate(ranked):
+        order[i] = r
+    return tuple(order)
+
+
+def validate_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> None:
+    if len(inputs) != len(specs):
+        names = ", ".join(s.name for s in specs)
+        raise ValueError(f"expected {len(specs)} inputs ({names}), got {len(inputs)}")
+    for pos, (spec, x) in enumerate(zip(specs, inputs, strict=True)):
+        where = f"input {pos} ({spec.name})"
+        if spec.kind == "tensor":
+            _check_tensor(where, spec.type, x)
+        elif spec.kind == "scalar":
+            _check_scalar(where, DType.from_xdsl(spec.type), x)
+        else:
+            if not isinstance(x, list | tuple) and not (isinstance(x, np.ndarray) and x.ndim == 1):
+                raise ValueError(f"{where}: expected a list or tuple of {spec.length} integers, got {type(x).__name__}")
+            if len(x) != spec.length:
+                raise ValueError(f"{where}: expected {spec.length} entries, got {len(x)}")
+            for k, e in enumerate(x):
+                if isinstance(e, bool) or not isinstance(e, int | np.integer):
+                    raise ValueError(f"{where}: entry {k} must be an integer, got {e!r}")
+
+
+def _check_tensor(where: str, t: Any, x: Any) -> None:
+    assert isinstance(t, TensorType)
+    if not isinstance(x, np.ndarray):
+        raise ValueError(f"{where}: expected a tensor (numpy array), got {type(x).__name__}")
+    want = t.dtype
+    try:
+        got = DType.from_numpy(x.dtype)
+    except ValueError:
+        raise ValueError(f"{where}: expected dtype {want}, got unsupported dtype {x.dtype}") from None
+    if got != want:
+        raise ValueError(f"{where}: expected dtype {want}, got {got}")
+    if x.ndim != t.rank:
+        raise ValueError(f"{where}: expected rank {t.rank}, got rank {x.ndim} (shape {list(x.shape)})")
+    shape = t.get_shape()
+    for a, (e, g) in enumerate(zip(shape, x.shape, strict=True)):
+        if e != DYN and e != g:
+            kind = "broadcast axis" if e == 1 else "static axis"
+            raise ValueError(f"{where}: {kind} {a} must have size {e}, got shape {list(x.shape)}")
+    if x.size == 0:
+        return
+    declared = t.get_contiguity()
+    order = t.get_stride_order()
+    got_contig = actual_contiguity(x)
+    for a, c in enumerate(declared):
+        if c and got_contig[a] is False:
+            raise ValueError(
+                f"{where}: axis {a} is declared contiguous but the array's strides "
+                f"{[s // x.itemsize for s in x.strides]} (in elements) are not"
+            )
+    # Declared contiguous axes also fix the order of the strides.
+    if any(declared):
+        got_order = actual_stride_order(x)
+        relevant = [a for a in range(x.ndim) if x.shape[a] != 1]
+        want_rank = sorted(relevant, key=lambda a: order[a])
+        got_rank = sorted(relevant, key=lambda a: got_order[a])
+        if want_rank != got_rank:
+            raise ValueError(
+                f"{where}: expected stride order {list(order)}, but the array's strides are "
+                f"{[s // x.itemsize for s in x.strides]} (in elements)"
+            )
+
+
+def _check_scalar(where: str, dt: DType, x: Any) -> None:
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x.item()
+    if dt.is_bool:
+        ok = isinstance(x, bool | np.bool_)
+    elif dt.is_integer:
+        ok = isinstance(x, int | np.integer) and not isinstance(x, bool)
+    else:
+        ok = isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool)
+    if not ok:
+        raise ValueError(f"{where}: expected a scalar of dtype {dt}, got {x!r} ({type(x).__name__})")
+
+
+def flatten_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> list[Any]:
+    """One value per fusion block argument (vector inputs become their entries)."""
+    flat: list[Any] = []
+    for spec, x in zip(specs, inputs, strict=True):
+        if spec.kind == "vector":
+            flat.extend(int(e) for e in x)
+        elif spec.kind == "scalar":
+            flat.append(x.item() if isinstance(x, np.ndarray | np.generic) else x)
+        else:
+            flat.append(x)
+    return flat
+
+
+def input_signature(specs: Sequence[InputSpec], inputs: Sequence[Any], concrete: bool) -> tuple:
+    """The second-level cache key: per tensor rank, dtype, contiguity and which axes
+    are size 1; sizes and scalar values only when the fusion must be concretized."""
+    key: list[Any] = []
+    for spec, x in zip(specs, inputs, strict=True):
+        if spec.kind == "tensor":
+            entry: tuple = (x.dtype.str, x.ndim, actual_contiguity(x), tuple(s == 1 for s in x.shape))
+            if concrete:
+                entry += (tuple(x.shape),)
+            key.append(entry)
+        elif concrete:
+            key.append(tuple(int(e) for e in x) if spec.kind == "vector" else x)
+        else:
+            key.append(spec.kind)
+    return tuple(key)
