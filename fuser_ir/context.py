@@ -8,7 +8,7 @@ from xdsl.dialects import get_all_dialects
 from fuser_ir.dialects import available_dialects
 
 # Upstream dialects that fuser's IR may contain (kernel lowering uses some of them).
-_UPSTREAM = ("builtin", "func", "arith", "math", "scf", "memref", "gpu", "test")
+_UPSTREAM = ("builtin", "func", "arith", "math", "scf", "memref", "gpu", "vector", "test")
 
 
 def make_context() -> Context:

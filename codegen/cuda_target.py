@@ -1,0 +1,59 @@
+"""The ``cuda`` xDSL target: ``fuser-opt file.mlir -t cuda`` prints every
+``kernel.func`` of the module as one CUDA C translation unit (see
+``codegen/cuda_printer.py``).
+
+Until ``fuser-opt`` registers it, the same output comes from::
+
+    python -m codegen.cuda_target file.mlir     # or '-' / no argument: stdin
+
+which exits 1 with a diagnostic (no traceback) on a parse, verifier or print error.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.target import Target
+
+from codegen.cuda_printer import print_cuda
+
+
+@dataclass(frozen=True)
+class CudaTarget(Target):
+    """Emit CUDA C for the ``kernel.func`` ops of a module."""
+
+    name = "cuda"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(print_cuda(module))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+    from codegen.cuda_printer import CudaPrintError
+    from fuser_ir.context import make_context, parse_module
+
+    args = sys.argv[1:] if argv is None else argv
+    path = args[0] if args else "-"
+    try:
+        text = sys.stdin.read() if path == "-" else open(path).read()
+        ctx = make_context()
+        if "vector" not in ctx.registered_dialect_names:  # until fuser_ir.context has it
+            from xdsl.dialects.vector import Vector
+
+            ctx.load_dialect(Vector)
+        module = parse_module(text, ctx)
+        CudaTarget().emit(ctx, module, sys.stdout)
+    except (OSError, ParseError, DiagnosticException, CudaPrintError) as e:
+        sys.stderr.write(f"cuda_target: error: {e}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

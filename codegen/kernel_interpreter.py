@@ -1,0 +1,522 @@
+"""Run kernel-level IR (``kernel.func``) on the CPU, for small shapes, without a GPU.
+
+The model is CUDA's: a grid of blocks, run one after the other; in a block, every
+thread is a Python generator over the kernel body, and the threads run in lockstep
+from one synchronization point to the next. Synchronization points are
+``kernel.barrier``, ``kernel.shuffle``, ``kernel.warp_reduce`` and
+``kernel.block_reduce``: when every thread of the block has stopped at the same op,
+the op is resolved for all of them at once (shuffles and warp reductions exchange
+values between the 32 lanes of each warp, block reductions through the block), and
+the threads go on. A thread that reaches a barrier that another thread skips, or
+threads stopped at different barriers, is an error (undefined behaviour on a GPU).
+
+Memory: global tensors are 1-D numpy arrays (the caller's buffers, written in
+place; a strided tensor is its flat buffer plus stride arguments); shared tiles
+(``kernel.shared_alloc``) are numpy arrays per block; ``memref.alloca`` arrays per
+thread. Every access is bounds-checked; a bad one raises :class:`KernelError` naming
+the kernel, the op, the index, the block and the thread. ``vector.load``/``store``
+also check that the address is aligned to the vector's size (``lanes * itemsize``).
+
+Numerics follow the GPU: values keep their IR type (``np.float32``,
+``np.float16``, ``ml_dtypes.bfloat16``, ...), so f16/bf16 are rounded at each
+``arith.truncf``; reductions combine in the same order as the CUDA helpers of
+``codegen/cuda_printer.py`` (butterfly within a warp, then warp partials in order).
+``index`` values are checked against the kernel's ``index_bits``.
+
+Usage::
+
+    run_kernel(module, "softmax", [x.reshape(-1), y.reshape(-1), cols, cols, cols],
+               grid=(rows, 1, 1))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from fuser_ir.dialects import kernel as k
+
+WARP = k.WARP_SIZE
+Gen = Generator[tuple[Operation, Any], Any, list[Any]]
+
+
+class KernelError(Exception):
+    """A kernel did something undefined: out-of-bounds or misaligned access, divergent
+    barrier, index overflow, an op the interpreter does not know."""
+
+
+def np_dtype(t: Attribute) -> Any:
+    if isinstance(t, Float32Type):
+        return np.float32
+    if isinstance(t, Float64Type):
+        return np.float64
+    if isinstance(t, Float16Type):
+        return np.float16
+    if isinstance(t, BFloat16Type):
+        return ml_dtypes.bfloat16
+    if isinstance(t, IntegerType):
+        return {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[t.width.data]
+    if isinstance(t, IndexType):
+        return np.int64
+    raise KernelError(f"no numpy type for {t}")
+
+
+def _fmax(a: Any, b: Any) -> Any:
+    return a if (a != a or a > b) else b
+
+
+def _fmin(a: Any, b: Any) -> Any:
+    return a if (a != a or a < b) else b
+
+
+def _welford(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+    if b[2] == 0:
+        return a
+    if a[2] == 0:
+        return b
+    n = a[2] + b[2]
+    delta = b[0] - a[0]
+    nb_n = b[2] / n
+    return (a[0] + delta * nb_n, a[1] + b[1] + delta * delta * a[2] * nb_n, n)
+
+
+def _combine(kind: str) -> Callable[[Any, Any], Any]:
+    if kind == "welford":
+        return _welford
+    one = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": _fmax,
+           "min": _fmin}[kind]
+    return lambda a, b: (one(a[0], b[0]),)
+
+
+_CMP = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b: a < b,
+    "sle": lambda a, b: a <= b, "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b,
+    "ult": lambda a, b: a < b, "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b,
+    "uge": lambda a, b: a >= b,
+}
+
+
+def _cmpf(pred: str, a: Any, b: Any) -> bool:
+    nan = bool(a != a or b != b)
+    if pred in ("false", "true"):
+        return pred == "true"
+    if pred == "ord":
+        return not nan
+    if pred == "uno":
+        return nan
+    base = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
+            "ge": a >= b}[pred[1:]]
+    return bool(base) and not nan if pred[0] == "o" else bool(base) or nan
+
+
+_MATH: dict[type[Operation], Callable[..., Any]] = {
+    mathd.ExpOp: np.exp, mathd.Exp2Op: np.exp2, mathd.ExpM1Op: np.expm1, mathd.LogOp: np.log,
+    mathd.Log2Op: np.log2, mathd.Log10Op: np.log10, mathd.Log1pOp: np.log1p,
+    mathd.SqrtOp: np.sqrt, mathd.TanhOp: np.tanh, mathd.SinOp: np.sin, mathd.CosOp: np.cos,
+    mathd.TanOp: np.tan, mathd.AbsFOp: np.abs, mathd.CeilOp: np.ceil, mathd.FloorOp: np.floor,
+    mathd.AtanOp: np.arctan, mathd.SinhOp: np.sinh, mathd.CoshOp: np.cosh,
+    mathd.AsinOp: np.arcsin, mathd.AcosOp: np.arccos, mathd.RoundEvenOp: np.rint,
+    mathd.TruncOp: np.trunc, mathd.PowFOp: np.power, mathd.Atan2Op: np.arctan2,
+}
+
+
+@dataclass
+class _Block:
+    func: k.FuncOp
+    idx: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    bdim: tuple[int, int, int]
+    shared: dict[Operation, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class _Thread:
+    blk: _Block
+    tid: tuple[int, int, int]
+    env: dict[SSAValue, Any] = field(default_factory=dict)
+
+    @property
+    def linear(self) -> int:
+        x, y, z = self.tid
+        bx, by, _ = self.blk.bdim
+        return x + bx * (y + by * z)
+
+
+class KernelInterpreter:
+    """Executes one ``kernel.func`` over a grid."""
+
+    def __init__(self, func: k.FuncOp) -> None:
+        self.func = func
+        self.name = func.sym_name.data
+        self.bits = func.get_index_bits()
+
+    def error(self, th: _Thread | None, op: Operation | None, msg: str) -> KernelError:
+        where = f"kernel '{self.name}'"
+        if op is not None:
+            where += f", {op.name}"
+        if th is not None:
+            where += f", block {th.blk.idx}, thread {th.tid}"
+        return KernelError(f"{where}: {msg}")
+
+    # ---- launch ----------------------------------------------------------------------
+    def run(self, args: Sequence[Any], grid: Sequence[int]) -> None:
+        params = self.func.args
+        if len(args) != len(params):
+            raise self.error(None, None, f"expected {len(params)} arguments, got {len(args)}")
+        values: list[Any] = []
+        for i, (p, a) in enumerate(zip(params, args, strict=True)):
+            if isinstance(p.type, MemRefType):
+                want = np.dtype(np_dtype(p.type.element_type))
+                if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype != want:
+                    raise self.error(None, None, f"argument #{i} ({p.name_hint}) must be a 1-D "
+                                     f"{want} numpy array, got {type(a).__name__}"
+                                     f"{getattr(a, 'shape', '')} {getattr(a, 'dtype', '')}")
+                values.append(a)
+            elif isinstance(p.type, IndexType):
+                values.append(self.check_index(None, None, int(a)))
+            else:
+                values.append(np_dtype(p.type)(a))
+        g = (tuple(grid) + (1, 1, 1))[:3]
+        bdim = self.func.get_block_size()
+        with np.errstate(all="ignore"):
+            for bz in range(g[2]):
+                for by in range(g[1]):
+                    for bx in range(g[0]):
+                        self.run_block(_Block(self.func, (bx, by, bz), g, bdim), values)
+
+    def run_block(self, blk: _Block, values: list[Any]) -> None:
+        bx, by, bz = blk.bdim
+        threads = [_Thread(blk, (x, y, z)) for z in range(bz) for y in range(by)
+                   for x in range(bx)]
+        gens = []
+        for th in threads:
+            th.env.update(zip(self.func.args, values, strict=True))
+            gens.append(self.exec_block(self.func.body.block, th))
+        pending: list[Any] = [None] * len(gens)
+        while True:
+            stops: list[tuple[Operation, Any] | None] = []
+            for i, g in enumerate(gens):
+                try:
+                    stops.append(g.send(pending[i]))
+                except StopIteration:
+                    stops.append(None)
+            live = [s for s in stops if s is not None]
+            if not live:
+                return
+            first = live[0][0]
+            if len(live) != len(stops):
+                done = stops.index(None)
+                raise self.error(threads[done], first,
+                                 "reached by some threads of the block but not by this one "
+                                 "(it returned): divergent synchronization")
+            for th, s in zip(threads, stops, strict=True):
+                assert s is not None
+                if s[0] is not first:
+                    raise self.error(th, s[0], f"threads of one block stopped at different "
+                                     f"synchronization points ({first.name} and {s[0].name})")
+            pending = self.resolve(first, threads, [s[1] for s in stops])  # type: ignore[index]
+
+    # ---- synchronization -------------------------------------------------------------
+    def resolve(self, op: Operation, threads: list[_Thread], payloads: list[Any]) -> list[Any]:
+        n = len(threads)
+        if isinstance(op, k.BarrierOp):
+            return [None] * n
+        if isinstance(op, k.ShuffleOp):
+            out = []
+            for i, (v, off) in enumerate(payloads):
+                lane, base = i % WARP, i - i % WARP
+                src = {"xor": lane ^ off, "down": lane + off, "up": lane - off,
+                       "idx": off}[op.mode.data]
+                ok = 0 <= src < WARP and base + src < n
+                out.append(payloads[base + src][0] if ok else v)
+            return out
+        if isinstance(op, k.WarpReduceOp):
+            return self.warp_reduce(op, threads, [tuple(p) for p in payloads], op.kind.data)
+        if isinstance(op, k.BlockReduceOp):
+            return self.block_reduce(op, threads, [tuple(p) for p in payloads])
+        raise self.error(threads[0], op, "not a synchronization op")
+
+    def warp_reduce(self, op: Operation, threads: list[_Thread], vals: list[tuple[Any, ...]],
+                    kind: str) -> list[Any]:
+        if len(vals) % WARP:
+            raise self.error(threads[-1], op, f"needs full warps of {WARP} lanes, the block "
+                             f"has {len(vals)} threads")
+        comb = _combine(kind)
+        cur = list(vals)
+        off = WARP // 2
+        while off:
+            cur = [comb(cur[i], cur[i ^ off]) for i in range(len(cur))]
+            off //= 2
+        return cur
+
+    def block_reduce(self, op: k.BlockReduceOp, threads: list[_Thread],
+                     vals: list[tuple[Any, ...]]) -> list[Any]:
+        dims = op.get_dims()
+        comb = _combine(op.kind.data)
+        bx, by, bz = threads[0].blk.bdim
+        if dims == (0,) and bx % WARP == 0:
+            warped = self.warp_reduce(op, threads, vals, op.kind.data)
+            nwarps = bx // WARP
+            out = []
+            for th in threads:
+                row = th.linear // bx
+                acc = warped[row * bx]
+                for w in range(1, nwarps):
+                    acc = comb(acc, warped[row * bx + w * WARP])
+                out.append(acc)
+            return out
+        ext = [bx if 0 in dims else 1, by if 1 in dims else 1, bz if 2 in dims else 1]
+        results: dict[int, Any] = {}
+        out = []
+        for th in threads:
+            lead = [0 if d in dims else th.tid[d] for d in range(3)]
+            li = lead[0] + bx * (lead[1] + by * lead[2])
+            if li not in results:
+                acc = vals[li]
+                for z in range(ext[2]):
+                    for y in range(ext[1]):
+                        for x in range(ext[0]):
+                            if x + y + z:
+                                acc = comb(acc, vals[li + x + bx * (y + by * z)])
+                results[li] = acc
+            out.append(results[li])
+        return out
+
+    # ---- execution -------------------------------------------------------------------
+    def exec_block(self, blk: Block, th: _Thread) -> Gen:
+        env = th.env
+        for op in blk.ops:
+            if isinstance(op, scf.YieldOp | k.ReturnOp):
+                return [env[v] for v in op.operands]
+            if isinstance(op, scf.ForOp):
+                lb, ub, step = env[op.lb], env[op.ub], env[op.step]
+                if step <= 0:
+                    raise self.error(th, op, f"step must be positive, got {step}")
+                carried = [env[v] for v in op.iter_args]
+                body = op.body.block
+                i = lb
+                while i < ub:
+                    env[body.args[0]] = i
+                    env.update(zip(body.args[1:], carried, strict=True))
+                    carried = yield from self.exec_block(body, th)
+                    i += step
+                env.update(zip(op.res, carried, strict=True))
+            elif isinstance(op, scf.IfOp):
+                region = op.true_region if env[op.cond] else op.false_region
+                res = (yield from self.exec_block(region.block, th)) if region.blocks else []
+                env.update(zip(op.output, res, strict=True))
+            elif isinstance(op, k.BarrierOp):
+                yield (op, None)
+            elif isinstance(op, k.ShuffleOp):
+                env[op.result] = yield (op, (env[op.value], int(env[op.offset])))
+            elif isinstance(op, k.WarpReduceOp | k.BlockReduceOp):
+                res = yield (op, tuple(env[v] for v in op.values))
+                env.update(zip(op.results_, res, strict=True))
+            else:
+                self.exec_op(op, th)
+        return []
+
+    def check_index(self, th: _Thread | None, op: Operation | None, v: int) -> int:
+        lim = 1 << (self.bits - 1)
+        if not -lim <= v < lim:
+            raise self.error(th, op, f"index value {v} overflows {self.bits}-bit index math")
+        return v
+
+    def exec_op(self, op: Operation, th: _Thread) -> None:  # noqa: C901
+        env = th.env
+        ins = [env[v] if v in env else self.constant(v) for v in op.operands]
+        if isinstance(op, arith.ConstantOp):
+            env[op.result] = self.constant(op.result)
+            return
+        res: Any
+        if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivSIOp
+                      | arith.RemSIOp):
+            a, b = ins
+            if isinstance(op, arith.DivSIOp | arith.RemSIOp) and b == 0:
+                raise self.error(th, op, "integer division by zero")
+            if isinstance(op, arith.AddiOp):
+                res = a + b
+            elif isinstance(op, arith.SubiOp):
+                res = a - b
+            elif isinstance(op, arith.MuliOp):
+                res = a * b
+            elif isinstance(op, arith.DivSIOp):
+                res = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C truncation
+            else:
+                res = a - b * (abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1))
+            if isinstance(op.result.type, IndexType):
+                res = self.check_index(th, op, int(res))
+            else:
+                res = np_dtype(op.result.type)(res)
+        elif isinstance(op, arith.AndIOp):
+            res = ins[0] & ins[1]
+        elif isinstance(op, arith.OrIOp):
+            res = ins[0] | ins[1]
+        elif isinstance(op, arith.XOrIOp):
+            res = ins[0] ^ ins[1]
+        elif isinstance(op, arith.AddfOp):
+            res = ins[0] + ins[1]
+        elif isinstance(op, arith.SubfOp):
+            res = ins[0] - ins[1]
+        elif isinstance(op, arith.MulfOp):
+            res = ins[0] * ins[1]
+        elif isinstance(op, arith.DivfOp):
+            res = ins[0] / ins[1]
+        elif isinstance(op, arith.NegfOp):
+            res = -ins[0]
+        elif isinstance(op, arith.MaximumfOp):
+            res = _fmax(*ins)
+        elif isinstance(op, arith.MinimumfOp):
+            res = _fmin(*ins)
+        elif isinstance(op, arith.MaxnumfOp | arith.MinnumfOp):
+            fn = np.fmax if isinstance(op, arith.MaxnumfOp) else np.fmin
+            res = fn(*ins)
+        elif isinstance(op, arith.MaxSIOp):
+            res = max(ins)
+        elif isinstance(op, arith.MinSIOp):
+            res = min(ins)
+        elif isinstance(op, arith.CmpiOp):
+            pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+            res = bool(_CMP[pred](*ins))
+        elif isinstance(op, arith.CmpfOp):
+            res = _cmpf(arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data], *ins)
+        elif isinstance(op, arith.SelectOp):
+            res = ins[1] if ins[0] else ins[2]
+        elif isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp):
+            res = np_dtype(op.results[0].type)(ins[0])
+        elif isinstance(op, arith.FPToSIOp | arith.ExtSIOp | arith.TruncIOp
+                        | arith.IndexCastOp | arith.ExtUIOp):
+            t = op.results[0].type
+            res = int(ins[0]) if isinstance(t, IndexType) else np_dtype(t)(ins[0])
+        elif type(op) in _MATH:
+            res = _MATH[type(op)](*ins)
+        elif isinstance(op, mathd.RsqrtOp):
+            x = ins[0]
+            res = type(x)(1) / np.sqrt(x)
+        elif isinstance(op, mathd.ErfOp):
+            res = type(ins[0])(math.erf(float(ins[0])))
+        elif isinstance(op, mathd.FmaOp):
+            a, b, c = ins
+            res = type(a)(float(a) * float(b) + float(c))
+        elif isinstance(op, k.ThreadIdOp):
+            res = th.tid[op.axis()]
+        elif isinstance(op, k.BlockIdOp):
+            res = th.blk.idx[op.axis()]
+        elif isinstance(op, k.BlockDimOp):
+            res = th.blk.bdim[op.axis()]
+        elif isinstance(op, k.GridDimOp):
+            res = th.blk.grid[op.axis()]
+        elif isinstance(op, memref.LoadOp):
+            arr = ins[0]
+            idx = self.checked(th, op, arr, ins[1:])
+            res = arr[idx]
+        elif isinstance(op, memref.StoreOp):
+            arr = ins[1]
+            arr[self.checked(th, op, arr, ins[2:])] = ins[0]
+            return
+        elif isinstance(op, memref.AllocaOp):
+            t = op.memref.type
+            assert isinstance(t, MemRefType)
+            res = np.zeros(t.get_shape(), np_dtype(t.element_type))
+        elif isinstance(op, k.SharedAllocOp):
+            t = op.result.type
+            assert isinstance(t, MemRefType)
+            if op not in th.blk.shared:  # garbage-initialized on a GPU: NaN-fill floats
+                arr = np.zeros(t.get_shape(), np_dtype(t.element_type))
+                if arr.dtype.kind == "f" or arr.dtype == ml_dtypes.bfloat16:
+                    arr[...] = np.nan
+                th.blk.shared[op] = arr
+            res = th.blk.shared[op]
+        elif isinstance(op, vector.LoadOp):
+            arr, off = ins[0], ins[1]
+            lanes = k.vector_lanes(op.result.type)
+            self.check_vector(th, op, arr, off, lanes)
+            res = arr[off:off + lanes].copy()
+        elif isinstance(op, vector.StoreOp):
+            vec, arr, off = ins[0], ins[1], ins[2]
+            self.check_vector(th, op, arr, off, len(vec))
+            arr[off:off + len(vec)] = vec
+            return
+        elif isinstance(op, vector.ExtractOp):
+            (pos,) = op.static_position.get_values()
+            res = ins[0][pos]
+        elif isinstance(op, k.FromElementsOp):
+            assert isinstance(op.result.type, VectorType)
+            res = np.array(ins, dtype=np_dtype(op.result.type.element_type))
+        else:
+            raise self.error(th, op, "the kernel interpreter does not know this op")
+        env[op.results[0]] = res
+
+    def constant(self, v: SSAValue) -> Any:
+        op = v.owner
+        if not isinstance(op, arith.ConstantOp):
+            raise self.error(None, op if isinstance(op, Operation) else None,
+                             f"value {v} used before its definition")
+        attr = op.value
+        if isinstance(attr, IntegerAttr):
+            if isinstance(v.type, IndexType):
+                return attr.value.data
+            if v.type == IntegerType(1):
+                return bool(attr.value.data)
+            return np_dtype(v.type)(attr.value.data)
+        if isinstance(attr, FloatAttr):
+            return np_dtype(v.type)(attr.value.data)
+        raise self.error(None, op, f"unsupported constant {attr}")
+
+    def checked(self, th: _Thread, op: Operation, arr: np.ndarray,
+                idx: Sequence[int]) -> tuple[int, ...]:
+        if len(idx) != arr.ndim or any(not 0 <= i < s for i, s in zip(idx, arr.shape,
+                                                                       strict=True)):
+            raise self.error(th, op, f"index {list(idx)} out of bounds for a buffer of shape "
+                             f"{list(arr.shape)}")
+        return tuple(idx)
+
+    def check_vector(self, th: _Thread, op: Operation, arr: np.ndarray, off: int,
+                     lanes: int) -> None:
+        if not (0 <= off and off + lanes <= arr.shape[0]):
+            raise self.error(th, op, f"vector of {lanes} at index {off} out of bounds for a "
+                             f"buffer of {arr.shape[0]} elements")
+        nbytes = lanes * arr.itemsize
+        addr = arr.ctypes.data + off * arr.itemsize
+        if addr % nbytes:
+            raise self.error(th, op, f"misaligned {nbytes * 8}-bit access at index {off} "
+                             f"(address {addr:#x} is not a multiple of {nbytes})")
+
+
+def find_kernel(module: ModuleOp | k.FuncOp, name: str | None = None) -> k.FuncOp:
+    if isinstance(module, k.FuncOp):
+        return module
+    funcs = [op for op in module.walk() if isinstance(op, k.FuncOp)]
+    for f in funcs:
+        if name is None or f.sym_name.data == name:
+            return f
+    raise KernelError(f"no kernel.func @{name} in the module "
+                      f"(has {[f.sym_name.data for f in funcs]})")
+
+
+def run_kernel(module: ModuleOp | k.FuncOp, name: str | None, args: Sequence[Any],
+               grid: Sequence[int]) -> None:
+    """Run kernel ``name`` of ``module`` on ``grid`` blocks (its ``block_size``); numpy
+    array arguments are global memory, written in place."""
+    KernelInterpreter(find_kernel(module, name)).run(args, grid)

@@ -1,0 +1,498 @@
+"""The ``kernel`` dialect: what upstream MLIR vocabulary lacks for fuser's CUDA kernels.
+
+Kernel-level IR is mostly upstream xDSL dialects, so that a kernel reads (and is
+rewritten) with standard MLIR words:
+
+* ``scf.for`` (``{kernel.unroll}`` on the op prints ``#pragma unroll``), ``scf.if``,
+  ``scf.yield``; ``arith``; ``math``;
+* ``memref.load`` / ``memref.store`` on global tensors and shared tiles,
+  ``memref.alloca`` for per-thread register arrays (the persistent schedulers keep a
+  row in one);
+* ``vector.load`` / ``vector.store`` of ``vector<4xf32>``, ``vector<8xbf16>``, ... for
+  128-bit global accesses, ``vector.extract`` to read one lane.
+
+Kernels are ``kernel.func`` ops directly in a ``builtin.module``. xDSL 0.74's ``gpu``
+dialect has the right ops (``gpu.func``, ``gpu.thread_id``, ``gpu.barrier``, ...) but
+only in the generic syntax, which is unreadable, so their counterparts are here:
+``kernel.thread_id x``, ``kernel.block_id``, ``kernel.block_dim``, ``kernel.grid_dim``
+(``threadIdx.x``, ...; ``index`` results) and ``kernel.barrier`` (``__syncthreads()``).
+A ``kernel.func`` has ``block_size`` (required; becomes ``__launch_bounds__`` and sizes the
+shared reduction workspace) and ``index_bits`` are attributes, ``kernel.return`` ends
+the body.
+
+Conventions the printer (``codegen/cuda_printer.py``) and the interpreter
+(``codegen/kernel_interpreter.py``) rely on:
+
+* A global tensor is a kernel argument of type ``memref<?xT>``: a flat pointer
+  (``T* __restrict__``). Its sizes and strides are separate ``index`` arguments and the
+  element offset is computed with explicit ``arith`` on ``index`` values, so the
+  printed CUDA is a pointer plus integer sizes/strides and ``x[offset]``.
+* ``index`` is 32-bit (``int``) when the function carries ``index_bits = 32``
+  (the lowering decides from the tensor sizes), 64-bit (``int64_t``) otherwise; index
+  arguments have the same C type.
+* Half and bfloat16 are loaded, ``arith.extf``-ed to f32, computed in f32 and
+  ``arith.truncf``-ed before the store.
+
+This dialect adds the rest::
+
+    builtin.module {
+      kernel.func @row_sum(%x : memref<?xf32>, %y : memref<?xf32>, %cols : index)
+          attributes {block_size = array<i32: 128, 1, 1>, index_bits = 32 : i64} {
+        %tid = kernel.thread_id x
+        ...
+        %w = kernel.shuffle %v, %c16 {mode = "xor"} : (f32, i32) -> f32
+        %s = kernel.warp_reduce %v {kind = "add"} : (f32) -> f32
+        %r = kernel.block_reduce %v {kind = "max", dims = array<i64: 0>} : (f32) -> f32
+        %a, %m2, %n = kernel.block_reduce %a0, %m0, %n0 {kind = "welford", dims = array<i64: 0>}
+            : (f32, f32, f32) -> (f32, f32, f32)
+        %tile = kernel.shared_alloc {padding = 1 : i64} : memref<32x33xf32, 3 : i64>
+        %v4 = kernel.from_elements %a, %b, %c, %d : (f32, f32, f32, f32) -> vector<4xf32>
+        kernel.return
+      }
+    }
+
+* ``kernel.shuffle``: ``__shfl_{xor,down,up,}_sync`` over the full warp.
+* ``kernel.warp_reduce``: a butterfly (xor) reduction over the 32 lanes of a warp;
+  every lane gets the result. Kinds ``add``, ``mul``, ``max``, ``min`` (one operand)
+  and ``welford`` (three operands: mean, M2 and count, all floats; Chan's combine).
+* ``kernel.block_reduce``: reduces over the threads of a block that differ only in the
+  thread-index axes ``dims`` (0 = x, 1 = y, 2 = z), through warp shuffles and shared
+  memory; every participating thread gets the result. It is a barrier: all threads of
+  the block must reach it.
+* ``kernel.shared_alloc``: a static shared-memory tile (``__shared__``), memory space
+  3; ``padding`` elements are added to the innermost extent to avoid bank conflicts
+  (a 32x32 float tile padded by one is ``memref<32x33xf32, 3 : i64>``).
+* ``kernel.from_elements``: a vector built from scalars (the value of a 128-bit store);
+  upstream MLIR's ``vector.from_elements``, which xDSL 0.74 lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    DenseArrayBase,
+    FunctionType,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    VectorType,
+    i32,
+    i64,
+)
+from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
+from xdsl.ir import Attribute, Block, BlockArgument, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    attr_def,
+    irdl_op_definition,
+    operand_def,
+    opt_attr_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+WARP_SIZE = 32
+SHARED_MEMORY_SPACE = 3
+SHUFFLE_MODES = ("xor", "down", "up", "idx")
+REDUCTION_KINDS = ("add", "mul", "max", "min", "welford")
+UNROLL_ATTR = "kernel.unroll"
+
+
+@irdl_op_definition
+class FuncOp(IRDLOperation):
+    """A CUDA kernel: ``extern "C" __global__ void __launch_bounds__(X*Y*Z) name(...)``.
+
+    ``block_size`` is the launch's block shape (x, y, z); ``index_bits`` (32 or 64,
+    default 64) the width of ``index`` values and arguments."""
+
+    name = "kernel.func"
+    sym_name = attr_def(SymbolNameConstraint())
+    function_type = attr_def(FunctionType)
+    block_size = attr_def(DenseArrayBase)
+    index_bits = opt_attr_def(IntegerAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+
+    def __init__(self, name: str, arg_types: Sequence[Attribute],
+                 block_size: Sequence[int], index_bits: int = 64) -> None:
+        bs = list(block_size) + [1] * (3 - len(block_size))
+        attrs: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "function_type": FunctionType.from_lists(list(arg_types), []),
+            "block_size": DenseArrayBase.from_list(i32, bs),
+        }
+        if index_bits != 64:
+            attrs["index_bits"] = IntegerAttr(index_bits, i64)
+        super().__init__(attributes=attrs, regions=[Region(Block(arg_types=arg_types))])
+
+    @property
+    def args(self) -> tuple[BlockArgument, ...]:
+        return self.body.block.args
+
+    def get_block_size(self) -> tuple[int, int, int]:
+        v = [int(x) for x in self.block_size.get_values()]
+        return (v[0], v[1], v[2])
+
+    def threads_per_block(self) -> int:
+        x, y, z = self.get_block_size()
+        return x * y * z
+
+    def get_index_bits(self) -> int:
+        return 64 if self.index_bits is None else self.index_bits.value.data
+
+    def verify_(self) -> None:
+        where = f"kernel.func @{self.sym_name.data}"
+        if self.function_type.outputs.data:
+            raise VerifyException(f"{where}: a kernel returns nothing, got results "
+                                  f"{list(self.function_type.outputs.data)}")
+        if tuple(self.function_type.inputs.data) != self.body.block.arg_types:
+            raise VerifyException(f"{where}: the entry block's argument types differ from "
+                                  f"the function type")
+        bs = [int(x) for x in self.block_size.get_values()]
+        if len(bs) != 3 or any(b < 1 for b in bs) or bs[0] * bs[1] * bs[2] > 1024:
+            raise VerifyException(f"{where}: block_size must be 3 positive extents with at "
+                                  f"most 1024 threads, got {bs}")
+        if self.get_index_bits() not in (32, 64):
+            raise VerifyException(f"{where}: index_bits must be 32 or 64, got "
+                                  f"{self.get_index_bits()}")
+        for i, t in enumerate(self.function_type.inputs.data):
+            if isinstance(t, MemRefType):
+                if t.get_num_dims() != 1 or t.get_shape()[0] != DYNAMIC_INDEX or not isinstance(
+                        t.memory_space, NoneAttr):
+                    raise VerifyException(
+                        f"{where}: argument #{i} must be a flat global tensor memref<?xT>, "
+                        f"got {t}")
+            elif not isinstance(t, AnyFloat | IntegerType | IndexType):
+                raise VerifyException(f"{where}: argument #{i} has unsupported type {t}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncOp:
+        name, inputs, outputs, region, extra, _, _ = parse_func_op_like(
+            parser, reserved_attr_names=("sym_name", "function_type"))
+        op = cls.create(attributes={"sym_name": StringAttr(name),
+                                    "function_type": FunctionType.from_lists(inputs, outputs)},
+                        regions=[region])
+        if extra is not None:
+            op.attributes |= extra.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_func_op_like(printer, self.sym_name, self.function_type, self.body,
+                           self.attributes, reserved_attr_names=("sym_name", "function_type"),
+                           print_empty_outputs=False)
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """The end of a ``kernel.func``."""
+
+    name = "kernel.return"
+    assembly_format = "attr-dict"
+    traits = traits_def(IsTerminator(), HasParent(FuncOp))
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+class _LaunchIndexOp(IRDLOperation):
+    """``threadIdx``/``blockIdx``/``blockDim``/``gridDim`` along one axis (x, y, z)."""
+
+    dim = prop_def(StringAttr)
+    result = result_def(IndexType)
+
+    def __init__(self, dim: str) -> None:
+        super().__init__(result_types=[IndexType()], properties={"dim": StringAttr(dim)})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _LaunchIndexOp:
+        pos = parser.pos
+        dim = parser.parse_identifier()
+        if dim not in ("x", "y", "z"):
+            parser.raise_error(f"{cls.name}: expected x, y or z, got '{dim}'", pos, parser.pos)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(dim)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.dim.data}")
+        printer.print_op_attributes(self.attributes)
+
+    def axis(self) -> int:
+        return "xyz".index(self.dim.data)
+
+    def verify_(self) -> None:
+        if self.dim.data not in ("x", "y", "z"):
+            raise VerifyException(f"{self.name}: dim must be x, y or z, got '{self.dim.data}'")
+
+
+@irdl_op_definition
+class ThreadIdOp(_LaunchIndexOp):
+    name = "kernel.thread_id"
+
+
+@irdl_op_definition
+class BlockIdOp(_LaunchIndexOp):
+    name = "kernel.block_id"
+
+
+@irdl_op_definition
+class BlockDimOp(_LaunchIndexOp):
+    name = "kernel.block_dim"
+
+
+@irdl_op_definition
+class GridDimOp(_LaunchIndexOp):
+    name = "kernel.grid_dim"
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """``__syncthreads()``: every thread of the block must reach it."""
+
+    name = "kernel.barrier"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+def enclosing_kernel(op: Operation) -> FuncOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, FuncOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, AnyFloat)
+
+
+def _is_scalar(t: Attribute) -> bool:
+    return isinstance(t, AnyFloat | IntegerType | IndexType)
+
+
+@irdl_op_definition
+class ShuffleOp(IRDLOperation):
+    """``__shfl_<mode>_sync(0xffffffff, value, offset)`` over the full warp."""
+
+    name = "kernel.shuffle"
+    value = operand_def()
+    offset = operand_def(IntegerType)
+    mode = prop_def(StringAttr)
+    result = result_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$value `,` $offset attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, value: SSAValue | Operation, offset: SSAValue | Operation,
+                 mode: str = "xor") -> None:
+        value = SSAValue.get(value)
+        super().__init__(operands=[value, offset], result_types=[value.type],
+                         properties={"mode": StringAttr(mode)})
+
+    def verify_(self) -> None:
+        if self.mode.data not in SHUFFLE_MODES:
+            raise VerifyException(
+                f"kernel.shuffle: unknown mode '{self.mode.data}' (expected one of "
+                f"{', '.join(SHUFFLE_MODES)})")
+        if not _is_scalar(self.value.type):
+            raise VerifyException(
+                f"kernel.shuffle: the shuffled value must be a scalar, got {self.value.type}")
+        if self.result.type != self.value.type:
+            raise VerifyException(
+                f"kernel.shuffle: result type {self.result.type} differs from the value "
+                f"type {self.value.type}")
+        if enclosing_kernel(self) is None:
+            raise VerifyException("kernel.shuffle must be inside a kernel.func")
+
+
+def _verify_reduction(op: IRDLOperation, kind: str, values: Sequence[SSAValue],
+                      results: Sequence[SSAValue]) -> None:
+    if kind not in REDUCTION_KINDS:
+        raise VerifyException(
+            f"{op.name}: unknown kind '{kind}' (expected one of {', '.join(REDUCTION_KINDS)})")
+    want = 3 if kind == "welford" else 1
+    if len(values) != want:
+        raise VerifyException(
+            f"{op.name}: kind '{kind}' takes {want} operand(s), got {len(values)}")
+    if len(results) != len(values):
+        raise VerifyException(
+            f"{op.name}: {len(values)} operand(s) but {len(results)} result(s)")
+    for i, (v, r) in enumerate(zip(values, results, strict=True)):
+        if not _is_scalar(v.type) or isinstance(v.type, IndexType):
+            raise VerifyException(
+                f"{op.name}: operand #{i} must be a float or integer scalar, got {v.type}")
+        if r.type != v.type:
+            raise VerifyException(
+                f"{op.name}: result #{i} has type {r.type}, its operand {v.type}")
+    if kind == "welford":
+        types = {v.type for v in values}
+        if len(types) != 1 or not _is_float(values[0].type):
+            raise VerifyException(
+                f"{op.name}: welford operands (mean, M2, count) must share one float type, "
+                f"got {', '.join(str(v.type) for v in values)}")
+    if enclosing_kernel(op) is None:
+        raise VerifyException(f"{op.name} must be inside a kernel.func")
+
+
+@irdl_op_definition
+class WarpReduceOp(IRDLOperation):
+    """Reduce a value over the 32 lanes of a warp; every lane gets the result."""
+
+    name = "kernel.warp_reduce"
+    values = var_operand_def()
+    kind = prop_def(StringAttr)
+    results_ = var_result_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$values attr-dict `:` functional-type($values, $results_)"
+
+    def __init__(self, values: Sequence[SSAValue | Operation], kind: str) -> None:
+        vals = [SSAValue.get(v) for v in values]
+        super().__init__(operands=[vals], result_types=[[v.type for v in vals]],
+                         properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        _verify_reduction(self, self.kind.data, self.values, self.results_)
+
+
+@irdl_op_definition
+class BlockReduceOp(IRDLOperation):
+    """Reduce over the threads of a block along thread axes ``dims``; a barrier."""
+
+    name = "kernel.block_reduce"
+    values = var_operand_def()
+    kind = prop_def(StringAttr)
+    dims = prop_def(DenseArrayBase)
+    results_ = var_result_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$values attr-dict `:` functional-type($values, $results_)"
+
+    def __init__(self, values: Sequence[SSAValue | Operation], kind: str,
+                 dims: Sequence[int] = (0,)) -> None:
+        vals = [SSAValue.get(v) for v in values]
+        super().__init__(operands=[vals], result_types=[[v.type for v in vals]],
+                         properties={"kind": StringAttr(kind),
+                                     "dims": DenseArrayBase.from_list(i64, list(dims))})
+
+    def get_dims(self) -> tuple[int, ...]:
+        return tuple(int(d) for d in self.dims.get_values())
+
+    def verify_(self) -> None:
+        _verify_reduction(self, self.kind.data, self.values, self.results_)
+        dims = self.get_dims()
+        if not dims or list(dims) != sorted(set(dims)) or any(d not in (0, 1, 2) for d in dims):
+            raise VerifyException(
+                f"kernel.block_reduce: dims must be a non-empty increasing subset of "
+                f"[0, 1, 2] (x, y, z), got {list(dims)}")
+
+
+@irdl_op_definition
+class SharedAllocOp(IRDLOperation):
+    """A static ``__shared__`` tile; ``padding`` elements pad the innermost extent."""
+
+    name = "kernel.shared_alloc"
+    padding = opt_prop_def(IntegerAttr)
+    result = result_def(MemRefType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute,
+                 padding: int = 0) -> None:
+        padded = list(shape[:-1]) + [shape[-1] + padding]
+        ty = MemRefType(element_type, padded,
+                        memory_space=IntegerAttr(SHARED_MEMORY_SPACE, i64))
+        props = {"padding": IntegerAttr(padding, i64)} if padding else {}
+        super().__init__(result_types=[ty], properties=props)
+
+    def get_padding(self) -> int:
+        return 0 if self.padding is None else self.padding.value.data
+
+    def verify_(self) -> None:
+        ty = self.result.type
+        assert isinstance(ty, MemRefType)
+        shape = ty.get_shape()
+        if not shape or any(s < 1 for s in shape):
+            raise VerifyException(
+                f"kernel.shared_alloc: the tile must have a static, non-empty shape, got {ty}")
+        space = ty.memory_space
+        if not (isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE):
+            raise VerifyException(
+                f"kernel.shared_alloc: the result must be in memory space "
+                f"{SHARED_MEMORY_SPACE} (shared), got {ty}")
+        pad = self.get_padding()
+        if pad < 0 or pad >= shape[-1]:
+            raise VerifyException(
+                f"kernel.shared_alloc: padding {pad} must be in [0, {shape[-1]}) (the padded "
+                f"innermost extent)")
+        if enclosing_kernel(self) is None:
+            raise VerifyException("kernel.shared_alloc must be inside a kernel.func")
+
+
+@irdl_op_definition
+class FromElementsOp(IRDLOperation):
+    """A 1-D vector from scalars (upstream MLIR's ``vector.from_elements``)."""
+
+    name = "kernel.from_elements"
+    elements = var_operand_def()
+    result = result_def(VectorType)
+
+    assembly_format = "$elements attr-dict `:` functional-type($elements, $result)"
+
+    def __init__(self, elements: Sequence[SSAValue | Operation]) -> None:
+        vals = [SSAValue.get(v) for v in elements]
+        super().__init__(operands=[vals],
+                         result_types=[VectorType(vals[0].type, [len(vals)])])
+
+    def verify_(self) -> None:
+        ty = self.result.type
+        assert isinstance(ty, VectorType)
+        shape = ty.get_shape()
+        if len(shape) != 1 or shape[0] != len(self.elements):
+            raise VerifyException(
+                f"kernel.from_elements: {len(self.elements)} elements for a {ty}")
+        for i, e in enumerate(self.elements):
+            if e.type != ty.element_type:
+                raise VerifyException(
+                    f"kernel.from_elements: element #{i} has type {e.type}, the vector "
+                    f"{ty.element_type}")
+
+
+def vector_lanes(ty: Attribute) -> int:
+    assert isinstance(ty, VectorType)
+    (n,) = ty.get_shape()
+    return n
+
+
+def static_int(attr: Attribute) -> int:
+    assert isinstance(attr, IntAttr | IntegerAttr)
+    return attr.data if isinstance(attr, IntAttr) else attr.value.data
+
+
+Kernel = Dialect(
+    "kernel",
+    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, SharedAllocOp, FromElementsOp],
+    [],
+)

@@ -1,0 +1,61 @@
+// RUN: fuser-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %tid = kernel.thread_id x
+  %v = memref.load %x[%tid] : memref<?xf32>
+  %s = kernel.warp_reduce %v {kind = "avg"} : (f32) -> f32
+  kernel.return
+}
+// CHECK: kernel.warp_reduce: unknown kind 'avg' (expected one of add, mul, max, min, welford)
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %tid = kernel.thread_id x
+  %v = memref.load %x[%tid] : memref<?xf32>
+  %a, %b = kernel.block_reduce %v, %v {kind = "welford", dims = array<i64: 0>} : (f32, f32) -> (f32, f32)
+  kernel.return
+}
+// CHECK: kernel.block_reduce: kind 'welford' takes 3 operand(s), got 2
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %tid = kernel.thread_id x
+  %v = memref.load %x[%tid] : memref<?xf32>
+  %s = kernel.block_reduce %v {kind = "add", dims = array<i64: 1, 0>} : (f32) -> f32
+  kernel.return
+}
+// CHECK: kernel.block_reduce: dims must be a non-empty increasing subset of [0, 1, 2] (x, y, z), got [1, 0]
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %t = kernel.shared_alloc {padding = 1 : i64} : memref<32x33xf32>
+  kernel.return
+}
+// CHECK: kernel.shared_alloc: the result must be in memory space 3 (shared), got memref<32x33xf32>
+
+// -----
+
+kernel.func @k(%x : memref<4x?xf32>) attributes {block_size = array<i32: 2048, 1, 1>} {
+  kernel.return
+}
+// CHECK: kernel.func @k: block_size must be 3 positive extents with at most 1024 threads, got [2048, 1, 1]
+
+// -----
+
+kernel.func @k(%x : memref<4x?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  kernel.return
+}
+// CHECK: kernel.func @k: argument #0 must be a flat global tensor memref<?xT>, got memref<4x?xf32>
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %a = memref.load %x[%c0] : memref<?xf32>
+  %v = kernel.from_elements %a, %a : (f32, f32) -> vector<4xf32>
+  kernel.return
+}
+// CHECK: kernel.from_elements: 2 elements for a vector<4xf32>
