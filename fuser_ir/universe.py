@@ -13,9 +13,14 @@ class _LazyPasses(dict):
 
     def _fill(self) -> None:
         if not self:
+            from xdsl.transforms import get_all_passes
+
             from passes import all_passes
 
-            self.update(all_passes())
+            # xdsl-opt refuses duplicate names: upstream passes (e.g. its own
+            # canonicalize) keep theirs; fuser-opt registers fuser's over them.
+            upstream = get_all_passes()
+            self.update({k: v for k, v in all_passes().items() if k not in upstream})
 
     def items(self):  # type: ignore[override]
         self._fill()

@@ -151,6 +151,9 @@ class FuserOptMain(xDSLOptMain):
         """Targets by name (``-t NAME``); codegen adds its own here (``cuda``)."""
         for name, factory in get_all_targets().items():
             self.available_targets.setdefault(name, factory)
+        from codegen.cuda_target import CudaTarget
+
+        self.available_targets["cuda"] = lambda: CudaTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(_PipelineArgs(arg_parser))  # type: ignore[arg-type]
@@ -158,6 +161,11 @@ class FuserOptMain(xDSLOptMain):
             "passes as flags",
             "Every pass is also a flag: --NAME or --NAME=OPTIONS (the options of "
             "-p 'NAME{OPTIONS}'). Flags and -p pipelines run in command-line order.",
+        )
+        arg_parser.add_argument(
+            "--debug-schedulers",
+            action="store_true",
+            help="record why each scheduler rejected a fusion (select-schedulers)",
         )
         ours = _fuser_pass_names()
         for name in self.available_passes:
@@ -174,6 +182,9 @@ class FuserOptMain(xDSLOptMain):
                 continue  # the name of a driver option: reachable through -p only
 
     def setup_pipeline(self) -> None:
+        if getattr(self.args, "debug_schedulers", False):
+            # select-schedulers records every scheduler's rejection reason.
+            os.environ["FUSER_DEBUG_SCHEDULERS"] = "1"
         pieces = getattr(self.args, _PASS_SEQUENCE, None)
         if pieces is not None:
             self.args.passes = ",".join(pieces)
