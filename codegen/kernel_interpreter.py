@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from codegen.intrinsics import INTRINSICS
 from fuser_ir.dialects import kernel as k
 
 WARP = k.WARP_SIZE
@@ -416,6 +417,8 @@ class KernelInterpreter:
             res = type(x)(1) / np.sqrt(x)
         elif isinstance(op, mathd.ErfOp):
             res = type(ins[0])(math.erf(float(ins[0])))
+        elif isinstance(op, k.IntrinsicOp):
+            res = INTRINSICS[op.callee.data].numpy(*ins)
         elif isinstance(op, mathd.FmaOp):
             a, b, c = ins
             res = type(a)(float(a) * float(b) + float(c))

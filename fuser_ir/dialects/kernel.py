@@ -480,6 +480,58 @@ class FromElementsOp(IRDLOperation):
                     f"{ty.element_type}")
 
 
+@irdl_op_definition
+class IntrinsicOp(IRDLOperation):
+    """A scalar function upstream ``arith``/``math`` lack (``codegen/intrinsics.py``
+    defines each one for the printer and the interpreter)::
+
+        %r = kernel.intrinsic "erfinv"(%x) : (f32) -> f32
+        %p = kernel.intrinsic "isnan"(%x) : (f32) -> i1
+    """
+
+    name = "kernel.intrinsic"
+    callee = prop_def(StringAttr)
+    args = var_operand_def()
+    result = result_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)"
+
+    def __init__(self, callee: str, args: Sequence[SSAValue]) -> None:
+        from codegen.intrinsics import INTRINSICS
+
+        spec = INTRINSICS.get(callee)
+        rt = IntegerType(1) if spec is not None and spec.predicate else args[0].type
+        super().__init__(operands=[list(args)], properties={"callee": StringAttr(callee)},
+                         result_types=[rt])
+
+    def verify_(self) -> None:
+        from codegen.intrinsics import INTRINSICS
+
+        name = self.callee.data
+        spec = INTRINSICS.get(name)
+        if spec is None:
+            raise VerifyException(
+                f"kernel.intrinsic: unknown function '{name}' (known: {', '.join(sorted(INTRINSICS))})")
+        if len(self.args) != spec.arity:
+            raise VerifyException(
+                f"kernel.intrinsic \"{name}\": takes {spec.arity} operands, got {len(self.args)}")
+        t = self.args[0].type
+        for i, a in enumerate(self.args):
+            if a.type != t:
+                raise VerifyException(
+                    f"kernel.intrinsic \"{name}\": operand #{i} has type {a.type}, operand #0 {t}")
+        is_float = isinstance(t, AnyFloat)
+        if spec.floats_only and not is_float:
+            raise VerifyException(f"kernel.intrinsic \"{name}\": needs float operands, got {t}")
+        if spec.ints_only and not isinstance(t, IntegerType):
+            raise VerifyException(f"kernel.intrinsic \"{name}\": needs integer operands, got {t}")
+        want = IntegerType(1) if spec.predicate else t
+        if self.result.type != want:
+            raise VerifyException(
+                f"kernel.intrinsic \"{name}\": result type {self.result.type}, expected {want}")
+
+
 def vector_lanes(ty: Attribute) -> int:
     assert isinstance(ty, VectorType)
     (n,) = ty.get_shape()
@@ -493,6 +545,6 @@ def static_int(attr: Attribute) -> int:
 
 Kernel = Dialect(
     "kernel",
-    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, SharedAllocOp, FromElementsOp],
+    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, SharedAllocOp, FromElementsOp, IntrinsicOp],
     [],
 )

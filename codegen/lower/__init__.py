@@ -1,0 +1,114 @@
+"""Lowering of scheduled segments to kernel IR, one module per scheduler kind.
+
+``lower_segment(fusion, in_layouts, target)`` asks the scheduler registry which
+scheduler takes the segment for these concrete sizes (or uses the one given), and
+hands the fusion, its concrete shapes and the scheduler's parameters to the matching
+lowering:
+
+==========================  =====================================================
+scheduler                   lowering
+==========================  =====================================================
+pointwise                   ``pointwise.lower_pointwise``: one grid-stride kernel
+reduction, inner_persistent ``rows.lower_rows``: one block (or warp) per row
+outer_persistent, outer     ``columns.lower_columns``: partial column stats, apply
+transpose                   ``pointwise`` with index remapping (see transpose.py)
+==========================  =====================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from codegen.lower.common import LoweredFusion, TensorLayout
+from codegen.lower.scalar import LoweringError
+from fuser_ir.dialects import fuser as F
+
+
+def concrete_shapes(fusion: F.FusionOp, inputs: Sequence[object]) -> dict:
+    """Concrete shape of every value of ``fusion`` for input shapes/values ``inputs``."""
+    from schedulers.analysis.sizes import bind_sizes
+
+    sizes = bind_sizes(fusion, inputs)
+    out = {}
+    for op in fusion.walk():
+        for r in op.results:
+            try:
+                out[r] = sizes.shape(r)
+            except KeyError:
+                pass
+    for a in fusion.inputs:
+        out[a] = sizes.shape(a)
+    return out
+
+
+def lower_segment(
+    fusion: F.FusionOp,
+    in_layouts: Sequence[TensorLayout | None],
+    scalar_values: Sequence[object] | None = None,
+    out_layouts: Sequence[TensorLayout] | None = None,
+    target: object = None,
+    name: str | None = None,
+    scheduler: str | None = None,
+) -> LoweredFusion:
+    """Kernels for one segment at the given input layouts (see the module docstring).
+
+    ``in_layouts[i]`` is the layout of tensor input ``i`` (None for scalars, whose
+    values, when known, are in ``scalar_values`` and only matter for size operands).
+    ``out_layouts`` defaults to contiguous outputs (aliased outputs take the layout of
+    the input they update).
+    """
+    from schedulers.analysis.sizes import bind_sizes
+    from schedulers.registry import select
+    from schedulers.target import H100
+
+    target = target or H100
+    shape_args: list[object] = []
+    for i, lay in enumerate(in_layouts):
+        shape_args.append(lay.shape if lay is not None else (scalar_values[i] if scalar_values else None))
+    sizes = bind_sizes(fusion, shape_args)
+    shapes = concrete_shapes(fusion, shape_args)
+    selection = select(fusion, sizes, target)
+    if selection.scheduler is None:
+        raise LoweringError(
+            f"no scheduler accepts @{fusion.sym_name.data} for these sizes:\n{selection.explain()}"
+        )
+    kind = scheduler or selection.kind
+    params = selection.params
+    name = name or fusion.sym_name.data
+    if out_layouts is None:
+        out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+    if kind in ("pointwise", "transpose"):
+        from codegen.lower.pointwise import lower_pointwise
+        from schedulers.params import PointwiseParams, TransposeParams
+
+        if isinstance(params, TransposeParams):
+            # The transpose runs as a pointwise kernel reading through the permuted
+            # strides: coalesced on both sides when the groups share their innermost
+            # axis (seed 002's case); shared-memory tiles for genuinely different
+            # innermost axes are not implemented yet (docs/kernel-ir.md).
+            params = PointwiseParams(0, min(params.vectorization1, params.vectorization2), 1, (128, 1, 1), (0, 1, 1))
+        return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)  # type: ignore[arg-type]
+    raise LoweringError(f"@{fusion.sym_name.data}: no kernel lowering yet for the {kind} scheduler")
+
+
+def default_out_layouts(
+    fusion: F.FusionOp, shapes: dict, in_layouts: Sequence[TensorLayout | None]
+) -> list[TensorLayout]:
+    """Returned outputs: dense in their declared stride order; aliased outputs: the
+    layout of the input they are written into."""
+    term = fusion.output_op
+    types = iter(fusion.function_type.outputs.data)
+    outs: list[TensorLayout] = []
+    for v, alias in zip(term.values, term.get_alias_inputs(), strict=True):
+        if alias >= 0:
+            lay = in_layouts[alias]
+            assert lay is not None
+            outs.append(lay)
+            continue
+        t = next(types)
+        shape = shapes[v]
+        if isinstance(t, F.TensorType) and not t.has_default_layout:
+            outs.append(TensorLayout.with_stride_order(shape, t.get_stride_order()))
+        else:
+            outs.append(TensorLayout.contiguous(shape))
+    return outs

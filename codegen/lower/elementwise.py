@@ -1,0 +1,463 @@
+"""Evaluate any value of a fusion at a symbolic element index, as kernel IR.
+
+A lowering picks an iteration space (the output of a pointwise fusion, the rows of a
+reduction...) and asks for the value of each output at the current index. The
+evaluator walks the fusion backwards from there: an elementwise op evaluates its
+operands at the same index (numpy broadcasting sends extent-1 axes to index 0); a view
+op maps the index — ``permute`` permutes it, ``slice`` shifts and scales it,
+``reshape`` re-ravels it, ``pad`` and ``cat`` select between in-bounds loads — so a
+view in the middle of a chain costs index arithmetic, never a kernel boundary
+(seed 002's A/B/C table); a fusion input is a load at the offset its strides give.
+
+Sizes and strides are compile-time constants (kernels are specialized for the concrete
+shapes they run on), so index arithmetic folds and divisions are by constants.
+
+Indices are lists of ``Dim``: ``base + offset`` with ``base`` an ``index`` SSA value
+(or none) and a Python ``offset``, plus a known divisor of ``base``. Keeping offsets
+symbolic lets the evaluator recognise that the lanes of a vector (``i, i+1, ...,
+i+V-1``) read consecutive, aligned addresses of an input and load them with one
+128-bit ``vector.load``. Results are memoized per (value, index), so a value used
+twice at the same index is computed once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from codegen.kernel_builders import KernelBuilder
+from codegen.lower.scalar import LoweringError, ScalarEmitter, is_elementwise
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dtypes import DType
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One axis index: ``base + offset``; ``align`` divides ``base`` (1 if unknown)."""
+
+    base: SSAValue | None
+    offset: int = 0
+    align: int = 1
+
+    def key(self) -> tuple[int, int]:
+        return (0 if self.base is None else id(self.base), self.offset)
+
+    def shifted(self, c: int) -> Dim:
+        return Dim(self.base, self.offset + c, self.align)
+
+    @staticmethod
+    def const(c: int) -> Dim:
+        return Dim(None, c, 0)
+
+
+Index = tuple[Dim, ...]
+
+
+def index_key(idx: Index) -> tuple:
+    return tuple(d.key() for d in idx)
+
+
+@dataclass(frozen=True)
+class TensorInput:
+    """A fusion input tensor as the kernel sees it: its argument, shape and strides
+    (elements), and the alignment (elements) of its data pointer."""
+
+    arg: SSAValue
+    dtype: DType
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    pointer_align: int
+
+
+Preset = dict[tuple[SSAValue, tuple], SSAValue]
+
+
+class ElementEvaluator:
+    """Values of a fusion at symbolic indices (see the module docstring)."""
+
+    def __init__(
+        self,
+        b: KernelBuilder,
+        fusion: F.FusionOp,
+        shapes: dict[SSAValue, tuple[int, ...]],
+        tensors: dict[int, TensorInput],
+        scalars: dict[int, SSAValue],
+    ) -> None:
+        self.b = b
+        self.em = ScalarEmitter(b)
+        self.fusion = fusion
+        self.shapes = shapes
+        self.tensors = tensors
+        self.scalars = scalars
+        self.memo: Preset = {}
+        self._linear: dict[tuple, Dim] = {}
+        self._unravelled: dict[tuple, Index] = {}
+        self._scopes: list[tuple[Preset, dict, dict]] = []
+        self.hooks: dict[SSAValue, Callable[[Index], SSAValue]] = {}
+        """Values computed by the lowering itself (reduction results), by index."""
+
+    # ---- scopes: memoized SSA values are only valid in the region that made them ----
+    def push_scope(self) -> None:
+        self._scopes.append((self.memo, self._linear, self._unravelled))
+        self.memo, self._linear, self._unravelled = dict(self.memo), dict(self._linear), dict(self._unravelled)
+
+    def pop_scope(self) -> None:
+        self.memo, self._linear, self._unravelled = self._scopes.pop()
+
+    def in_scope(self, fn: Callable[..., object]) -> Callable[..., object]:
+        """``fn`` run in a fresh scope (for ``scf.if``/``scf.for`` region builders)."""
+
+        def run(*args: object) -> object:
+            self.push_scope()
+            try:
+                return fn(*args)
+            finally:
+                self.pop_scope()
+
+        return run
+
+    # ---- index arithmetic ------------------------------------------------------------
+    def materialize(self, d: Dim) -> int | SSAValue:
+        if d.base is None:
+            return d.offset
+        return self.b.add(d.base, d.offset)
+
+    def as_dim(self, v: int | SSAValue, align: int = 1) -> Dim:
+        return Dim.const(v) if isinstance(v, int) else Dim(v, 0, align)
+
+    def ravel(self, idx: Index, shape: Sequence[int]) -> Dim:
+        """The row-major linear index of ``idx`` in ``shape`` (free when ``idx`` came
+        from ``unravel``)."""
+        hit = self._linear.get((index_key(idx), tuple(shape)))
+        if hit is not None:
+            return hit
+        lin: int | SSAValue = 0
+        for d, ext in zip(idx, shape, strict=True):
+            lin = self.b.add(self.b.mul(lin, ext), self.materialize(d))
+        return self.as_dim(lin)
+
+    def unravel(self, lin: Dim | int | SSAValue, shape: Sequence[int]) -> Index:
+        """The multi-index of linear index ``lin`` in ``shape``. ``base + j`` with
+        ``j`` below the alignment of ``base`` reuses ``base``'s multi-index (lanes of
+        a vector stay in one row), so their loads are recognised as consecutive."""
+        if not isinstance(lin, Dim):
+            lin = self.as_dim(lin)
+        shape = tuple(shape)
+        if (
+            lin.base is not None
+            and 0 < lin.offset < lin.align
+            and shape
+            and shape[-1] % lin.align == 0
+        ):
+            base = self.unravel(Dim(lin.base, 0, lin.align), shape)
+            idx = (*base[:-1], base[-1].shifted(lin.offset))
+        else:
+            mkey = (lin.key(), lin.align, shape)
+            idx = self._unravelled.get(mkey)  # type: ignore[assignment]
+            if idx is None:
+                dims: list[Dim] = []
+                rest = self.materialize(lin)
+                for k, ext in enumerate(reversed(shape[1:])):
+                    a = math.gcd(lin.align, ext) if k == 0 and lin.offset == 0 else 1
+                    dims.append(self.as_dim(self.b.rem(rest, ext), a))
+                    rest = self.b.div(rest, ext)
+                if shape:
+                    dims.append(self.as_dim(rest, lin.align if len(shape) == 1 and lin.offset == 0 else 1))
+                idx = tuple(reversed(dims))
+                self._unravelled[mkey] = idx
+        self._linear[(index_key(idx), shape)] = lin
+        return idx
+
+    def shape(self, v: SSAValue) -> tuple[int, ...]:
+        if v not in self.shapes:
+            raise LoweringError(f"no concrete shape for {v.name_hint or v}")
+        return self.shapes[v]
+
+    # ---- evaluation ------------------------------------------------------------------
+    def value(self, v: SSAValue, idx: Index) -> SSAValue:
+        """The value of ``v`` at ``idx``, in ``v``'s compute type."""
+        key = (v, index_key(idx))
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        res = self._compute(v, idx)
+        self.memo[key] = res
+        return res
+
+    def values(self, v: SSAValue, lanes: Sequence[Index]) -> list[SSAValue]:
+        """``v`` at several indices; consecutive aligned input reads become one
+        vector load."""
+        self.prefetch(v, lanes)
+        return [self.value(v, i) for i in lanes]
+
+    def prefetch(self, v: SSAValue, lanes: Sequence[Index], seen: set | None = None) -> None:
+        """Issue the input loads under ``v`` at ``lanes`` (vectorized where possible)
+        before any arithmetic, so that all loads of a thread are in flight at once."""
+        seen = set() if seen is None else seen
+        key = (v, tuple(index_key(i) for i in lanes))
+        if key in seen:
+            return
+        seen.add(key)
+        if isinstance(v, BlockArgument):
+            t = self.tensors.get(v.index)
+            if t is not None and len(lanes) > 1:
+                self._vector_load(v, t, lanes)
+            return
+        op = v.owner
+        assert isinstance(op, Operation)
+        if v in self.hooks:
+            return
+        if is_elementwise(op):
+            for u in op.operands:
+                self.prefetch(u, [self._broadcast_index(u, v, i) for i in lanes], seen)
+        elif isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.PermuteOp | F.SqueezeOp | F.SliceOp):
+            self.prefetch(op.operands[0], [self._view_index(op, i) for i in lanes], seen)
+        # Other ops (reshape, pad, cat, indexing) load lane by lane.
+
+    def _vector_load(self, v: BlockArgument, t: TensorInput, lanes: Sequence[Index]) -> None:
+        n = len(lanes)
+        if any(self.memo.get((v, index_key(i))) is not None for i in lanes):
+            return
+        if n * t.dtype.itemsize > 16 or n & (n - 1):
+            return
+        inner = [i[-1] for i in lanes] if lanes[0] else []
+        if not inner or t.strides[-1] != 1 or t.shape[-1] == 1:
+            return
+        base = inner[0]
+        if any(d.base is not base.base for d in inner) or [d.offset for d in inner] != list(
+            range(base.offset, base.offset + n)
+        ):
+            return
+        for a in range(len(t.shape) - 1):
+            if any(i[a].key() != lanes[0][a].key() for i in lanes):
+                return
+        # Alignment of the first lane's element offset: every term a multiple of n.
+        if t.pointer_align % n:
+            return
+        if base.offset % n or (base.base is not None and base.align % n):
+            return
+        for a, d in enumerate(lanes[0][:-1]):
+            if t.strides[a] % n and not (d.base is None and (d.offset * t.strides[a]) % n == 0):
+                return
+        off = self._offset(t, lanes[0])
+        vals = self.b.vload(t.arg, off, n, f"{t.arg.name_hint or 'in'}_v")
+        for i, lane_val in zip(lanes, vals, strict=True):
+            self.memo[(v, index_key(i))] = self.b.to_compute(lane_val)
+
+    def _offset(self, t: TensorInput, idx: Index) -> int | SSAValue:
+        return offset_in(self, t.shape, t.strides, idx)
+
+    def _load(self, v: BlockArgument, idx: Index) -> SSAValue:
+        t = self.tensors[v.index]
+        return self.b.to_compute(self.b.load(t.arg, [self._offset(t, idx)], v.name_hint))
+
+    def _broadcast_index(self, u: SSAValue, v: SSAValue, idx: Index) -> Index:
+        """Index of operand ``u`` of an elementwise op producing ``v`` at ``idx``."""
+        if not isinstance(u.type, F.TensorType):
+            return ()
+        su = self.shape(u)
+        sv = self.shape(v)
+        lead = len(sv) - len(su)
+        return tuple(
+            Dim.const(0) if e == 1 and sv[lead + a] != 1 else idx[lead + a] for a, e in enumerate(su)
+        )
+
+    def _view_index(self, op: Operation, idx: Index) -> Index:
+        """Index of a view op's input for its output index ``idx`` (not reshape)."""
+        u = op.operands[0]
+        su = self.shape(u)
+        if isinstance(op, F.BroadcastOp):
+            return tuple(d for d, f in zip(idx, op.get_flags(), strict=True) if not f)
+        if isinstance(op, F.BroadcastInDimOp):
+            bdims = F._ints(op.broadcast_dims)
+            return tuple(Dim.const(0) if su[i] == 1 else idx[d] for i, d in enumerate(bdims))
+        if isinstance(op, F.ExpandOp):
+            sv = self.shape(op.results[0])
+            return tuple(Dim.const(0) if e == 1 and sv[a] != 1 else idx[a] for a, e in enumerate(su))
+        if isinstance(op, F.PermuteOp):
+            out: list[Dim] = [Dim.const(0)] * len(su)
+            for i, d in enumerate(op.get_dims()):
+                out[d] = idx[i]
+            return tuple(out)
+        if isinstance(op, F.SqueezeOp):
+            dims = set(op.get_dims())
+            it = iter(idx)
+            return tuple(Dim.const(0) if a in dims else next(it) for a in range(len(su)))
+        if isinstance(op, F.SliceOp):
+            out = []
+            for a, (d, st, en, sp) in enumerate(
+                zip(idx, F._ints(op.starts), F._ints(op.ends), F._ints(op.strides), strict=True)
+            ):
+                start = range(*slice(st, en, sp).indices(su[a])).start
+                if sp == 1:
+                    out.append(d.shifted(start))
+                else:
+                    out.append(self.as_dim(self.b.add(self.b.mul(self.materialize(d), sp), start)))
+            return tuple(out)
+        raise LoweringError(f"{op.name}: not an index-mapping view")
+
+    def _compute(self, v: SSAValue, idx: Index) -> SSAValue:
+        if isinstance(v, BlockArgument):
+            if isinstance(v.type, F.TensorType):
+                return self._load(v, idx)
+            return self.scalars[v.index]
+        if v in self.hooks:
+            return self.hooks[v](idx)
+        op = v.owner
+        assert isinstance(op, Operation)
+        b = self.b
+        if isinstance(op, F.ConstantOp):
+            return self.em.constant(op)
+        if isinstance(op, F.SizeOp):
+            shape = self.shape(op.input)
+            return self.em.const(shape[op.dim.value.data % len(shape)], DType.int64)
+        if is_elementwise(op):
+            args = [self.value(u, self._broadcast_index(u, v, idx)) for u in op.operands]
+            return self.em.emit(op, args)
+        if isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.PermuteOp | F.SqueezeOp | F.SliceOp):
+            return self.value(op.operands[0], self._view_index(op, idx))
+        if isinstance(op, F.ReshapeOp):
+            return self.value(op.input, self.unravel(self.ravel(idx, self.shape(v)), self.shape(op.input)))
+        if isinstance(op, F.PadOp):
+            return self._pad(op, idx)
+        if isinstance(op, F.CatOp):
+            return self._cat(op, idx)
+        if isinstance(op, F.IotaOp):
+            dt = F.dtype_of(v.type)
+            start = self.em.convert(self.value(op.start, ()), F.dtype_of(op.start.type), dt)
+            step = self.em.convert(self.value(op.step, ()), F.dtype_of(op.step.type), dt)
+            i = self.em.convert(self._to_int64(self.materialize(idx[0])), DType.int64, dt)
+            if dt.is_float:
+                return self.em.round(b.addf(start, b.mulf(step, i)), dt)
+            return b.val(arith.AddiOp(start, b.val(arith.MuliOp(step, i))))
+        if isinstance(op, F.FullOp):
+            dt = F.dtype_of(v.type)
+            return self.em.convert(self.value(op.fill_value, ()), F.dtype_of(op.fill_value.type), dt)
+        if isinstance(op, F.IndexSelectOp | F.SelectOp | F.GatherOp | F.TakeAlongAxisOp):
+            return self._indexing(op, idx)
+        raise LoweringError(f"{op.name}: cannot be evaluated elementwise in this kernel")
+
+    def _to_int64(self, v: int | SSAValue) -> SSAValue:
+        if isinstance(v, int):
+            return self.em.const(v, DType.int64)
+        return self.b.val(arith.IndexCastOp(v, IntegerType(64)))
+
+    def _clamp(self, v: int | SSAValue, hi: int) -> int | SSAValue:
+        if isinstance(v, int):
+            return min(max(v, 0), hi)
+        b = self.b
+        return b.val(arith.MinSIOp(b.val(arith.MaxSIOp(v, b.index(0))), b.index(hi)))
+
+    def _in_range(self, v: int | SSAValue, lo: int, hi: int) -> SSAValue | bool:
+        if isinstance(v, int):
+            return lo <= v < hi
+        b = self.b
+        return b.and_(b.cmp("sge", v, lo), b.cmp("slt", v, hi))
+
+    def _all(self, preds: list[SSAValue | bool]) -> SSAValue | bool:
+        out: SSAValue | bool = True
+        for p in preds:
+            if p is True:
+                continue
+            if p is False:
+                return False
+            out = p if out is True else self.b.and_(out, p)  # type: ignore[arg-type]
+        return out
+
+    def _pad(self, op: F.PadOp, idx: Index) -> SSAValue:
+        su = self.shape(op.input)
+        pads = F.PadOp.per_axis(len(su), F._ints(op.widths))
+        dt = F.dtype_of(op.result.type)
+        fill = self.em.convert(self.value(op.pad_value, ()), F.dtype_of(op.pad_value.type), dt)
+        src: list[Dim] = []
+        preds: list[SSAValue | bool] = []
+        for d, (before, _), ext in zip(idx, pads, su, strict=True):
+            if before == 0 and _ == 0:
+                src.append(d)
+                continue
+            i = self.b.sub(self.materialize(d), before)
+            preds.append(self._in_range(i, 0, ext))
+            src.append(self.as_dim(self._clamp(i, ext - 1)))
+        ok = self._all(preds)
+        if ok is False or 0 in su:
+            return fill
+        val = self.em.convert(self.value(op.input, tuple(src)), F.dtype_of(op.input.type), dt)
+        if ok is True:
+            return val
+        return self.b.val(arith.SelectOp(ok, val, fill))
+
+    def _cat(self, op: F.CatOp, idx: Index) -> SSAValue:
+        dt = F.dtype_of(op.result.type)
+        dim = op.dim.value.data % len(idx)
+        pos = self.materialize(idx[dim])
+        result: SSAValue | None = None
+        start = 0
+        pieces = []
+        for u in op.inputs:
+            ext = self.shape(u)[dim]
+            if ext:
+                pieces.append((u, start, ext))
+            start += ext
+        for u, lo, ext in reversed(pieces):
+            local = self.b.sub(pos, lo)
+            src = list(idx)
+            src[dim] = self.as_dim(self._clamp(local, ext - 1))
+            val = self.em.convert(self.value(u, tuple(src)), F.dtype_of(u.type), dt)
+            if result is None:
+                result = val
+            else:
+                result = self.b.val(arith.SelectOp(self.b.cmp("slt", pos, lo + ext), val, result))
+        if result is None:
+            raise LoweringError(f"{op.name}: all inputs are empty")
+        return result
+
+    def _indexing(self, op: F._IndexingOp, idx: Index) -> SSAValue:
+        su = self.shape(op.input)
+        d = op.get_dim()
+        if isinstance(op, F.SelectOp):
+            iv = self.value(op.index, ())
+            src_idx = list(idx[:d]) + [Dim.const(0)] + list(idx[d:])
+        elif isinstance(op, F.IndexSelectOp):
+            iv = self.value(op.index, (idx[d],))
+            src_idx = list(idx)
+        else:
+            iv = self.value(op.index, idx)
+            src_idx = list(idx)
+        b = self.b
+        i = b.val(arith.IndexCastOp(iv, IndexType()))
+        i = b.select(b.cmp("slt", i, 0), b.add(i, su[d]), i)
+        src_idx[d] = self.as_dim(self._clamp(i, su[d] - 1))
+        return self.value(op.input, tuple(src_idx))
+
+
+def numel(shape: Sequence[int]) -> int:
+    return math.prod(shape)
+
+
+def is_row_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    acc = 1
+    for e, s in zip(reversed(shape), reversed(strides), strict=True):
+        if e != 1 and s != acc:
+            return False
+        acc *= e
+    return True
+
+
+def offset_in(ev: ElementEvaluator, shape: Sequence[int], strides: Sequence[int], idx: Index) -> int | SSAValue:
+    """Element offset of ``idx`` in a tensor of ``shape``/``strides``: the linear index
+    itself for a row-major tensor whose index came from ``unravel``."""
+    if is_row_major(shape, strides):
+        lin = ev._linear.get((index_key(idx), tuple(shape)))
+        if lin is not None:
+            return ev.materialize(lin)
+    off: int | SSAValue = 0
+    for d, stride, ext in zip(idx, strides, shape, strict=True):
+        if ext == 1:
+            continue
+        off = ev.b.add(off, ev.b.mul(ev.materialize(d), stride))
+    return off
