@@ -9,9 +9,12 @@ lowering:
 scheduler                   lowering
 ==========================  =====================================================
 pointwise                   ``pointwise.lower_pointwise``: one grid-stride kernel
-reduction, inner_persistent ``rows.lower_rows``: one block (or warp) per row
-outer_persistent, outer     ``columns.lower_columns``: partial column stats, apply
-transpose                   ``pointwise`` with index remapping (see transpose.py)
+inner reduction,            ``rows.lower_rows``: one block (or warp) per row
+inner_persistent
+outer reduction,            ``columns.lower_columns``: partial column results,
+outer_persistent,           then finish (and apply) kernels
+inner_outer_persistent
+transpose                   ``pointwise.lower_pointwise``, reading through strides
 ==========================  =====================================================
 """
 
@@ -88,7 +91,16 @@ def lower_segment(
             # innermost axes are not implemented yet (docs/kernel-ir.md).
             params = PointwiseParams(0, min(params.vectorization1, params.vectorization2), 1, (128, 1, 1), (0, 1, 1))
         return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)  # type: ignore[arg-type]
-    raise LoweringError(f"@{fusion.sym_name.data}: no kernel lowering yet for the {kind} scheduler")
+    fastest = getattr(params, "fastest_dim", True)
+    if kind == "inner_persistent" or (kind == "reduction" and fastest):
+        from codegen.lower.rows import lower_rows
+
+        return lower_rows(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
+    if kind in ("reduction", "outer_persistent", "inner_outer_persistent"):
+        from codegen.lower.columns import lower_columns
+
+        return lower_columns(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
+    raise LoweringError(f"@{fusion.sym_name.data}: no kernel lowering for the {kind} scheduler")
 
 
 def default_out_layouts(
