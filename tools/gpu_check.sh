@@ -79,7 +79,9 @@ stage gpu-tests "${GPU_CHECK_GPU_TIMEOUT:-150}" "$OUT/gpu_tests.log" \
 stage full-tests "${GPU_CHECK_FULL_TIMEOUT:-240}" "$OUT/full_tests.log" \
   "$PY" -m pytest -rs -p no:cacheprovider tests
 if [ -f benchmarks/run.py ]; then
-  stage benchmarks "${GPU_CHECK_BENCH_TIMEOUT:-120}" "$OUT/bench.log" "$PY" benchmarks/run.py
+  # GPU_CHECK_BENCH_ARGS, e.g. "--only gelu,softmax --no-compile"
+  # shellcheck disable=SC2086
+  stage benchmarks "${GPU_CHECK_BENCH_TIMEOUT:-120}" "$OUT/bench.log" "$PY" benchmarks/run.py ${GPU_CHECK_BENCH_ARGS:-} --json "$OUT/bench.jsonl"
 fi
 echo "=== summary"
 cat "$summary"

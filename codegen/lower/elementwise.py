@@ -217,7 +217,10 @@ class ElementEvaluator:
                 self.prefetch(u, [self._broadcast_index(u, v, i) for i in lanes], seen)
         elif isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.PermuteOp | F.SqueezeOp | F.SliceOp):
             self.prefetch(op.operands[0], [self._view_index(op, i) for i in lanes], seen)
-        # Other ops (reshape, pad, cat, indexing) load lane by lane.
+        elif isinstance(op, F.ReshapeOp):
+            sv, su = self.shape(v), self.shape(op.input)
+            self.prefetch(op.input, [self.unravel(self.ravel(i, sv), su) for i in lanes], seen)
+        # Other ops (pad, cat, indexing) load lane by lane.
 
     def _vector_load(self, v: BlockArgument, t: TensorInput, lanes: Sequence[Index]) -> None:
         n = len(lanes)

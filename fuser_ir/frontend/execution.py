@@ -90,6 +90,8 @@ def concretize(entry: CacheEntry, inputs: Sequence[Any]) -> FusionOp:
 def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None = None) -> list[Any]:
     if not isinstance(inputs, list | tuple):
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
+    if executor is None and _any_gpu_input(inputs):
+        return execute_gpu(entry, inputs)
     use_torch = any(is_torch_tensor(x) for x in inputs)
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
@@ -100,6 +102,65 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     if use_torch:
         outs = [numpy_to_torch(o) for o in outs]
     return outs
+
+
+def _any_gpu_input(inputs: Sequence[Any]) -> bool:
+    from runtime.gpu_arrays import is_gpu_array
+
+    return any(is_gpu_array(x) for x in inputs)
+
+
+def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
+    """Run on the GPU: the same validation as on the CPU (on the arrays' metadata),
+    then ``runtime.gpu_executor``; outputs are the caller's array type."""
+    from runtime import gpu_arrays as ga
+    from runtime.gpu_executor import meta_array, run_fusion_gpu
+
+    metas: list[Any] = []
+    for x in inputs:
+        if ga.is_gpu_array(x):
+            metas.append(meta_array(ga.array_info(x)))
+        elif isinstance(x, np.ndarray) and x.ndim > 0:
+            raise ValueError("execute: inputs mix host (numpy) and GPU arrays; move them to one device")
+        else:
+            metas.append(x)
+    plain = plain_inputs(metas)
+    validate_inputs(entry.inputs, plain)
+    rt = runtime_for(entry, plain)
+    flat = flatten_inputs(entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)])
+    try:
+        outs = run_fusion_gpu(rt.fusion, flat)
+    except ValueError as e:
+        raise ValueError(f"fusion {entry.id}: {e}") from None
+    rt.runs += 1
+    return outs
+
+
+def cuda_code_for(entry: CacheEntry, inputs: Sequence[Any]) -> str:
+    """CUDA source for the fusion at these inputs' layouts (see FusionDefinition)."""
+    from codegen.cpu_runner import layout_of
+    from codegen.cuda_printer import print_cuda
+    from codegen.lower import lower_segment
+    from codegen.lower.common import TensorLayout
+    from runtime import gpu_arrays as ga
+    from runtime.gpu_executor import meta_array
+
+    metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
+    plain = plain_inputs(metas)
+    validate_inputs(entry.inputs, plain)
+    rt = runtime_for(entry, plain)
+    flat = flatten_inputs(entry.inputs, plain)
+    layouts: list[TensorLayout | None] = []
+    scalars: list[Any] = []
+    for x in flat:
+        if isinstance(x, np.ndarray):
+            layouts.append(layout_of(x))
+            scalars.append(None)
+        else:
+            layouts.append(None)
+            scalars.append(x)
+    lowered = lower_segment(rt.fusion, layouts, scalars)
+    return "\n\n".join(print_cuda(m) for m in lowered.modules())
 
 
 def run_runtime(rt: Runtime, flat: list[Any], executor: Executor, fusion_id: int) -> list[Any]:

@@ -376,9 +376,26 @@ class FusionDefinition:
 
     # ---- execution --------------------------------------------------------------------
     def execute(self, inputs: Sequence[Any], *, executor: execution.Executor | None = None) -> list[Any]:
-        """Run on the CPU; returns the outputs (aliased outputs are written in place)."""
+        """Run the fusion; returns the outputs (aliased outputs are written in place).
+
+        numpy arrays and CPU torch tensors run on the CPU through the reference
+        interpreter; GPU arrays (torch CUDA tensors, ``__cuda_array_interface__`` or
+        DLPack objects) run as generated CUDA kernels and return the caller's array
+        type on the same device."""
         entry = self._ensure_defined()
         return execution.execute(entry, inputs, executor)
+
+    def cuda_code_for(self, inputs: Sequence[Any]) -> str:
+        """The CUDA C that runs this fusion for ``inputs`` (host or GPU arrays, only
+        their shapes, dtypes and strides are used; no GPU is needed)."""
+        return execution.cuda_code_for(self._ensure_defined(), inputs)
+
+    def last_cuda_code(self) -> str | None:
+        """The CUDA C of the last segment launched on the GPU (None before any)."""
+        from codegen.compile_fusion import default_compiler
+
+        last = default_compiler().last
+        return None if last is None else last.source
 
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
         """The scheduling plan of ``schedulers.plan.make_plan`` for these inputs."""

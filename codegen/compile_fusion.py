@@ -1,0 +1,236 @@
+"""Compile a segment for concrete inputs and launch it on the GPU.
+
+``launch_fusion(fusion, args, outs, stream)`` is what the GPU host evaluator calls for
+every ``hir.launch``: it looks up (or builds) the compiled kernels of ``fusion`` for
+the layouts of ``args`` — scheduler selection, lowering to kernel IR, CUDA printing,
+NVRTC (through the kernel cache), module load — and launches them in order on
+``stream``, with scratch buffers from a small pool. Kernels are specialized for the
+concrete shapes, strides and pointer alignments they run on; the key of the compiled
+segment is exactly those, so a new size compiles once and then hits.
+
+The hot path (a cache hit) reads the arrays' pointers and layouts, packs the
+argument buffer and calls ``cuLaunchKernel``: a few microseconds of host time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from codegen.cuda_printer import print_cuda
+from codegen.lower import lower_segment
+from codegen.lower.common import LoweredFusion, TensorLayout
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dtypes import DType
+
+_SIG = {
+    DType.float64: "d",
+    DType.float32: "f",
+    DType.int64: "q",
+    DType.int32: "i",
+    DType.bool: "b",
+}
+
+
+def pointer_alignment(ptr: int, itemsize: int) -> int:
+    """Alignment of ``ptr`` in elements, capped at 16 bytes' worth."""
+    align = 1
+    while align * itemsize < 16 and ptr % (align * 2 * itemsize) == 0:
+        align *= 2
+    return align
+
+
+@dataclass
+class CompiledSegment:
+    """The loaded kernels of one segment for one input signature."""
+
+    fusion: F.FusionOp
+    lowered: LoweredFusion
+    source: str
+    kernels: list[Any] = field(default_factory=list)  # runtime.cuda_driver.Kernel
+    scratch_bytes: list[int] = field(default_factory=list)
+
+    def launch(self, inputs: Sequence[Any], outputs: Sequence[int], stream: int, scratch: Sequence[int]) -> None:
+        """``inputs``: pointers for tensors, values for scalars; ``outputs``: pointers
+        per ``fuser.output`` operand; ``scratch``: pointers."""
+        for kern, low in zip(self.kernels, self.lowered.kernels, strict=True):
+            args = []
+            for a in low.args:
+                if a.kind == "input":
+                    args.append(inputs[a.index])
+                elif a.kind == "output":
+                    args.append(outputs[a.index])
+                else:
+                    args.append(scratch[a.index])
+            kern.launch(low.grid, low.block, args, low.shared_bytes, stream)
+
+
+def kernel_signature(fusion: F.FusionOp, lowered_args: Sequence[Any]) -> str:
+    sig = []
+    for a in lowered_args:
+        if a.kind == "input":
+            t = fusion.inputs[a.index].type
+            if isinstance(t, F.TensorType):
+                sig.append("p")
+            else:
+                dt = DType.from_xdsl(t)
+                if dt not in _SIG:
+                    raise ValueError(f"scalar input #{a.index} of type {dt} cannot be passed to a kernel")
+                sig.append(_SIG[dt])
+        else:
+            sig.append("p")
+    return "".join(sig)
+
+
+class FusionCompiler:
+    """Compiled segments by (fusion, input layouts, scalar size values)."""
+
+    def __init__(self, target: Any = None) -> None:
+        self.target = target
+        self._cache: dict[tuple, CompiledSegment] = {}
+        self._fusions: dict[int, F.FusionOp] = {}  # keeps keyed fusions alive (ids stay unique)
+        self._lock = threading.Lock()
+        self.compiles = 0
+        self.last: CompiledSegment | None = None
+
+    def get(
+        self,
+        fusion: F.FusionOp,
+        layouts: Sequence[TensorLayout | None],
+        scalars: Sequence[Any],
+        out_layouts: Sequence[TensorLayout] | None = None,
+    ) -> CompiledSegment:
+        key = (id(fusion), tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+        seg = self._cache.get(key)
+        if seg is None:
+            with self._lock:
+                seg = self._cache.get(key)
+                if seg is None:
+                    seg = self._build(fusion, layouts, scalars, out_layouts)
+                    self._cache[key] = seg
+                    self._fusions[id(fusion)] = fusion
+        self.last = seg
+        return seg
+
+    def _build(
+        self,
+        fusion: F.FusionOp,
+        layouts: Sequence[TensorLayout | None],
+        scalars: Sequence[Any],
+        out_layouts: Sequence[TensorLayout] | None,
+    ) -> CompiledSegment:
+        from codegen.kernel_cache import compile_cached
+        from runtime import cuda_driver as drv
+
+        lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target)
+        source = "\n\n".join(print_cuda(m) if i == 0 else _without_preamble(print_cuda(m))
+                             for i, m in enumerate(lowered.modules()))
+        compiled = compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
+        module = drv.load_module(compiled.image)
+        kernels = [module.kernel(k.name, kernel_signature(fusion, k.args)) for k in lowered.kernels]
+        self.compiles += 1
+        scratch = [s.numel * s.dtype.itemsize for s in lowered.scratch]
+        return CompiledSegment(fusion, lowered, source, kernels, scratch)
+
+
+def _without_preamble(src: str) -> str:
+    """The kernels of a printed module without the shared preamble (one per source)."""
+    cut = src.find('extern "C"')
+    return src[cut:] if cut >= 0 else src
+
+
+_default: FusionCompiler | None = None
+
+
+def default_compiler() -> FusionCompiler:
+    global _default
+    if _default is None:
+        _default = FusionCompiler()
+    return _default
+
+
+class ScratchPool:
+    """Device scratch buffers reused across launches, per stream and size: work on
+    one stream runs in order, so a buffer handed back after a launch is free for the
+    next launch on the same stream."""
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[int, int], list[Any]] = {}
+
+    def take(self, nbytes: int, zero: bool, stream: int) -> Any:
+        from runtime import cuda_driver as drv
+        from runtime.gpu_arrays import DeviceArray
+
+        bufs = self._free.setdefault((stream, nbytes), [])
+        buf = bufs.pop() if bufs else DeviceArray([max(nbytes, 1)], DType.bool)
+        if zero and nbytes:
+            drv.memset_d8(buf.ptr, 0, nbytes, stream)
+        return buf
+
+    def give(self, nbytes: int, buf: Any, stream: int) -> None:
+        self._free.setdefault((stream, nbytes), []).append(buf)
+
+
+_scratch = ScratchPool()
+
+
+def launch_fusion(
+    fusion: F.FusionOp,
+    args: Sequence[Any],
+    outs: Sequence[Any],
+    stream: int | None = None,
+    compiler: FusionCompiler | None = None,
+) -> CompiledSegment:
+    """Run ``fusion`` on the GPU: ``args`` are its inputs (GPU arrays of any kind the
+    runtime reads, Python scalars), ``outs`` the buffers of its returned outputs
+    (aliased outputs are written into their input's buffer). Returns the compiled
+    segment (its CUDA source is ``.source``)."""
+    from runtime import cuda_driver as drv
+    from runtime.gpu_arrays import array_info
+
+    compiler = compiler or default_compiler()
+    if stream is None:
+        stream = drv.current_stream()
+    layouts: list[TensorLayout | None] = []
+    values: list[Any] = []
+    scalars: list[Any] = []
+    for i, (a, t) in enumerate(zip(args, fusion.function_type.inputs.data, strict=True)):
+        if isinstance(t, F.TensorType):
+            info = array_info(a)
+            if info.dtype != t.dtype:
+                raise ValueError(f"input #{i} of @{fusion.sym_name.data}: dtype {info.dtype}, expected {t.dtype}")
+            layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
+            values.append(info.ptr)
+            scalars.append(None)
+        else:
+            layouts.append(None)
+            values.append(a.item() if hasattr(a, "item") else a)
+            scalars.append(values[-1] if _has_size_operands(fusion) else None)
+    term = fusion.output_op
+    out_ptrs: list[int] = []
+    out_layouts: list[TensorLayout] = []
+    returned = iter(outs)
+    for alias in term.get_alias_inputs():
+        if alias >= 0:
+            out_ptrs.append(values[alias])
+            lay = layouts[alias]
+            assert lay is not None
+            out_layouts.append(lay)
+        else:
+            info = array_info(next(returned))
+            out_ptrs.append(info.ptr)
+            out_layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
+    seg = compiler.get(fusion, layouts, scalars, out_layouts)
+    bufs = [_scratch.take(n, s.zero_init, stream) for n, s in zip(seg.scratch_bytes, seg.lowered.scratch, strict=True)]
+    try:
+        seg.launch(values, out_ptrs, stream, [b.ptr for b in bufs])
+    finally:
+        for n, b in zip(seg.scratch_bytes, bufs, strict=True):
+            _scratch.give(n, b, stream)
+    return seg
+
+
+def _has_size_operands(fusion: F.FusionOp) -> bool:
+    return any(isinstance(op, F.SizeOp) or getattr(op, "sizes", None) for op in fusion.body.block.ops)

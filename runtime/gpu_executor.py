@@ -1,0 +1,111 @@
+"""Run a fusion on the GPU for ``fd.execute`` with GPU inputs.
+
+A fusion that one scheduler accepts runs as one segment: its returned outputs are
+allocated as the caller's array type (torch tensors for torch inputs, else
+``DeviceArray``), and ``codegen.compile_fusion.launch_fusion`` compiles (once per
+input layout) and launches its kernels on the current stream. Outputs that are only
+views of an input (reshape/permute/squeeze/slice/broadcast chains) come back as
+views of the caller's tensor and launch nothing. A fusion no single scheduler takes
+is segmented (``runtime.segmented``) and its host program runs on the GPU
+(``runtime.gpu_evaluator``) when those modules are present; otherwise the error
+says which schedulers refused and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from fuser_ir.dialects import fuser as F
+from runtime import gpu_arrays as ga
+
+
+def meta_array(info: ga.ArrayInfo) -> np.ndarray:
+    """A numpy array with the shape, strides and dtype of a GPU array, for shape and
+    layout checks only: its memory is a one-element buffer and must never be read."""
+    dt = info.dtype.to_numpy()
+    base = np.zeros(1, dt)
+    return np.lib.stride_tricks.as_strided(base, info.shape, [s * dt.itemsize for s in info.strides], writeable=False)
+
+
+def _torch_view_chain(x: Any, ops: Sequence[Any], flat: Sequence[Any]) -> Any:
+    """Apply fuser view ops to a torch tensor as torch views (no copy)."""
+    for op in ops:
+        if isinstance(op, F.ReshapeOp):
+            x = x.view(op.result.type.get_shape() if -1 not in op.result.type.get_shape() else _scalar_shape(op, flat))
+        elif isinstance(op, F.PermuteOp):
+            x = x.permute(*op.get_dims())
+        elif isinstance(op, F.SqueezeOp):
+            for d in reversed(op.get_dims()):
+                x = x.squeeze(d)
+        elif isinstance(op, F.BroadcastOp):
+            for i, f in enumerate(op.get_flags()):
+                if f:
+                    x = x.unsqueeze(i)
+        elif isinstance(op, F.ExpandOp | F.BroadcastInDimOp):
+            return None
+        elif isinstance(op, F.SliceOp):
+            idx = tuple(slice(a, b, s) for a, b, s in zip(F._ints(op.starts), F._ints(op.ends), F._ints(op.strides), strict=True))
+            x = x[idx]
+        else:
+            return None
+    return x
+
+
+def _scalar_shape(op: F.ReshapeOp, flat: Sequence[Any]) -> list[int]:
+    it = iter(op.sizes)
+    out = []
+    for d in F._ints(op.new_shape):
+        if d == -1:
+            v = next(it)
+            raise ValueError(f"{op.name}: symbolic size {v} is not bound")
+        out.append(d)
+    return out
+
+
+def run_fusion_gpu(fusion: F.FusionOp, flat: Sequence[Any], shapes: dict[SSAValue, tuple[int, ...]] | None = None) -> list[Any]:
+    """Run ``fusion`` on GPU inputs ``flat`` (one per block argument); see the module
+    docstring. Returns the returned outputs."""
+    from codegen.compile_fusion import launch_fusion
+    from codegen.lower import concrete_shapes
+    from fuser_ir.frontend.execution import view_chain
+
+    infos = [ga.array_info(x) if ga.is_gpu_array(x) else None for x in flat]
+    kind = ga.output_kind([i for i in infos if i is not None])
+    device = next((i.device for i in infos if i is not None), 0)
+    shape_args = [i.shape if i is not None else x for i, x in zip(infos, flat, strict=True)]
+    shapes = shapes or concrete_shapes(fusion, shape_args)
+    term = fusion.output_op
+    returned = term.returned_values()
+    out_types = fusion.function_type.outputs.data
+    results: list[Any] = [None] * len(returned)
+    # Views of inputs: no kernel.
+    if kind == "torch":
+        for k, v in enumerate(returned):
+            t = out_types[k]
+            if isinstance(t, F.TensorType) and not t.has_default_layout:
+                continue
+            chain = view_chain(v)
+            if chain is not None:
+                view = _torch_view_chain(flat[chain[0]], chain[1], flat)
+                if view is not None:
+                    results[k] = view
+    if all(r is not None for r in results) and not any(a >= 0 for a in term.get_alias_inputs()):
+        return results
+    outs = []
+    for k, (v, t) in enumerate(zip(returned, out_types, strict=True)):
+        shape = shapes[v]
+        strides = None
+        if isinstance(t, F.TensorType) and not t.has_default_layout:
+            from codegen.lower.common import TensorLayout
+
+            strides = TensorLayout.with_stride_order(shape, t.get_stride_order()).strides
+        out = ga.empty(shape, F.dtype_of(v.type), like=kind, device=device, strides=strides)
+        outs.append(out)
+        if results[k] is None:
+            results[k] = out
+    launch_fusion(fusion, flat, outs)
+    return results
