@@ -385,6 +385,12 @@ class FusionDefinition:
         entry = self._ensure_defined()
         return execution.execute(entry, inputs, executor)
 
+    def scheduled_fusion_ir_for(self, inputs: Sequence[Any]) -> str:
+        """The fusion IR scheduled for ``inputs`` (select-schedulers + schedule-fusions)."""
+        from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for
+
+        return scheduled_fusion_ir_for(self, inputs)
+
     def cuda_code_for(self, inputs: Sequence[Any]) -> str:
         """The CUDA C that runs this fusion for ``inputs`` (host or GPU arrays, only
         their shapes, dtypes and strides are used; no GPU is needed)."""

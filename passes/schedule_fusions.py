@@ -1,0 +1,774 @@
+"""``schedule-fusions``: apply each fusion's scheduler parameters as iter-domain transforms.
+
+For every ``fuser.fusion`` that carries a ``fuser.schedule`` attribute (written by
+``select-schedulers``), the pass schedules a *reference* tensor the way nvFuser's
+schedulers do, then replays the same transforms on every tensor whose axes line up
+with the reference's (same axis classes in the domain map, extent-1 axes standing in
+as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``,
+``vectorize`` and ``unroll``. Reshapes with a static ``#fuser.view`` are written as
+``iterdomain.root`` + splits/merges + ``iterdomain.rfactor`` first (seed 003).
+
+* ``pointwise``: reference = the output; all axes merged (or the axes left and right
+  of ``break_point`` into two), the inner one split by ``vectorization``, ``block.x``
+  and ``unroll``: ``[BIDx, unroll, TIDx, vectorize]`` (2-D: the outer one split by
+  ``block.y`` and ``unroll``: ``[BIDy, BIDx, unroll, TIDy, TIDx, vectorize]``).
+* ``reduction`` / ``inner_persistent`` / ``outer_persistent``: reference = the first
+  reduction result (its logical domain holds the reduced axes as ``reduction`` ids);
+  kept axes merged into rows, reduced axes into one. Inner: the reduced axis split by
+  ``vectorization`` and ``threads_per_row`` (``TIDx``), the outer rest is the serial
+  (persistent: ``unroll``ed) batch, rows split by ``rows_per_block`` (``TIDy``), rest
+  ``BIDx``. Outer: rows split by ``vectorization`` and ``block.x`` (``TIDx``), the
+  reduced axis by ``threads_per_row`` (``TIDy``). ``cross_grid``: the reduction rest
+  is split into ``grid.y`` parts on ``BIDy``.
+* ``inner_outer_persistent``: inner reductions and the row tensors as
+  ``inner_persistent`` with a persistent grid (rows rest split into ``grid.x`` parts on
+  ``BIDx``); each outer reduction keeps per-block partial results: its reduced rows on
+  ``[BIDx, serial, TIDy]``, its columns split by ``outer_vectorization`` and
+  ``threads_per_row`` (``TIDx``).
+* ``transpose``: the two groups' innermost axes split by ``tile1`` / ``tile2``, the
+  outer parts merged into ``BIDx``, the ``tile2 x tile1`` tile (``tile1 x tile2`` for
+  group 2) merged and split by the group's vectorization and ``block.x`` (``TIDx``).
+* ``no_op`` / ``expr_eval``: nothing.
+
+``vectorize`` binds only tensors read or written in global memory (fusion inputs and
+returned outputs), on non-reduction ids of at most 16 bytes; other tensors keep that
+id serial. Extents stay symbolic (``?``) when the types are: the splits use the
+params' static factors. A vectorized axis must be divisible by the vector width, so a
+symbolic one needs concrete ``sizes`` (``select-schedulers`` syntax,
+``"0=4x1024,1=1024"``) that the pass checks.
+
+Before (after ``select-schedulers``)::
+
+    fuser.fusion @scale(%x : !fuser.tensor<1024x512xf32>) -> !fuser.tensor<1024x512xf32>
+        attributes {fuser.schedule = {kind = "pointwise", break_point = 0 : i64, vectorization = 4 : i64,
+                    unroll = 1 : i64, block = array<i64: 128, 1, 1>, grid = array<i64: 1024, 1, 1>}} {
+      %y = fuser.mul %x, %x : ...
+      fuser.output %y : !fuser.tensor<1024x512xf32>
+    }
+
+After ``schedule-fusions`` (types elided; ``%x`` gets the same ops)::
+
+      %0, %1 = iterdomain.logical %y
+      %2 = iterdomain.merge %0, %1                      // 524288
+      %3, %4 = iterdomain.split %2 by 4                 // 131072, 4
+      %5, %6 = iterdomain.split %3 by 128               // 1024, 128
+      %y_bidx = iterdomain.parallelize %5 to BIDx
+      %y_tidx = iterdomain.parallelize %6 to TIDx
+      %y_vec = iterdomain.parallelize %4 to vectorize
+      iterdomain.loop %y [%y_bidx, %y_tidx, %y_vec]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from fuser_ir.dialects.fuser import FusionOp, ReshapeOp, TensorType
+from fuser_ir.dialects.iterdomain import (
+    MAX_VECTOR_BYTES,
+    IterType,
+    LoopOp,
+    ParallelType,
+    RootOp,
+    logical_domain_types,
+    logical_to_tensor_axes,
+)
+from fuser_ir.schedule import Schedule, emit_reshape_view
+from fuser_ir.shapes import DYN, fmt_shape
+from passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, parse_sizes
+from schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
+from schedulers.analysis.graph import (
+    body_ops,
+    fastest_axis,
+    is_reduction,
+    reduction_dims,
+    reduction_input,
+    returned_outputs,
+)
+from schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
+from schedulers.analysis.transpose import find_transpose_groups
+from schedulers.params import (
+    PARAMS_TYPES,
+    InnerOuterParams,
+    PointwiseParams,
+    ReductionParams,
+    TransposeParams,
+    params_from_entries,
+)
+
+
+class ScheduleFusionsError(DiagnosticException):
+    """Bad pass options, a missing or garbled ``fuser.schedule``, or parameters that
+    do not fit the fusion."""
+
+
+# =====================================================================================
+# Schedules as replayable steps
+# =====================================================================================
+
+
+@dataclass(frozen=True)
+class Merge:
+    axis: int
+    other: int
+
+
+@dataclass(frozen=True)
+class Split:
+    axis: int
+    factor: int
+    inner_split: bool = True
+
+
+@dataclass(frozen=True)
+class Reorder:
+    order: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Parallelize:
+    axis: int
+    ptype: ParallelType
+
+
+Step = Merge | Split | Reorder | Parallelize
+
+
+class Steps:
+    """Builds a list of steps while tracking the loop axes by name, so that schedules
+    are written as ``merge``/``split`` of named axes and replayed by position."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names: list[str] = list(names)
+        self.steps: list[Step] = []
+
+    def pos(self, name: str) -> int:
+        return self.names.index(name)
+
+    def merge(self, outer: str, inner: str, into: str) -> None:
+        a, b = self.pos(outer), self.pos(inner)
+        self.steps.append(Merge(a, b))
+        self.names[a] = into
+        del self.names[b]
+
+    def merge_all(self, names: Sequence[str], into: str) -> bool:
+        """Merge ``names`` (outermost first) into one axis; False when empty."""
+        if not names:
+            return False
+        self.rename(names[0], into)
+        for n in names[1:]:
+            self.merge(into, n, into)
+        return True
+
+    def rename(self, old: str, new: str) -> None:
+        self.names[self.pos(old)] = new
+
+    def split(
+        self, name: str, factor: int, outer: str, inner: str, inner_split: bool = True
+    ) -> None:
+        """Split ``name`` by ``factor`` (a factor of 1 only renames, when ``inner_split``
+        keeps the whole extent outside: no split op is emitted)."""
+        a = self.pos(name)
+        self.steps.append(Split(a, factor, inner_split))
+        self.names[a : a + 1] = [outer, inner]
+
+    def reorder(self, names: Sequence[str]) -> None:
+        order = tuple(self.pos(n) for n in names)
+        if order != tuple(range(len(self.names))):
+            self.steps.append(Reorder(order))
+        self.names = list(names)
+
+    def parallelize(self, name: str, ptype: ParallelType) -> None:
+        self.steps.append(Parallelize(self.pos(name), ptype))
+
+    def has(self, name: str) -> bool:
+        return name in self.names
+
+
+_PTYPE_NAMES = {
+    ParallelType.BIDx: "bidx",
+    ParallelType.BIDy: "bidy",
+    ParallelType.TIDx: "tidx",
+    ParallelType.TIDy: "tidy",
+    ParallelType.vectorize: "vec",
+    ParallelType.unroll: "unroll",
+}
+
+
+def _vectorizable(tensor: SSAValue, sched: Schedule, axis: int, global_io: set[SSAValue]) -> bool:
+    t = sched.types[axis]
+    dtype = tensor.type.dtype  # type: ignore[union-attr]
+    return (
+        tensor in global_io
+        and t.iter_type != IterType.reduction
+        and t.extent != DYN
+        and t.extent * dtype.itemsize <= MAX_VECTOR_BYTES
+    )
+
+
+def replay(
+    tensor: SSAValue, perm: Sequence[int], steps: Sequence[Step], global_io: set[SSAValue]
+) -> LoopOp:
+    """Schedule ``tensor``: reorder its logical ids by ``perm`` (into the reference's
+    axis order), apply ``steps``, emit and verify. Loop ids get readable names."""
+    s = Schedule(tensor)
+    if list(perm) != list(range(len(perm))):
+        s.reorder(perm)
+    for step in steps:
+        if isinstance(step, Merge):
+            s.merge(step.axis, step.other)
+        elif isinstance(step, Split):
+            s.split(step.axis, step.factor, step.inner_split)
+        elif isinstance(step, Reorder):
+            s.reorder(step.order)
+        elif step.ptype != ParallelType.vectorize or _vectorizable(tensor, s, step.axis, global_io):
+            s.parallelize(step.axis, step.ptype)
+    loop = s.emit()
+    base = tensor.name_hint or "t"
+    for v in loop.ids:
+        p = v.type.parallel_type  # type: ignore[attr-defined]
+        if p in _PTYPE_NAMES and v.name_hint is None:
+            v.name_hint = f"{base}_{_PTYPE_NAMES[p]}"
+    return loop
+
+
+# =====================================================================================
+# Which tensors share the reference's loop structure
+# =====================================================================================
+
+
+def logical_classes(dmap: DomainMap, v: SSAValue) -> list[Axis]:
+    """The domain-map class of each logical id of ``v`` (a reduction result's dropped
+    reduced ids take the reduction input's classes)."""
+    owner = v.owner
+    if is_reduction(owner if isinstance(owner, Operation) else None):
+        x = reduction_input(owner)  # type: ignore[arg-type]
+        axes = logical_to_tensor_axes(v)
+        return [
+            dmap.axis_class(x, k) if a is None else dmap.axis_class(v, a)
+            for k, a in enumerate(axes)
+        ]
+    return dmap.classes(v)
+
+
+def alignment(dmap: DomainMap, ref: SSAValue, v: SSAValue, identity_only: bool) -> list[int] | None:
+    """The permutation taking ``v``'s logical ids to the reference's axis order (new
+    position k = old ``perm[k]``), or None when ``v`` does not line up: each
+    non-broadcast id must be in the class of a distinct reference id, the reduction
+    ids of ``v`` only where the reference has reduction ids."""
+    ref_types = logical_domain_types(ref)
+    v_types = logical_domain_types(v)
+    if len(v_types) != len(ref_types):
+        return None
+    ref_cls, v_cls = logical_classes(dmap, ref), logical_classes(dmap, v)
+    perm: list[int | None] = [None] * len(ref_cls)
+    unit: list[int] = []
+    for i, (c, t) in enumerate(zip(v_cls, v_types, strict=True)):
+        if t.extent == 1:  # type: ignore[attr-defined]
+            unit.append(i)
+            continue
+        if c not in ref_cls:
+            return None
+        k = ref_cls.index(c)
+        if perm[k] is not None:
+            return None
+        perm[k] = i
+    free = [k for k in range(len(perm)) if perm[k] is None]
+    for k, i in zip(free, unit, strict=True):
+        perm[k] = i
+    out = [p for p in perm if p is not None]
+    if identity_only and out != list(range(len(out))):
+        return None
+    for k, i in enumerate(out):
+        red_v = v_types[i].iter_type == IterType.reduction  # type: ignore[attr-defined]
+        red_r = ref_types[k].iter_type == IterType.reduction  # type: ignore[attr-defined]
+        if red_v and not red_r:
+            return None
+    return out
+
+
+def fusion_tensors(fusion: FusionOp) -> list[SSAValue]:
+    vals = [a for a in fusion.inputs if isinstance(a.type, TensorType)]
+    for op in body_ops(fusion):
+        vals += [r for r in op.results if isinstance(r.type, TensorType)]
+    return vals
+
+
+# =====================================================================================
+# The schedulers
+# =====================================================================================
+
+
+def pointwise_steps(rank: int, p: PointwiseParams) -> Steps:
+    s = Steps([f"a{i}" for i in range(rank)])
+    bp = p.break_point if 0 < p.break_point < rank else 0
+    par: dict[str, ParallelType] = {}
+    if not s.merge_all(s.names[bp:], "rhs"):
+        return s
+    _split(s, "rhs", p.vectorization, "rhs", "vec", par, ParallelType.vectorize)
+    _split(s, "rhs", p.block[0], "rhs", "tidx", par, ParallelType.TIDx)
+    if bp == 0:
+        _split(s, "rhs", p.unroll, "bidx", "unroll", par, ParallelType.unroll)
+    else:
+        s.rename("rhs", "bidx")
+        s.merge_all(s.names[:bp], "lhs")
+        _split(s, "lhs", p.block[1], "lhs", "tidy", par, ParallelType.TIDy)
+        _split(s, "lhs", p.unroll, "bidy", "unroll", par, ParallelType.unroll)
+        par["bidy"] = ParallelType.BIDy
+    par["bidx"] = ParallelType.BIDx
+    order = [n for n in ["bidy", "bidx", "unroll", "tidy", "tidx", "vec"] if s.has(n)]
+    s.reorder(order)
+    for n in order:
+        s.parallelize(n, par[n])
+    return s
+
+
+def reduction_steps(
+    types: Sequence[Any], p: ReductionParams, kind: str, persistent_grid: bool
+) -> Steps:
+    """Steps for a tensor whose logical ids ``types`` hold the reduced axes as
+    reduction ids."""
+    s = Steps([f"a{i}" for i in range(len(types))])
+    red = [f"a{i}" for i, t in enumerate(types) if t.iter_type == IterType.reduction]
+    rows = [f"a{i}" for i, t in enumerate(types) if t.iter_type != IterType.reduction]
+    has_r = s.merge_all(red, "r")
+    has_i = s.merge_all(rows, "i")
+    persistent = kind != "reduction"
+    batch_type = ParallelType.unroll if persistent else ParallelType.serial
+    order: list[str] = []
+    par: dict[str, ParallelType] = {}
+    gy = p.grid[1]
+    if p.fastest_dim:
+        if has_r:
+            _split(s, "r", p.vectorization, "r", "vec", par, ParallelType.vectorize)
+            _split(s, "r", p.threads_per_row, "batch", "tidx", par, ParallelType.TIDx)
+            if p.cross_grid and gy > 1 and not persistent_grid:
+                s.split("batch", gy, "bidy", "batch", inner_split=False)
+                par["bidy"] = ParallelType.BIDy
+            par["batch"] = batch_type
+        if has_i:
+            _split(s, "i", p.rows_per_block, "bidx", "tidy", par, ParallelType.TIDy)
+            if persistent_grid:
+                s.split("bidx", p.grid[0], "bidx", "rows", inner_split=False)
+            par["bidx"] = ParallelType.BIDx
+        order = ["bidx", "rows", "bidy", "tidy", "batch", "tidx", "vec"]
+    else:
+        if has_i:
+            _split(s, "i", p.vectorization, "i", "vec", par, ParallelType.vectorize)
+            _split(s, "i", p.block[0], "bidx", "tidx", par, ParallelType.TIDx)
+            par["bidx"] = ParallelType.BIDx
+        if has_r:
+            _split(s, "r", p.threads_per_row, "batch", "tidy", par, ParallelType.TIDy)
+            if p.cross_grid and gy > 1:
+                s.split("batch", gy, "bidy", "batch", inner_split=False)
+                par["bidy"] = ParallelType.BIDy
+            par["batch"] = batch_type
+        order = ["bidx", "bidy", "batch", "tidy", "tidx", "vec"]
+    order = [n for n in order if s.has(n)]
+    s.reorder(order)
+    for n in order:
+        if par.get(n, ParallelType.serial) != ParallelType.serial:
+            s.parallelize(n, par[n])
+    return s
+
+
+def _split(
+    s: Steps,
+    name: str,
+    factor: int,
+    outer: str,
+    inner: str,
+    par: dict[str, ParallelType],
+    ptype: ParallelType,
+) -> None:
+    """``split(name, factor)`` binding the inner part to ``ptype``; a factor of 1
+    emits nothing and only renames ``name`` to ``outer``."""
+    if factor > 1:
+        s.split(name, factor, outer, inner)
+        par[inner] = ptype
+    else:
+        s.rename(name, outer)
+
+
+def outer_partial_steps(types: Sequence[Any], p: InnerOuterParams) -> Steps:
+    """An outer reduction of an inner-outer fusion: its reduced rows on the inner
+    schedule's rows (``[BIDx, serial, TIDy]``, per-block partial results), its
+    columns split by ``outer_vectorization`` and ``threads_per_row`` (``TIDx``)."""
+    inner = p.inner
+    s = Steps([f"a{i}" for i in range(len(types))])
+    red = [f"a{i}" for i, t in enumerate(types) if t.iter_type == IterType.reduction]
+    cols = [f"a{i}" for i, t in enumerate(types) if t.iter_type != IterType.reduction]
+    par: dict[str, ParallelType] = {}
+    if s.merge_all(red, "r"):
+        _split(s, "r", inner.rows_per_block, "bidx", "tidy", par, ParallelType.TIDy)
+        s.split("bidx", inner.grid[0], "bidx", "rows", inner_split=False)
+        par["bidx"] = ParallelType.BIDx
+    if s.merge_all(cols, "c"):
+        _split(s, "c", p.outer_vectorization, "c", "vec", par, ParallelType.vectorize)
+        _split(s, "c", inner.threads_per_row, "cols", "tidx", par, ParallelType.TIDx)
+    order = [n for n in ["bidx", "rows", "tidy", "cols", "tidx", "vec"] if s.has(n)]
+    s.reorder(order)
+    for n in order:
+        if n in par:
+            s.parallelize(n, par[n])
+    return s
+
+
+def transpose_steps(rank: int, inner1: int, inner2: int, p: TransposeParams, group: int) -> Steps:
+    s = Steps([f"a{i}" for i in range(rank)])
+    s.split(f"a{inner1}", p.tile1, "o1", "t1")
+    s.split(f"a{inner2}", p.tile2, "o2", "t2")
+    outer = [n for n in s.names if n not in ("t1", "t2")]
+    tile = ["t2", "t1"] if group == 1 else ["t1", "t2"]
+    s.reorder(outer + tile)
+    s.merge_all(outer, "bidx")
+    s.merge_all(tile, "tile")
+    par: dict[str, ParallelType] = {"bidx": ParallelType.BIDx}
+    vec = p.vectorization1 if group == 1 else p.vectorization2
+    _split(s, "tile", vec, "tile", "vec", par, ParallelType.vectorize)
+    _split(s, "tile", p.block[0], "serial", "tidx", par, ParallelType.TIDx)
+    for n in ["bidx", "tidx", "vec"]:
+        if s.has(n) and n in par:
+            s.parallelize(n, par[n])
+    return s
+
+
+# =====================================================================================
+# The pass
+# =====================================================================================
+
+
+def read_params(fusion: FusionOp) -> tuple[str, object] | None:
+    """``(kind, params)`` of the fusion's ``fuser.schedule``; None when absent."""
+    name = f"@{fusion.sym_name.data}"
+    attr = fusion.attributes.get(SCHEDULE_ATTR)
+    if attr is None:
+        return None
+    if not isinstance(attr, DictionaryAttr):
+        raise ScheduleFusionsError(
+            f"schedule-fusions: {name}: {SCHEDULE_ATTR} must be a dictionary, got {attr}"
+        )
+    entries = dict(attr.data)
+    kind_attr = entries.pop("kind", None)
+    if not isinstance(kind_attr, StringAttr) or kind_attr.data not in PARAMS_TYPES:
+        raise ScheduleFusionsError(
+            f"schedule-fusions: {name}: {SCHEDULE_ATTR} needs kind = one of "
+            f"{', '.join(PARAMS_TYPES)}, got {kind_attr}"
+        )
+    kind = kind_attr.data
+    try:
+        params = params_from_entries(PARAMS_TYPES[kind], entries)
+    except (TypeError, ValueError) as e:
+        msg = str(e)
+        if isinstance(e, TypeError) and "missing" in msg:
+            msg = "missing fields " + msg.split("missing", 1)[1].split(":", 1)[-1].strip()
+        raise ScheduleFusionsError(
+            f"schedule-fusions: {name}: bad {kind} parameters in {SCHEDULE_ATTR}: {msg}"
+        ) from None
+    _check_positive(name, kind, params)
+    return kind, params
+
+
+def _check_positive(name: str, kind: str, params: object) -> None:
+    for field_name in (
+        "vectorization",
+        "unroll",
+        "threads_per_row",
+        "rows_per_block",
+        "persistent_batch",
+        "tile1",
+        "tile2",
+        "vectorization1",
+        "vectorization2",
+        "outer_vectorization",
+    ):
+        v = getattr(params, field_name, 1)
+        if not isinstance(v, int) or v <= 0:
+            raise ScheduleFusionsError(
+                f"schedule-fusions: {name}: {kind} parameter {field_name} = {v} must be a "
+                "positive integer"
+            )
+    for dims in ("block", "grid"):
+        v = getattr(params, dims, (1, 1, 1))
+        if len(v) != 3 or any(d <= 0 for d in v):
+            raise ScheduleFusionsError(
+                f"schedule-fusions: {name}: {kind} parameter {dims} = {list(v)} must be three "
+                "positive extents"
+            )
+    inner = getattr(params, "inner", None)
+    if inner is not None:
+        _check_positive(name, kind, inner)
+
+
+def concrete_sizes(fusion: FusionOp, given: dict[int, Any], need: bool) -> ConcreteSizes | None:
+    """Concrete sizes of every value from ``given`` (or the static types); None when
+    some input is symbolic and not given and ``need`` is False."""
+    name = f"@{fusion.sym_name.data}"
+    inputs: list[object] = []
+    if given and max(given) >= len(fusion.inputs):
+        raise ScheduleFusionsError(
+            f"schedule-fusions: sizes name input #{max(given)} but {name} has "
+            f"{len(fusion.inputs)} inputs"
+        )
+    for i, a in enumerate(fusion.inputs):
+        if isinstance(a.type, TensorType):
+            if i not in given and DYN in a.type.get_shape():
+                if not need:
+                    return None
+                raise ScheduleFusionsError(
+                    f"schedule-fusions: {name}: input #{i} has symbolic extents "
+                    f"{fmt_shape(a.type.get_shape())} and the schedule vectorizes; give them with "
+                    f'sizes="{i}=..." so that the vector width can be checked'
+                )
+            inputs.append(given.get(i, a.type.get_shape()))
+        else:
+            v = given.get(i)
+            inputs.append(v[0] if isinstance(v, tuple) and len(v) == 1 else None)
+    try:
+        return bind_sizes(fusion, inputs)
+    except SizeBindingError as e:
+        raise ScheduleFusionsError(f"schedule-fusions: {e}") from None
+
+
+def _check_vector(
+    fusion: FusionOp, tensors: Sequence[SSAValue], sizes: ConcreteSizes, vec: int, what: str
+) -> None:
+    """The vectorized axis (innermost of each global tensor) must divide by ``vec``."""
+    for v in tensors:
+        t = v.type
+        if not isinstance(t, TensorType) or vec <= 1:
+            continue
+        shape = sizes.shape(v)
+        axis = fastest_axis(t, shape)
+        if axis is None:
+            continue
+        if shape[axis] % vec:
+            raise ScheduleFusionsError(
+                f"schedule-fusions: @{fusion.sym_name.data}: {what} = {vec} does not divide "
+                f"the innermost extent {shape[axis]} of {v.name_hint or 'a tensor'} "
+                f"(shape {list(shape)})"
+            )
+
+
+_VECTOR_FIELDS = ("vectorization", "vectorization1", "vectorization2", "outer_vectorization")
+
+
+@dataclass
+class _FusionScheduler:
+    fusion: FusionOp
+    kind: str
+    params: Any
+    given: dict[int, Any]
+
+    def __post_init__(self) -> None:
+        self.name = f"@{self.fusion.sym_name.data}"
+        self.global_io = {a for a in self.fusion.inputs if isinstance(a.type, TensorType)}
+        self.global_io |= {
+            v for v in returned_outputs(self.fusion) if isinstance(v.type, TensorType)
+        }
+        self.done: set[SSAValue] = set()
+
+    def fail(self, msg: str) -> ScheduleFusionsError:
+        return ScheduleFusionsError(f"schedule-fusions: {self.name}: {msg}")
+
+    def run(self) -> None:
+        if self.kind in ("no_op", "expr_eval"):
+            return
+        if any(isinstance(op, LoopOp | RootOp) for op in self.fusion.body.block.ops):
+            raise self.fail("the fusion is already scheduled (it has iterdomain ops)")
+        p = self.params
+        vecs = [getattr(p, f, 1) for f in _VECTOR_FIELDS] + [
+            getattr(getattr(p, "inner", None), "vectorization", 1)
+        ]
+        # Bound before the iterdomain ops exist (size binding replays fuser ops only).
+        self.concrete = concrete_sizes(
+            self.fusion, self.given, need=max(vecs) > 1 or bool(self.given)
+        )
+        for op in body_ops(self.fusion):
+            if isinstance(op, ReshapeOp) and op.view is not None:
+                emit_reshape_view(op)
+        self.dmap = build_domain_map(self.fusion)
+        getattr(self, f"_{self.kind}")()
+
+    # ---- helpers ------------------------------------------------------------------
+    def sizes(self, vec: int) -> ConcreteSizes | None:
+        """The concrete sizes (None when symbolic and not given: then ``vec`` is 1)."""
+        return self.concrete
+
+    def emit_ref(self, ref: SSAValue, steps: Steps) -> None:
+        try:
+            replay(ref, range(len(logical_domain_types(ref))), steps.steps, self.global_io)
+        except (VerifyException, ValueError) as e:
+            raise self.fail(
+                f"the {self.kind} schedule of the reference does not verify: {e}"
+            ) from None
+        self.done.add(ref)
+
+    def propagate(
+        self,
+        ref: SSAValue,
+        steps: Steps,
+        identity_only: bool = True,
+        only: Sequence[SSAValue] | None = None,
+    ) -> None:
+        for v in only if only is not None else fusion_tensors(self.fusion):
+            if v in self.done:
+                continue
+            perm = alignment(self.dmap, ref, v, identity_only)
+            if perm is None:
+                continue
+            try:
+                replay(v, perm, steps.steps, self.global_io)
+            except (VerifyException, ValueError):
+                continue  # this tensor cannot take the schedule; codegen indexes it
+            self.done.add(v)
+
+    # ---- kinds --------------------------------------------------------------------
+    def _pointwise(self) -> None:
+        p: PointwiseParams = self.params
+        ref = self.dmap.reference()
+        if ref is None:
+            raise self.fail("no output covers every input axis (no pointwise reference)")
+        sizes = self.sizes(p.vectorization)
+        if sizes is not None:
+            inner = sizes.shape(ref)[-1] if sizes.shape(ref) else 1
+            aligned = [
+                v
+                for v in self.global_io
+                if alignment(self.dmap, ref, v, True) is not None
+                and sizes.shape(v)
+                and sizes.shape(v)[-1] == inner
+            ]
+            _check_vector(self.fusion, [ref, *aligned], sizes, p.vectorization, "vectorization")
+        rank = ref.type.rank  # type: ignore[union-attr]
+        steps = pointwise_steps(rank, p)
+        self.emit_ref(ref, steps)
+        self.propagate(ref, steps)
+
+    def _reduction_like(self) -> None:
+        p: ReductionParams = self.params
+        reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
+        if not reds:
+            raise self.fail(f"a {self.kind} schedule needs a reduction; the fusion has none")
+        self._schedule_reductions(reds, p, persistent_grid=False)
+
+    _reduction = _reduction_like
+    _inner_persistent = _reduction_like
+    _outer_persistent = _reduction_like
+
+    def _schedule_reductions(
+        self,
+        reds: list[Operation],
+        p: ReductionParams,
+        persistent_grid: bool,
+        others: bool = True,
+    ) -> SSAValue:
+        ref = reds[0].results[0]
+        sizes = self.sizes(p.vectorization)
+        if sizes is not None:
+            _check_vector(
+                self.fusion,
+                [reduction_input(r) for r in reds],
+                sizes,
+                p.vectorization,
+                "vectorization",
+            )
+        steps = reduction_steps(logical_domain_types(ref), p, self.kind, persistent_grid)
+        self.emit_ref(ref, steps)
+        others_list = [r.results[0] for r in reds[1:]]
+        self.propagate(ref, steps, only=others_list)
+        if others:
+            self.propagate(ref, steps)
+        return ref
+
+    def _inner_outer_persistent(self) -> None:
+        p: InnerOuterParams = self.params
+        reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
+        inner_reds, outer_reds = [], []
+        for r in reds:
+            t = reduction_input(r).type
+            axis = fastest_axis(t) if isinstance(t, TensorType) else None
+            (inner_reds if axis is None or axis in reduction_dims(r) else outer_reds).append(r)
+        if not inner_reds or not outer_reds:
+            raise self.fail("an inner_outer_persistent schedule needs inner and outer reductions")
+        sizes = self.sizes(p.outer_vectorization)
+        if sizes is not None:
+            _check_vector(
+                self.fusion,
+                [reduction_input(r) for r in outer_reds],
+                sizes,
+                p.outer_vectorization,
+                "outer_vectorization",
+            )
+        self.kind = "inner_persistent"
+        self._schedule_reductions(inner_reds, p.inner, persistent_grid=True, others=False)
+        self.kind = "inner_outer_persistent"
+        oref = outer_reds[0].results[0]
+        osteps = outer_partial_steps(logical_domain_types(oref), p)
+        self.emit_ref(oref, osteps)
+        self.propagate(oref, osteps, only=[r.results[0] for r in outer_reds[1:]])
+        # The row tensors follow the inner schedule.
+        iref = inner_reds[0].results[0]
+        isteps = reduction_steps(logical_domain_types(iref), p.inner, "inner_persistent", True)
+        self.propagate(iref, isteps)
+
+    def _transpose(self) -> None:
+        p: TransposeParams = self.params
+        groups = find_transpose_groups(self.fusion, self.dmap)
+        if groups is None:
+            raise self.fail("no two transpose groups (the fusion does not transpose)")
+        sizes = self.sizes(max(p.vectorization1, p.vectorization2))
+        if sizes is not None:
+            _check_vector(self.fusion, groups.group1, sizes, p.vectorization1, "vectorization1")
+            _check_vector(self.fusion, groups.group2, sizes, p.vectorization2, "vectorization2")
+        ref = groups.reference
+        rank = ref.type.rank  # type: ignore[union-attr]
+        s1 = transpose_steps(rank, groups.inner1, groups.inner2, p, 1)
+        s2 = transpose_steps(rank, groups.inner1, groups.inner2, p, 2)
+        self.emit_ref(ref, s1)
+        self.propagate(ref, s2, identity_only=False, only=list(groups.group2))
+        self.propagate(ref, s1, identity_only=False)
+
+
+def schedule_fusion(fusion: FusionOp, given: dict[int, Any] | None = None) -> bool:
+    """Schedule one fusion from its ``fuser.schedule``; False when it has none."""
+    read = read_params(fusion)
+    if read is None:
+        return False
+    kind, params = read
+    _FusionScheduler(fusion, kind, params, dict(given or {})).run()
+    return True
+
+
+@dataclass(frozen=True)
+class ScheduleFusions(ModulePass):
+    """Write every scheduled fusion's loop domains (see the module docstring).
+
+    Options: ``sizes`` (concrete input shapes, ``select-schedulers`` syntax), needed
+    when a vectorized axis is symbolic; ``strict`` (default true): a fusion without
+    ``fuser.schedule`` is an error (false: it is left as it is).
+    """
+
+    name = "schedule-fusions"
+
+    sizes: str = ""
+    strict: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            given = parse_sizes(self.sizes)
+        except SelectSchedulersError as e:
+            raise ScheduleFusionsError(str(e).replace("select-schedulers", self.name)) from None
+        for fusion in [f for f in op.walk() if isinstance(f, FusionOp)]:
+            if not schedule_fusion(fusion, given) and self.strict:
+                raise ScheduleFusionsError(
+                    f"{self.name}: @{fusion.sym_name.data} has no {SCHEDULE_ATTR} attribute; "
+                    "run select-schedulers first"
+                )
