@@ -12,6 +12,7 @@ of a symbolic axis never creates a new fusion id.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 from fuser_ir.dialects.fuser import FusionOp, ReshapeOp
@@ -34,6 +35,13 @@ class CacheEntry:
     fusion: FusionOp
     inputs: list[InputSpec]
     runtimes: dict[tuple, Runtime] = field(default_factory=dict)
+    gpu_plans: dict[tuple, tuple[Any, Runtime]] = field(default_factory=dict)
+    """GPU input signature -> (runtime.gpu_executor.GpuPlan, runtime): the fast path."""
+
+    @cached_property
+    def concrete(self) -> bool:
+        """``needs_concretization``, computed once (the fusion never changes)."""
+        return self.needs_concretization
 
     @property
     def needs_concretization(self) -> bool:

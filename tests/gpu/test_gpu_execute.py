@@ -85,3 +85,33 @@ def test_wrong_gpu_input_is_a_value_error() -> None:
         fd.add_output(fd.ops.neg(a))
     with pytest.raises(ValueError, match="input 0"):
         fd.execute([torch.randn(3, 5, device="cuda")])
+
+
+def test_host_overhead_of_a_cache_hit() -> None:
+    """One single-kernel fusion, tiny input: host time per fd.execute on a cache hit
+    (the GPU work is ~3 us; the loop is host-bound). Target: under 20 us."""
+    import json
+    import os
+    import time
+
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.mul(fd.ops.add(a, 1.0), 2.0))
+    x = torch.randn(1024, device="cuda")
+    for _ in range(20):
+        fd.execute([x])
+    torch.cuda.synchronize()
+    n = 2000
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fd.execute([x])
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - t0) / n * 1e6)
+    print(f"\nhost overhead per fd.execute (cache hit, one kernel): {best:.1f} us")
+    out = os.environ.get("OUT")
+    if out:
+        with open(os.path.join(out, "execute_overhead.json"), "w") as f:
+            json.dump({"us_per_execute": best}, f)
+    assert best < 40
