@@ -407,7 +407,7 @@ class HostEvaluator:
                 f"hir.alias_select: index {i} is out of range for axis {axis} of extent "
                 f"{x.shape[axis]}"
             )
-        return x[(slice(None),) * axis + (i,)]
+        return x[(slice(None),) * axis + (i, Ellipsis)]  # Ellipsis: a 0-d view, not a scalar
 
 
 def _trunc_div(a: int, b: int) -> int:

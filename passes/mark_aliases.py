@@ -1,0 +1,367 @@
+"""``mark-aliases``: alias analysis of fusion outputs, as ``hir`` aliases and views.
+
+Four rewrites, on every fusion launched by a ``hir.program`` (a module without one
+gets one, as in ``strip-bookend-views``):
+
+1. **The in-place race** (nvFuser guards against it): an output written in place
+   into input ``X`` (``fuser.output {alias_inputs}``) while another part of the same
+   kernel reads ``X`` at other positions (through a broadcast, an implicit
+   broadcast of a binary op, a permute, a reduction...) races with the write. The
+   pass inserts ``fuser.segment_set`` before the aliased output, which ``segment``
+   honours: the update is computed into a temporary by one kernel and copied into
+   ``X`` by a later one. Reads of ``X`` by elementwise ops of ``X``'s own shape are
+   element-aligned with the write and need no cut.
+2. **Outputs that are views of inputs** (a fusion input seen through host-viewable
+   views, under ``strip-bookend-views``' layout rules) leave the fusion and become
+   host views of the launch argument: same storage, no kernel. A fusion left with
+   no output launches nothing (the launch and the fusion symbol are erased).
+3. **In-place updates** become ``hir`` aliases: the aliased output becomes a
+   launch result (after the others) and ``hir.alias %result, %X`` makes every
+   write of it a write of the caller's buffer ``%X``.
+4. **Preallocated outputs**: a launch whose output extents are all known on the
+   host (static, or an input's extent read with ``fuser.size``) writes into
+   buffers: ``hir.allocate`` for each result (``preallocated`` when the program
+   returns it, so the caller may pass the buffer; the alias target itself for an
+   in-place result) and ``hir.launch ... outs(...)``.
+
+Before::
+
+    fuser.fusion @f(%x : !fuser.tensor<8xf32>, %y : !fuser.tensor<4x8xf32>) -> (!fuser.tensor<4x8xf32>, !fuser.tensor<2x4xf32>) {
+      %b = fuser.broadcast %x {is_broadcast_dim = array<i1: true, false>} : ...
+      %s = fuser.add %y, %b : ...
+      %c = fuser.constant 1.0 : f64
+      %n = fuser.add %x, %c : ...
+      %r = fuser.reshape %x {new_shape = array<i64: 2, 4>, ...} : ...
+      fuser.output %s, %r, %n : ... {alias_inputs = array<i64: -1, -1, 0>}
+    }
+
+After (``%x`` is read through a broadcast in the kernel that updates it)::
+
+    fuser.fusion @f(%x : ..., %y : ...) -> (!fuser.tensor<4x8xf32>, !fuser.tensor<8xf32>) {
+      ...
+      %n2 = fuser.segment_set %n : ...
+      fuser.output %s, %n2 : ...
+    }
+    hir.program @main(%0 : !fuser.tensor<8xf32>, %1 : !fuser.tensor<4x8xf32>) -> (...) {
+      %2 = hir.reshape %0 {new_shape = array<i64: 2, 4>} : ...
+      %3 = hir.allocate {preallocated} : !fuser.tensor<4x8xf32>
+      %4, %5 = hir.launch @f(%0, %1) outs(%3, %0 : ...) : ...
+      hir.alias %5, %0 : ...
+      hir.return %3, %2 : ...
+    }
+
+Restrictions: an output whose extents are computed (a symbolic reshape, ``cat``,
+``pad``...) keeps a launch without ``outs`` (it allocates its own results).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dialects import hir as H
+from passes.strip_bookend_views import (
+    InputExtent,
+    ensure_programs,
+    erase_dead_ops,
+    erase_op,
+    fusions_by_name,
+    host_sizes,
+    host_view_ops_typed,
+    input_end_type,
+    launches_by_callee,
+    rebuild_launch,
+    set_fusion_outputs,
+    symbolic_extents,
+)
+
+__all__ = ["MarkAliases", "drop_outs", "guard_inplace_races", "mark_aliases", "preallocate_outputs"]
+
+
+# ---- 1. the in-place race ---------------------------------------------------------
+
+
+def _reads_misaligned(x: BlockArgument, writer: SSAValue) -> bool:
+    """Whether the fusion reads ``x`` at positions other than the element it writes:
+    some op reached from ``x`` is not an elementwise op of ``x``'s shape."""
+    xt = x.type
+    assert isinstance(xt, F.TensorType)
+    aligned: list[SSAValue] = [x]
+    seen: set[SSAValue] = set()
+    while aligned:
+        v = aligned.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            op = use.operation
+            if isinstance(op, F.OutputOp):
+                continue
+            ok = isinstance(op, F.ElementwiseOp | F.CastOp) and all(
+                isinstance(r.type, F.TensorType) and r.type.get_shape() == xt.get_shape()
+                for r in op.results
+            )
+            if not ok:
+                return True
+            aligned.extend(op.results)
+    return False
+
+
+def guard_inplace_races(fusion: F.FusionOp) -> bool:
+    """Insert ``fuser.segment_set`` before every racy in-place output; returns
+    whether anything changed."""
+    term = fusion.output_op
+    aliases = term.get_alias_inputs()
+    values = list(term.values)
+    changed = False
+    for i, (v, a) in enumerate(zip(values, aliases, strict=True)):
+        if a < 0:
+            continue
+        owner = v.owner
+        if isinstance(owner, F.SegmentSetOp):
+            continue
+        x = fusion.inputs[a]
+        assert isinstance(x, BlockArgument)
+        if not _reads_misaligned(x, v):
+            continue
+        cut = F.SegmentSetOp(v)
+        fusion.body.block.insert_op_before(cut, term)
+        values[i] = cut.results[0]
+        changed = True
+    if changed:
+        set_fusion_outputs(fusion, values, aliases)
+    return changed
+
+
+# ---- 2. outputs that are views of inputs ------------------------------------------
+
+
+def _view_chain(v: SSAValue) -> tuple[BlockArgument, list[Operation], list[F.TensorType]] | None:
+    """The fusion input ``v`` views, the view ops from it to ``v`` and their host
+    types; None when a copy is needed somewhere."""
+    ops: list[Operation] = []
+    while not isinstance(v, BlockArgument):
+        op = v.owner
+        assert isinstance(op, Operation)
+        if not isinstance(op, F.ViewLikeOp) or len(op.operands) != 1:
+            return None
+        ops.append(op)
+        v = op.operands[0]
+    if not isinstance(v.type, F.TensorType):
+        return None
+    ops.reverse()
+    types: list[F.TensorType] = []
+    t = v.type
+    for op in ops:
+        nt = input_end_type(op, t)
+        if nt is None:
+            return None
+        types.append(nt)
+        t = nt
+    return v, ops, types
+
+
+def hoist_view_outputs(fusion: F.FusionOp, launches: list[H.LaunchOp]) -> list[H.LaunchOp]:
+    """Move outputs that are views of inputs to the host; returns the launches left."""
+    term = fusion.output_op
+    aliases = term.get_alias_inputs()
+    returned = [i for i, a in enumerate(aliases) if a < 0]
+    hoisted: dict[int, tuple[BlockArgument, list[Operation], list[F.TensorType]]] = {}
+    for k, i in enumerate(returned):
+        chain = _view_chain(term.values[i])
+        if chain is not None:
+            hoisted[k] = chain
+    if not hoisted:
+        return launches
+    keep = [i for k, i in enumerate(returned) if k not in hoisted]
+    kept_aliased = [i for i, a in enumerate(aliases) if a >= 0]
+    values = [term.values[i] for i in sorted(keep + kept_aliased)]
+    new_aliases = [aliases[i] for i in sorted(keep + kept_aliased)]
+    set_fusion_outputs(fusion, values, new_aliases if any(a >= 0 for a in new_aliases) else None)
+    erase_dead_ops(fusion.body.block)
+    new_types = list(fusion.function_type.outputs.data)
+    rebuilt: list[H.LaunchOp] = []
+    for launch in launches:
+        for k, (arg, ops, types) in hoisted.items():
+            x: SSAValue = launch.args[arg.index]
+            for op, t in zip(ops, types, strict=True):
+                vops = host_view_ops_typed(op, x, t)
+                block = launch.parent_block()
+                assert block is not None
+                block.insert_ops_before(vops, launch)
+                x = vops[-1].results[0]
+            launch.res[k].replace_all_uses_with(x)
+        if not values:
+            erase_op(launch)
+            continue
+        new = rebuild_launch(launch, list(launch.args), new_types)
+        kept = [k for k in range(len(returned)) if k not in hoisted]
+        for j, k in enumerate(kept):
+            launch.res[k].replace_all_uses_with(new.res[j])
+        erase_op(launch)
+        rebuilt.append(new)
+    if not values:
+        erase_op(fusion)
+    return rebuilt
+
+
+# ---- 3. in-place updates as hir aliases -------------------------------------------
+
+
+def inplace_to_aliases(fusion: F.FusionOp, launches: list[H.LaunchOp]) -> list[H.LaunchOp]:
+    term = fusion.output_op
+    aliases = term.get_alias_inputs()
+    if all(a < 0 for a in aliases):
+        return launches
+    returned = [v for v, a in zip(term.values, aliases, strict=True) if a < 0]
+    updated = [(v, a) for v, a in zip(term.values, aliases, strict=True) if a >= 0]
+    n = len(returned)
+    set_fusion_outputs(fusion, returned + [v for v, _ in updated])
+    new_types = list(fusion.function_type.outputs.data)
+    rebuilt: list[H.LaunchOp] = []
+    for launch in launches:
+        new = rebuild_launch(launch, list(launch.args), new_types)
+        for old, r in zip(launch.res, new.res, strict=False):
+            old.replace_all_uses_with(r)
+        erase_op(launch)
+        marks = [H.AliasOp(new.res[n + j], new.args[a]) for j, (_, a) in enumerate(updated)]
+        block = new.parent_block()
+        assert block is not None
+        block.insert_ops_after(marks, new)
+        rebuilt.append(new)
+    return rebuilt
+
+
+# ---- 4. preallocated outputs ------------------------------------------------------
+
+
+def alias_target(v: SSAValue) -> SSAValue | None:
+    for use in v.uses:
+        op = use.operation
+        if isinstance(op, H.AliasOp) and op.value == v:
+            return op.target
+    return None
+
+
+def preallocate_outputs(
+    fusion: F.FusionOp, launch: H.LaunchOp, allow_preallocated: bool = True
+) -> H.LaunchOp:
+    """Rewrite ``launch`` to write into buffers (``outs``) when every output extent
+    is known on the host; returns the launch in place of ``launch``."""
+    if launch.outs or not launch.res:
+        return launch
+    extents = symbolic_extents(fusion)
+    outs_values = fusion.output_op.returned_values()
+    ext_lists = []
+    for v in outs_values:
+        if not isinstance(v.type, F.TensorType):
+            return launch
+        ext = extents.get(v)
+        if ext is None or any(e is None for e in ext):
+            return launch
+        ext_lists.append(ext)
+    program = launch.parent_op()
+    top_level = isinstance(program, H.ProgramOp)
+    ret = program.return_op if isinstance(program, H.ProgramOp) else None
+    new_ops: list[Operation] = []
+    buffers: list[SSAValue] = []
+    prealloc: list[tuple[int, SSAValue]] = []
+    for k, (r, ext) in enumerate(zip(launch.res, ext_lists, strict=True)):
+        target = alias_target(r)
+        if target is not None:
+            buffers.append(target)
+            continue
+        sizes: list[SSAValue] = []
+        for e in ext:
+            if isinstance(e, InputExtent):
+                sops, svals = host_sizes(launch.args[e.input], [e.axis])
+                new_ops += sops
+                sizes += svals
+        t = r.type
+        assert isinstance(t, F.TensorType)
+        returned_once = (
+            allow_preallocated
+            and top_level
+            and ret is not None
+            and sum(1 for v in ret.values if v == r) == 1
+        )
+        alloc = H.AllocateOp(
+            F.TensorType(t.get_shape(), t.element_type), sizes, preallocated=returned_once
+        )
+        new_ops.append(alloc)
+        buffers.append(alloc.result)
+        if returned_once:
+            prealloc.append((k, alloc.result))
+    block = launch.parent_block()
+    assert block is not None
+    block.insert_ops_before(new_ops, launch)
+    new = rebuild_launch(launch, list(launch.args), [r.type for r in launch.res], buffers)
+    for old, r in zip(launch.res, new.res, strict=True):
+        old.replace_all_uses_with(r)
+    erase_op(launch)
+    if ret is not None and prealloc:
+        swap = {new.res[k]: buf for k, buf in prealloc}
+        ret.operands = [swap.get(v, v) for v in ret.operands]
+    return new
+
+
+def drop_outs(launch: H.LaunchOp) -> H.LaunchOp:
+    """Undo ``preallocate_outputs``: a launch that allocates its own results (the
+    buffers and their ``fuser.size`` ops are erased when nothing else uses them)."""
+    if not launch.outs:
+        return launch
+    buffers = list(launch.outs)
+    new = rebuild_launch(launch, list(launch.args), [r.type for r in launch.res])
+    for old, r, buf in zip(launch.res, new.res, buffers, strict=True):
+        old.replace_all_uses_with(r)
+        if isinstance(buf.owner, H.AllocateOp):
+            buf.replace_all_uses_with(r)
+    erase_op(launch)
+    for buf in buffers:
+        alloc = buf.owner
+        if isinstance(alloc, H.AllocateOp) and not alloc.result.uses:
+            sizes = list(alloc.sizes)
+            erase_op(alloc)
+            for s in sizes:
+                if isinstance(s.owner, Operation) and not s.uses:
+                    erase_op(s.owner)
+    return new
+
+
+# ---- the pass ---------------------------------------------------------------------
+
+
+def mark_aliases(module: ModuleOp, preallocate: bool = True) -> None:
+    """Run the four rewrites on every launched fusion of ``module``."""
+    ensure_programs(module)
+    table = launches_by_callee(module)
+    for name, fusion in fusions_by_name(module).items():
+        launches = table.get(name, [])
+        if not launches or any(la.outs for la in launches):
+            continue
+        guard_inplace_races(fusion)
+        launches = hoist_view_outputs(fusion, launches)
+        if not launches:
+            continue
+        launches = inplace_to_aliases(fusion, launches)
+        if preallocate:
+            for la in launches:
+                preallocate_outputs(fusion, la)
+
+
+@dataclass(frozen=True)
+class MarkAliases(ModulePass):
+    """Views of inputs to the host, in-place updates as ``hir.alias``, the in-place
+    race cut with ``segment_set``, and preallocated outputs."""
+
+    name = "mark-aliases"
+
+    preallocate: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        mark_aliases(op, self.preallocate)

@@ -1,0 +1,799 @@
+"""``segment{gpu=h100 sizes="..."}``: cut each launched fusion into a DAG of segments
+that one scheduler each accepts, and emit the ``hir`` program that runs them.
+
+The algorithm is nvFuser's segmenter (seed 000):
+
+1. If one scheduler of the registry (``schedulers.registry.select``) accepts the
+   whole fusion at the concrete sizes, it is one segment.
+2. Otherwise every op producing a tensor starts as its own group (scalar ops such
+   as ``fuser.constant`` and ``fuser.size`` are not groups: each segment that uses
+   one gets a copy of it and of its scalar operands).
+3. Neighbouring groups (a producer and its consumer, or two groups reading the
+   same tensor) merge while the union is still
+   accepted by some scheduler and the group graph stays acyclic (no path from one
+   to the other through a third group). The candidate merges are tried in order of
+   the bytes of the intermediates they remove (concrete extents x element size),
+   most first, ties in program order; the first accepted merge is made and the
+   candidates are recomputed, until none is accepted.
+4. ``fuser.segment_set`` is a boundary: the group of a ``segment_set`` never merges
+   with the group producing its operand.
+
+Concrete sizes come from the ``sizes`` option, the shapes of the program inputs as
+in ``select-schedulers`` (``sizes="0=128x1024,1=128x1024"``, or positionally
+``"128x1024,128x1024"``), propagated through the host program (views, launches);
+without it the static extents are used.
+
+The emitted program, for each launch of a segmented fusion ``@f``:
+
+* a group made only of views the host can do without a copy becomes host views
+  (``hir.reshape``...): reshape- or permute-only fusions launch nothing;
+* every other group becomes a ``fuser.fusion @f_seg0``, ``@f_seg1``... (in
+  topological order) with the group's external values as inputs and the values
+  used outside it as outputs; it is launched into ``hir.allocate``'d buffers when
+  the output extents are known on the host (``preallocated`` when the program
+  returns them, the caller's buffer for in-place updates);
+* each intermediate is dropped by ``hir.deallocate`` right after its last use
+  (host views of it included).
+
+Before (seed 000, ``segment{sizes="0=128x1024,1=128x1024"}``)::
+
+    fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
+      %t2 = fuser.sum %t0 {dims = array<i64: 1>} : ...
+      %t3 = fuser.broadcast %t2 {is_broadcast_dim = array<i1: false, true>} : ...
+      %t4 = fuser.add %t1, %t3 : ...
+      fuser.output %t4 : !fuser.tensor<?x?xf32>
+    }
+
+After (the reduction scheduler rejects the broadcast back to full size, so two
+segments)::
+
+    fuser.fusion @sum_broadcast_add_seg0(%0 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x1xf32> {
+      %t2 = fuser.sum %0 ... ; %t3 = fuser.broadcast %t2 ...
+      fuser.output %t3 : !fuser.tensor<?x1xf32>
+    }
+    fuser.fusion @sum_broadcast_add_seg1(%0 : !fuser.tensor<?x?xf32>, %1 : !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32> { ... }
+    hir.program @main(%0 : !fuser.tensor<?x?xf32>, %1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
+      %2 = fuser.size %0 {dim = 0 : i64} : ...
+      %3 = hir.allocate sizes(%2 : i64) : !fuser.tensor<?x1xf32>
+      %4 = hir.launch @sum_broadcast_add_seg0(%0) outs(%3 : ...) : ...
+      ...
+      %8 = hir.launch @sum_broadcast_add_seg1(%1, %4) outs(%7 : ...) : ...
+      hir.deallocate %3 : !fuser.tensor<?x1xf32>
+      hir.return %7 : !fuser.tensor<?x?xf32>
+    }
+
+The segment records (``segment_module``) keep, for each segment, its ops, the
+original values of its inputs and outputs and its scheduler: the Python side
+(``runtime.segmented``) builds nvFuser's index maps from them.
+
+Restrictions: a fusion output computed by scalar ops only must be accepted whole;
+the launches of one fusion are all segmented with the sizes of the first one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dialects import hir as H
+from fuser_ir.dialects.fuser import slice_extent
+from fuser_ir.shapes import DYN
+from passes.mark_aliases import (
+    drop_outs,
+    guard_inplace_races,
+    hoist_view_outputs,
+    inplace_to_aliases,
+)
+from passes.mark_aliases import preallocate_outputs as _preallocate
+from passes.strip_bookend_views import (
+    HostPassError,
+    ensure_programs,
+    erase_op,
+    fusions_by_name,
+    host_view_ops_typed,
+    input_end_type,
+    is_host_viewable,
+    launches_by_callee,
+    programs,
+)
+from schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
+from schedulers.registry import select
+from schedulers.target import DEFAULT_TARGET, GpuTarget, get_target
+
+__all__ = ["Segment", "SegmentRecord", "find_segments", "segment_module", "parse_sizes"]
+
+Shape = tuple[int, ...]
+
+
+# =====================================================================================
+# Groups
+# =====================================================================================
+
+
+def is_node(op: Operation) -> bool:
+    """Ops that produce a tensor are graph nodes; scalar ops are copied where used."""
+    return not isinstance(op, F.OutputOp) and any(
+        isinstance(r.type, F.TensorType) for r in op.results
+    )
+
+
+def scalar_cone(op: Operation) -> list[Operation]:
+    """The scalar (non-node) ops ``op``'s operands depend on, transitively."""
+    cone: list[Operation] = []
+    seen: set[Operation] = set()
+    stack = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+    while stack:
+        o = stack.pop()
+        if o in seen or is_node(o) or not isinstance(o, Operation):
+            continue
+        seen.add(o)
+        cone.append(o)
+        stack.extend(v.owner for v in o.operands if isinstance(v.owner, Operation))
+    return cone
+
+
+@dataclass
+class Segment:
+    """A group of ops of the original fusion, in program order."""
+
+    ops: list[Operation]
+    scheduler: str | None = None
+
+    def with_cones(self) -> list[Operation]:
+        """The group's ops and the scalar ops they need, in program order."""
+        found: set[Operation] = set(self.ops)
+        for op in self.ops:
+            found.update(scalar_cone(op))
+        block = self.ops[0].parent_block()
+        assert block is not None
+        return [o for o in block.ops if o in found]
+
+    def inputs(self) -> list[SSAValue]:
+        """Values used by the group defined outside it: fusion inputs first (in
+        order), then other values in program order."""
+        ops = self.with_cones()
+        defined = {r for o in ops for r in o.results}
+        used: list[SSAValue] = []
+        for o in ops:
+            for v in o.operands:
+                if v not in defined and v not in used:
+                    used.append(v)
+        args = sorted((v for v in used if isinstance(v, BlockArgument)), key=lambda a: a.index)
+        return args + [v for v in used if not isinstance(v, BlockArgument)]
+
+    def outputs(self) -> list[SSAValue]:
+        """Tensor results used outside the group (or by ``fuser.output``)."""
+        mine = set(self.ops)
+        cone_of_mine = {c for o in self.ops for c in scalar_cone(o)}
+        outs: list[SSAValue] = []
+        for o in self.ops:
+            for r in o.results:
+                if not isinstance(r.type, F.TensorType):
+                    continue
+                for use in r.uses:
+                    u = use.operation
+                    if isinstance(u, F.OutputOp) or (u not in mine and u not in cone_of_mine):
+                        outs.append(r)
+                        break
+        return outs
+
+
+def build_fusion(
+    name: str, seg: Segment, input_types: Sequence[Attribute] | None = None
+) -> F.FusionOp:
+    """A ``fuser.fusion`` computing ``seg`` (ops cloned, inputs and outputs as
+    ``Segment.inputs``/``outputs``)."""
+    ins = seg.inputs()
+    outs = seg.outputs()
+    types = list(input_types) if input_types is not None else [v.type for v in ins]
+    out_types = [
+        F.TensorType(v.type.get_shape(), v.type.element_type)  # type: ignore[union-attr]
+        for v in outs
+    ]
+    fusion = F.FusionOp(name, types, out_types)
+    block = fusion.body.block
+    mapper: dict[SSAValue, SSAValue] = dict(zip(ins, block.args, strict=True))
+    for arg, v in zip(block.args, ins, strict=True):
+        if v.name_hint:
+            arg.name_hint = v.name_hint
+    for op in seg.with_cones():
+        block.add_op(op.clone(value_mapper=mapper))
+    block.add_op(F.OutputOp([mapper[v] for v in outs]))
+    return fusion
+
+
+def _bytes(v: SSAValue, sizes: ConcreteSizes) -> int:
+    t = v.type
+    if not isinstance(t, F.TensorType):
+        return 0
+    try:
+        return sizes.numel(v) * t.dtype.itemsize
+    except KeyError:
+        return 0
+
+
+@dataclass
+class _Segmenter:
+    fusion: F.FusionOp
+    sizes: ConcreteSizes
+    target: GpuTarget
+    cache: dict[frozenset[Operation], str | None] = field(default_factory=dict)
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        """The scheduler kind that takes the group, or None."""
+        key = frozenset(ops)
+        if key in self.cache:
+            return self.cache[key]
+        if any(isinstance(op, F.SegmentSetOp) and op.operands[0].owner in key for op in ops):
+            self.cache[key] = None  # segment_set: its operand's producer is elsewhere
+            return None
+        order = {o: i for i, o in enumerate(self.fusion.body.block.ops)}
+        seg = Segment(sorted(ops, key=order.__getitem__))
+        kind: str | None = None
+        if seg.outputs():
+            try:
+                f = build_fusion("candidate", seg)
+                shapes = [
+                    self.sizes.shape(v)
+                    if isinstance(v.type, F.TensorType)
+                    else self.sizes.scalar(v)
+                    for v in seg.inputs()
+                ]
+                kind = select(f, bind_sizes(f, shapes), self.target).kind
+            except (SizeBindingError, KeyError, ValueError):
+                kind = None
+        self.cache[key] = kind
+        return kind
+
+
+def find_segments(
+    fusion: F.FusionOp, sizes: ConcreteSizes, target: GpuTarget = DEFAULT_TARGET
+) -> list[Segment]:
+    """The segments of ``fusion`` in topological order (see the module docstring)."""
+    nodes = [op for op in fusion.body.block.ops if is_node(op)]
+    seg = _Segmenter(fusion, sizes, target)
+    if not nodes:
+        return []
+    whole = seg.accepts(nodes)
+    if whole is not None:
+        return [Segment(nodes, whole)]
+    order = {o: i for i, o in enumerate(fusion.body.block.ops)}
+    group_of: dict[Operation, int] = {op: i for i, op in enumerate(nodes)}
+    groups: dict[int, list[Operation]] = {i: [op] for i, op in enumerate(nodes)}
+
+    def producers(g: int) -> dict[int, list[SSAValue]]:
+        out: dict[int, list[SSAValue]] = {}
+        ops = groups[g]
+        for v in Segment(sorted(ops, key=order.__getitem__)).inputs():
+            owner = v.owner
+            if isinstance(owner, Operation) and owner in group_of:
+                out.setdefault(group_of[owner], []).append(v)
+        return out
+
+    def edges() -> dict[tuple[int, int], list[SSAValue]]:
+        e: dict[tuple[int, int], list[SSAValue]] = {}
+        for g in groups:
+            for p, vals in producers(g).items():
+                e[(p, g)] = vals
+        return e
+
+    def reaches(succ: dict[int, set[int]], a: int, b: int, skip_direct: bool) -> bool:
+        stack = [s for s in succ.get(a, set()) if not (skip_direct and s == b)]
+        seen: set[int] = set()
+        while stack:
+            n = stack.pop()
+            if n == b:
+                return True
+            if n in seen:
+                continue
+            seen.add(n)
+            stack.extend(succ.get(n, set()))
+        return False
+
+    def blocked(a: int, b: int) -> bool:
+        for op in groups[b]:
+            if isinstance(op, F.SegmentSetOp):
+                owner = op.operands[0].owner
+                if isinstance(owner, Operation) and group_of.get(owner) == a:
+                    return True
+        return False
+
+    while True:
+        e = edges()
+        succ: dict[int, set[int]] = {}
+        for p, c in e:
+            succ.setdefault(p, set()).add(c)
+        # siblings: groups reading a common value (horizontal fusion)
+        readers: dict[SSAValue, list[int]] = {}
+        for g in groups:
+            for v in Segment(sorted(groups[g], key=order.__getitem__)).inputs():
+                if isinstance(v.type, F.TensorType):
+                    readers.setdefault(v, []).append(g)
+        pairs: dict[tuple[int, int], list[SSAValue]] = dict(e)
+        for v, gs in readers.items():
+            for i, a in enumerate(gs):
+                for b in gs[i + 1 :]:
+                    key = (a, b) if (a, b) not in e and (b, a) not in e else None
+                    if key is not None:
+                        pairs.setdefault(key, []).append(v)
+        cands = sorted(
+            pairs.items(),
+            key=lambda kv: (
+                -sum(_bytes(v, sizes) for v in kv[1]),
+                min(order[o] for o in groups[kv[0][0]]),
+                min(order[o] for o in groups[kv[0][1]]),
+            ),
+        )
+        merged = False
+        for (a, b), _ in cands:
+            if (a, b) in e:
+                if blocked(a, b) or reaches(succ, a, b, skip_direct=True):
+                    continue
+            elif reaches(succ, a, b, skip_direct=False) or reaches(succ, b, a, skip_direct=False):
+                continue
+            union = groups[a] + groups[b]
+            kind = seg.accepts(union)
+            if kind is None:
+                continue
+            groups[a] = union
+            for op in groups.pop(b):
+                group_of[op] = a
+            merged = True
+            break
+        if not merged:
+            break
+    # topological order of the groups
+    e = edges()
+    indeg = {g: 0 for g in groups}
+    succ2: dict[int, set[int]] = {}
+    for p, c in e:
+        if c not in succ2.setdefault(p, set()):
+            succ2[p].add(c)
+            indeg[c] += 1
+    ready = sorted(
+        (g for g, d in indeg.items() if d == 0), key=lambda g: min(order[o] for o in groups[g])
+    )
+    out: list[Segment] = []
+    while ready:
+        g = ready.pop(0)
+        ops = sorted(groups[g], key=order.__getitem__)
+        out.append(Segment(ops, seg.accepts(ops)))
+        for c in sorted(succ2.get(g, set())):
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                ready.append(c)
+        ready.sort(key=lambda g: min(order[o] for o in groups[g]))
+    return out
+
+
+def _view_of(op: Operation, x: SSAValue) -> Operation:
+    """The view ``op`` applied to ``x`` (result type inferred from ``x``)."""
+    if isinstance(op, F.ReshapeOp):
+        return F.ReshapeOp(x, [int(d) for d in op.new_shape.get_values()])
+    if isinstance(op, F.PermuteOp):
+        return F.PermuteOp(x, op.get_dims())
+    if isinstance(op, F.SqueezeOp):
+        return F.SqueezeOp(x, op.get_dims())
+    assert isinstance(op, F.BroadcastOp)
+    return F.BroadcastOp(x, op.get_flags())
+
+
+def hoist_views_through_pointwise(fusion: F.FusionOp) -> bool:
+    """Move views toward the inputs through elementwise ops, so that a view in the
+    middle of a pointwise chain does not split it: ``view(e(x, y))`` with ``e``
+    elementwise, used only by the view, and ``x``, ``y`` of ``e``'s shape becomes
+    ``e(view(x), view(y))``. A chain of views then reaches a fusion input, where the
+    host does it. Returns whether anything changed."""
+    block = fusion.body.block
+    changed_any = False
+    changed = True
+    while changed:
+        changed = False
+        for op in list(block.ops):
+            if not isinstance(op, F.ReshapeOp | F.PermuteOp | F.SqueezeOp | F.BroadcastOp):
+                continue
+            if not is_host_viewable(op):
+                continue
+            src = op.operands[0]
+            e = src.owner
+            if not isinstance(e, F.ElementwiseOp | F.CastOp) or len(e.results) != 1:
+                continue
+            if e.name in ("fuser.set", "fuser.segment_set"):
+                continue  # a copy materializes the layout the view needs
+            if any(u.operation is not op for u in src.uses):
+                continue
+            et = src.type
+            assert isinstance(et, F.TensorType)
+            tensors = [x for x in e.operands if isinstance(x.type, F.TensorType)]
+            if not tensors or any(
+                x.type.get_shape() != et.get_shape()
+                for x in tensors  # type: ignore[union-attr]
+            ):
+                continue
+            views: dict[SSAValue, Operation] = {}
+            for x in tensors:
+                if x not in views:
+                    views[x] = _view_of(op, x)
+            res = op.results[0].type
+            assert isinstance(res, F.TensorType)
+            new_e = type(e).create(
+                operands=[views[x].results[0] if x in views else x for x in e.operands],
+                properties=dict(e.properties),
+                attributes=dict(e.attributes),
+                result_types=[F.TensorType(res.get_shape(), et.element_type)],
+            )
+            block.insert_ops_before([*views.values(), new_e], e)
+            op.results[0].replace_all_uses_with(new_e.results[0])
+            erase_op(op)
+            erase_op(e)
+            changed = changed_any = True
+            break
+    return changed_any
+
+
+# =====================================================================================
+# Sizes on the host
+# =====================================================================================
+
+
+def parse_sizes(text: str) -> dict[int, Shape]:
+    """``"0=128x1024,1=128x1024"`` (as ``select-schedulers``) or positionally
+    ``"128x1024,128x1024"``; ``0=`` is a rank-0 shape, ``-`` skips a (scalar) input."""
+    out: dict[int, Shape] = {}
+    for pos, item in enumerate(s.strip() for s in text.split(",")):
+        if not item or item == "-":
+            continue
+        key, sep, value = item.rpartition("=") if "=" in item else ("", "", item)
+        try:
+            index = int(key) if sep else pos
+            value = value.strip()
+            dims = tuple(int(d) for d in value.split("x")) if value else ()
+            if index < 0 or any(d < 0 for d in dims):
+                raise ValueError
+        except ValueError:
+            raise HostPassError(
+                f"segment: bad sizes entry '{item}'; expected INDEX=EXTENTS such as "
+                "0=4x1024 (extents joined by 'x')"
+            ) from None
+        out[index] = dims
+    return out
+
+
+def host_shapes(program: H.ProgramOp, given: dict[int, Shape] | None) -> dict[SSAValue, object]:
+    """Concrete shapes (tensors) and values (host ints) of the program's top-level
+    values, as far as they can be derived."""
+    env: dict[SSAValue, object] = {}
+    args = program.inputs
+    extra = sorted(i for i in (given or {}) if i >= len(args))
+    if extra:
+        raise HostPassError(
+            f"segment: sizes name input #{extra[0]} but hir.program "
+            f"@{program.sym_name.data} has {len(args)} inputs"
+        )
+    for i, a in enumerate(args):
+        t = a.type
+        if not isinstance(t, F.TensorType):
+            continue
+        shape = (given or {}).get(i)
+        if shape is None:
+            if DYN in t.get_shape():
+                continue
+            shape = t.get_shape()
+        if len(shape) != t.rank or any(
+            d != DYN and d != s for d, s in zip(t.get_shape(), shape, strict=True)
+        ):
+            raise HostPassError(
+                f"segment: sizes gives [{', '.join(map(str, shape))}] for input #{i} of type {t}"
+            )
+        env[a] = tuple(shape)
+    for op in program.body.block.ops:
+        try:
+            _host_shape_op(op, env)
+        except (KeyError, TypeError, ValueError, SizeBindingError):
+            continue
+    return env
+
+
+def _host_shape_op(op: Operation, env: dict[SSAValue, object]) -> None:
+    def ints(attr: object) -> list[int]:
+        return [int(v) for v in attr.get_values()]  # type: ignore[attr-defined]
+
+    def mixed(static: list[int], sizes: Sequence[SSAValue]) -> tuple[int, ...]:
+        it = iter(int(env[s]) for s in sizes)  # type: ignore[call-overload]
+        return tuple(next(it) if d == DYN else d for d in static)
+
+    if isinstance(op, F.SizeOp):
+        shape = env[op.input]
+        env[op.results[0]] = shape[op.dim.value.data % len(shape)]  # type: ignore[index,arg-type]
+    elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        env[op.result] = op.value.value.data
+    elif isinstance(op, H.ReshapeOp):
+        env[op.result] = mixed(ints(op.new_shape), op.sizes)
+    elif isinstance(op, H.PermuteOp):
+        s = env[op.input]
+        env[op.result] = tuple(s[d] for d in op.get_dims())  # type: ignore[index]
+    elif isinstance(op, H.SqueezeOp):
+        s = env[op.input]
+        env[op.result] = tuple(e for i, e in enumerate(s) if i not in op.get_dims())  # type: ignore[arg-type]
+    elif isinstance(op, H.BroadcastOp):
+        env[op.result] = mixed(ints(op.shape), op.sizes)
+    elif isinstance(op, H.SliceOp):
+        s = env[op.input]
+        env[op.result] = tuple(
+            slice_extent(e, a, b, k)
+            for e, a, b, k in zip(s, ints(op.starts), ints(op.ends), ints(op.strides), strict=True)  # type: ignore[call-overload]
+        )
+    elif isinstance(op, H.AllocateOp):
+        env[op.result] = mixed(list(op.result.type.get_shape()), op.sizes)  # type: ignore[union-attr]
+    elif isinstance(op, H.LaunchOp):
+        fusion = op.callee_fusion()
+        if fusion is None:
+            return
+        shapes = [env.get(a) for a in op.args]
+        bound = bind_sizes(fusion, shapes)
+        for r, v in zip(op.res, fusion.output_op.returned_values(), strict=True):
+            if isinstance(v.type, F.TensorType):
+                env[r] = bound.shape(v)
+
+
+# =====================================================================================
+# Emission
+# =====================================================================================
+
+
+@dataclass
+class SegmentRecord:
+    """One segment of a fusion as emitted: ``fusion`` is None for host views."""
+
+    segment: Segment
+    inputs: list[SSAValue]
+    """Original values (of the unsegmented fusion) that the segment reads."""
+    outputs: list[SSAValue]
+    """Original values that the segment produces for others."""
+    fusion: F.FusionOp | None
+    scheduler: str | None
+
+
+def _host_view_types(seg: Segment, types: dict[SSAValue, Attribute]) -> bool:
+    """Whether ``seg`` is all views the host does without a copy, given the host
+    types (layouts) of its inputs; records the types of its results."""
+    local: dict[SSAValue, Attribute] = {}
+    for op in seg.ops:
+        if not is_host_viewable(op) or len(op.operands) != 1:
+            return False
+        t = local.get(op.operands[0], types.get(op.operands[0]))
+        if not isinstance(t, F.TensorType):
+            return False
+        nt = input_end_type(op, t)
+        if nt is None:
+            return False
+        local[op.results[0]] = nt
+    types.update(local)
+    return True
+
+
+def _host_view_group(seg: Segment, host: dict[SSAValue, SSAValue]) -> list[Operation] | None:
+    """Host ops computing an all-view group, or None when a copy is needed."""
+    out: list[Operation] = []
+    local = dict(host)
+    for op in seg.ops:
+        if not is_host_viewable(op) or len(op.operands) != 1:
+            return None
+        x = local.get(op.operands[0])
+        if x is None or not isinstance(x.type, F.TensorType):
+            return None
+        t = input_end_type(op, x.type)
+        if t is None:
+            return None
+        vops = host_view_ops_typed(op, x, t)
+        out += vops
+        local[op.results[0]] = vops[-1].results[0]
+    for k, v in local.items():
+        host[k] = v
+    return out
+
+
+def _deallocate_intermediates(
+    program: H.ProgramOp, buffers: Sequence[tuple[SSAValue, SSAValue]]
+) -> None:
+    """``hir.deallocate buffer`` after the last top-level use of ``value`` or of a
+    host view of it."""
+    block = program.body.block
+    index = {op: i for i, op in enumerate(block.ops)}
+    for buffer, value in buffers:
+        family = [value]
+        i = 0
+        while i < len(family):
+            for use in family[i].uses:
+                u = use.operation
+                if isinstance(u, H.HostViewOp):
+                    family.append(u.results[0])
+            i += 1
+        last: Operation | None = None
+        for v in family:
+            for use in v.uses:
+                u = use.operation
+                while u.parent_op() is not program and u.parent_op() is not None:
+                    u = u.parent_op()  # type: ignore[assignment]
+                if u in index and (last is None or index[u] > index[last]):
+                    last = u
+        if last is None or isinstance(last, H.ReturnOp):
+            continue
+        if any(isinstance(u.operation, H.ReturnOp) for v in family for u in v.uses):
+            continue
+        block.insert_op_after(H.DeallocateOp(buffer), last)
+        index = {op: i for i, op in enumerate(block.ops)}
+
+
+def segment_fusion_launches(
+    module: ModuleOp,
+    fusion: F.FusionOp,
+    launches: list[H.LaunchOp],
+    given: dict[int, Shape] | None,
+    target: GpuTarget,
+    preallocate: bool = True,
+) -> list[SegmentRecord]:
+    """Segment ``fusion`` and rewrite its launches; returns the segment records."""
+    name = fusion.sym_name.data
+    guard_inplace_races(fusion)
+    launches = hoist_view_outputs(fusion, launches)
+    if not launches:
+        return []
+    launches = inplace_to_aliases(fusion, launches)
+    first = launches[0]
+    program = first.parent_op()
+    if not isinstance(program, H.ProgramOp):
+        raise HostPassError(
+            f"segment: the launch of @{name} must be at the top level of a hir.program"
+        )
+    env = host_shapes(program, given)
+    shapes: list[object] = []
+    for i, a in enumerate(first.args):
+        if isinstance(a.type, F.TensorType):
+            if a not in env:
+                raise HostPassError(
+                    f"segment: input #{i} of @{name} has symbolic extents ({a.type}); give "
+                    'the shapes of the program inputs with sizes="0=..."'
+                )
+            shapes.append(env[a])
+        else:
+            shapes.append(None)
+    try:
+        sizes = bind_sizes(fusion, shapes)
+    except SizeBindingError as e:
+        raise HostPassError(f"segment: {e}") from e
+    segments = find_segments(fusion, sizes, target)
+    if len(segments) > 1 and hoist_views_through_pointwise(fusion):
+        sizes = bind_sizes(fusion, shapes)
+        segments = find_segments(fusion, sizes, target)
+    term = fusion.output_op
+    for v in term.values:
+        owner = v.owner
+        if isinstance(owner, Operation) and not is_node(owner):
+            raise HostPassError(
+                f"segment: output of @{name} is computed by scalar ops ({owner.name}); only a "
+                "fusion accepted whole can return it"
+            )
+    records: list[SegmentRecord] = []
+    built: list[tuple[Segment, F.FusionOp | None]] = []
+    module_block = module.body.block
+    anchor: Operation = fusion
+    n = 0
+    host_types: dict[SSAValue, Attribute] = {
+        a: la.type for a, la in zip(fusion.inputs, first.args, strict=True)
+    }
+    for seg in segments:
+        if _host_view_types(seg, host_types):
+            built.append((seg, None))
+            continue
+        f = build_fusion(f"{name}_seg{n}", seg)
+        n += 1
+        module_block.insert_op_after(f, anchor)
+        anchor = f
+        built.append((seg, f))
+        for v in seg.outputs():
+            host_types[v] = F.TensorType(v.type.get_shape(), v.type.element_type)  # type: ignore[union-attr]
+    new_launches: list[tuple[H.ProgramOp, H.LaunchOp, F.FusionOp]] = []
+    intermediates: list[tuple[H.ProgramOp, SSAValue]] = []
+    for li, launch in enumerate(launches):
+        prog = launch.parent_op()
+        if not isinstance(prog, H.ProgramOp):
+            raise HostPassError(
+                f"segment: the launch of @{name} must be at the top level of a hir.program"
+            )
+        block = prog.body.block
+        host: dict[SSAValue, SSAValue] = dict(zip(fusion.inputs, launch.args, strict=True))
+        final = set(term.values)
+        for seg, f in built:
+            if f is None:
+                ops = _host_view_group(seg, host)
+                if ops is None:
+                    raise HostPassError(
+                        f"segment: the launches of @{name} disagree on the layout of a view"
+                    )
+                block.insert_ops_before(ops, launch)
+                if li == 0:
+                    records.append(SegmentRecord(seg, seg.inputs(), seg.outputs(), None, "host"))
+                continue
+            ins = seg.inputs()
+            outs = seg.outputs()
+            new = H.LaunchOp(f, [host[v] for v in ins])
+            block.insert_op_before(new, launch)
+            for v, r in zip(outs, new.res, strict=True):
+                host[v] = r
+                if v not in final:
+                    intermediates.append((prog, r))
+            new_launches.append((prog, new, f))
+            if li == 0:
+                records.append(SegmentRecord(seg, ins, outs, f, seg.scheduler))
+        for old, v in zip(launch.res, term.returned_values(), strict=True):
+            old.replace_all_uses_with(host[v])
+        erase_op(launch)
+    fusion.detach()  # kept alive (not erased): the records refer to its values
+    # destination passing, then deallocation of the intermediates
+    replaced: dict[SSAValue, SSAValue] = {}
+    allocs: dict[SSAValue, SSAValue] = {}
+    for _prog, la, f in new_launches:
+        old_res = list(la.res)
+        new = _preallocate(f, la, allow_preallocated=preallocate)
+        for o, r in zip(old_res, new.res, strict=True):
+            replaced[o] = r
+            if new.outs:
+                allocs[r] = new.outs[list(new.res).index(r)]
+    by_prog: dict[H.ProgramOp, list[tuple[SSAValue, SSAValue]]] = {}
+    for prog, r in intermediates:
+        r2 = replaced.get(r, r)
+        buf = allocs.get(r2, r2)
+        if isinstance(buf.owner, H.AllocateOp) or buf is r2:
+            by_prog.setdefault(prog, []).append((buf, r2))
+    for prog, bufs in by_prog.items():
+        _deallocate_intermediates(prog, bufs)
+    return records
+
+
+def segment_module(
+    module: ModuleOp,
+    sizes: dict[int, Shape] | Sequence[Shape | None] | None = None,
+    target: GpuTarget = DEFAULT_TARGET,
+    preallocate: bool = True,
+) -> dict[str, list[SegmentRecord]]:
+    """Segment every launched fusion of ``module``; the records by fusion name."""
+    ensure_programs(module)
+    if sizes is not None and len(programs(module)) != 1:
+        raise HostPassError("segment: sizes needs a module with exactly one hir.program")
+    if sizes is not None and not isinstance(sizes, dict):
+        sizes = {i: tuple(s) for i, s in enumerate(sizes) if s is not None}
+    table = launches_by_callee(module)
+    out: dict[str, list[SegmentRecord]] = {}
+    for name, fusion in fusions_by_name(module).items():
+        launches = [drop_outs(la) for la in table.get(name, [])]
+        if not launches:
+            continue
+        out[name] = segment_fusion_launches(module, fusion, launches, sizes, target, preallocate)
+    return out
+
+
+@dataclass(frozen=True)
+class SegmentPass(ModulePass):
+    """Cut fusions into scheduler-accepted segments and emit the host program."""
+
+    name = "segment"
+
+    gpu: str = "h100"
+    sizes: str | None = None
+    preallocate: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            target = get_target(self.gpu)
+        except ValueError as e:
+            raise HostPassError(f"segment: {e}") from e
+        given = parse_sizes(self.sizes) if self.sizes else None
+        segment_module(op, given, target, self.preallocate)

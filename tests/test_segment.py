@@ -1,0 +1,303 @@
+"""``segment`` and the Python side of segmentation (``runtime.segmented``): the
+segmented program gives the reference's outputs, segments follow the registry,
+index maps point at the right original values; random fusions go through the
+whole pipeline (strip-bookend-views, mark-aliases, segment)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from fuser_ir.context import make_context, parse_module
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dialects import hir as H
+from fuser_ir.dtypes import DType
+from passes.mark_aliases import MarkAliases
+from passes.segment import SegmentPass, parse_sizes
+from passes.strip_bookend_views import HostPassError, StripBookendViews
+from runtime.host_evaluator import run_program
+from runtime.reference import run_fusion
+from runtime.segmented import execute_segmented, execute_with_maps, segment_fusion
+
+SUM_BROADCAST_ADD = """
+fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
+  %t2 = fuser.sum %t0 {dims = array<i64: 1>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  %t3 = fuser.broadcast %t2 {is_broadcast_dim = array<i1: false, true>} : (!fuser.tensor<?xf32>) -> !fuser.tensor<?x1xf32>
+  %t4 = fuser.add %t1, %t3 : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
+  fuser.output %t4 : !fuser.tensor<?x?xf32>
+}
+"""
+
+
+def fusion_of(module: ModuleOp) -> F.FusionOp:
+    return next(op for op in module.ops if isinstance(op, F.FusionOp))
+
+
+def random_inputs(fusion: F.FusionOp, shapes: Sequence[Sequence[int]] | None, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, t in enumerate(fusion.function_type.inputs.data):
+        assert isinstance(t, F.TensorType)
+        shape = shapes[i] if shapes is not None else t.get_shape()
+        out.append(rng.standard_normal(shape).astype(t.dtype.to_numpy()))
+    return out
+
+
+def check_pipeline(
+    text_or_module: str | ModuleOp,
+    passes: Sequence[ModulePass],
+    shapes: Sequence[Sequence[int]] | None = None,
+    seed: int = 0,
+) -> ModuleOp:
+    """Run the passes; the whole module through the host evaluator equals the
+    reference on the original fusion (outputs and in-place updated inputs)."""
+    if isinstance(text_or_module, str):
+        before, module = parse_module(text_or_module), parse_module(text_or_module)
+    else:
+        before, module = text_or_module.clone(), text_or_module
+    fusion = fusion_of(before)
+    inputs = random_inputs(fusion, shapes, seed)
+    ref_inputs = [x.copy() for x in inputs]
+    expected = run_fusion(fusion, ref_inputs)
+    ctx: Context = make_context()
+    for p in passes:
+        p.apply(ctx, module)
+    module.verify()
+    got_inputs = [x.copy() for x in inputs]
+    got = run_program(module, got_inputs)
+    assert len(got) == len(expected)
+    for e, g in zip(expected, got, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    for e, g in zip(ref_inputs, got_inputs, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    return module
+
+
+def launches(module: ModuleOp) -> list[H.LaunchOp]:
+    return [op for op in module.walk() if isinstance(op, H.LaunchOp)]
+
+
+# ---- seed 000 ----------------------------------------------------------------------
+
+
+def test_seed000_two_segments_and_maps() -> None:
+    fusion = fusion_of(parse_module(SUM_BROADCAST_ADD))
+    module, infos = segment_fusion(fusion, [(16, 32), (16, 32)])
+    module.verify()
+    assert [i.scheduler for i in infos] == ["reduction", "pointwise"]
+    assert all(i.launches_kernel for i in infos)
+    # original indices: T0=0, T1=1, T2=2 (sum), T3=3 (broadcast), T4=4 (add)
+    first, second = infos
+    assert first.input_map == (0,)
+    assert first.output_map[0] in (2, 3)  # the sum, or its broadcast (registry's choice)
+    assert second.input_map == (1, first.output_map[0])
+    assert second.output_map == (4,)
+    # the segment's own numbering maps back: its inputs, then its op results
+    assert first.fid_map[0] == 0 and first.fid_map[1] == 2
+    assert second.fid_map[0] == 1 and max(second.fid_map.values()) == 4
+    x, y = random_inputs(fusion, [(16, 32), (16, 32)])
+    (expected,) = run_fusion(fusion, [x, y])
+    np.testing.assert_allclose(execute_segmented(module, [x, y])[0], expected, rtol=1e-5)
+    np.testing.assert_allclose(execute_with_maps(fusion, infos, [x, y])[0], expected, rtol=1e-5)
+
+
+def test_seed000_program_deallocates_the_intermediate() -> None:
+    module = check_pipeline(SUM_BROADCAST_ADD, [SegmentPass(sizes="0=8x16,1=8x16")], [(8, 16), (8, 16)])
+    program = next(op for op in module.ops if isinstance(op, H.ProgramOp))
+    ops = list(program.body.block.ops)
+    kinds = [op.name for op in ops]
+    assert kinds.count("hir.launch") == 2
+    dealloc = next(op for op in ops if isinstance(op, H.DeallocateOp))
+    # dropped right after the launch that reads it last, before the return
+    assert ops.index(dealloc) == kinds.index("hir.return") - 1
+    assert ops[ops.index(dealloc) - 1] is launches(module)[-1]
+
+
+def test_execute_segmented_with_a_preallocated_output() -> None:
+    fusion = fusion_of(parse_module(SUM_BROADCAST_ADD))
+    module, _ = segment_fusion(fusion, [(4, 8), (4, 8)])
+    x, y = random_inputs(fusion, [(4, 8), (4, 8)])
+    out = np.zeros((4, 8), np.float32)
+    (got,) = execute_segmented(module, [x, y], [out])
+    assert got is out
+    np.testing.assert_allclose(out, run_fusion(fusion, [x, y])[0], rtol=1e-5)
+
+
+# ---- the A/B/C table -----------------------------------------------------------------
+
+
+def abc_fusion(a: bool, b: bool, c: bool, shapes: tuple[str, str] = ("48x32", "4x12x32")) -> str:
+    cur, other = shapes
+    arrays = {s: ", ".join(s.split("x")) for s in shapes}
+    lines: list[str] = []
+    v = "%t0"
+
+    def view(v: str, tag: str) -> str:
+        nonlocal cur, other
+        lines.append(
+            f"  %{tag} = fuser.reshape {v} {{new_shape = array<i64: {arrays[other]}>}} : "
+            f"!fuser.tensor<{cur}xf32> -> !fuser.tensor<{other}xf32>"
+        )
+        cur, other = other, cur
+        return f"%{tag}"
+
+    first = cur
+    if a:
+        v = view(v, "A")
+    lines.append(f"  %add = fuser.add {v}, {v} : (!fuser.tensor<{cur}xf32>, !fuser.tensor<{cur}xf32>) -> !fuser.tensor<{cur}xf32>")
+    v = "%add"
+    if b:
+        v = view(v, "B")
+    lines.append(f"  %mul = fuser.mul {v}, {v} : (!fuser.tensor<{cur}xf32>, !fuser.tensor<{cur}xf32>) -> !fuser.tensor<{cur}xf32>")
+    v = "%mul"
+    if c:
+        v = view(v, "C")
+    body = "\n".join(lines)
+    return (
+        f"fuser.fusion @abc(%t0 : !fuser.tensor<{first}xf32>) -> !fuser.tensor<{cur}xf32> {{\n"
+        f"{body}\n  fuser.output {v} : !fuser.tensor<{cur}xf32>\n}}\n"
+    )
+
+
+@pytest.mark.parametrize("abc", list(itertools.product([True, False], repeat=3)))
+def test_abc_table_is_one_kernel(abc: tuple[bool, bool, bool]) -> None:
+    text = abc_fusion(*abc)
+    full = check_pipeline(text, [StripBookendViews(), MarkAliases(), SegmentPass()])
+    assert len(launches(full)) == 1
+    alone = check_pipeline(text, [SegmentPass()])
+    assert len(launches(alone)) == 1
+
+
+def test_view_only_fusion_launches_nothing() -> None:
+    text = """
+fuser.fusion @v(%x : !fuser.tensor<8x1x6xf32>) -> !fuser.tensor<2x3x8xf32> {
+  %s = fuser.squeeze %x {dims = array<i64: 1>} : (!fuser.tensor<8x1x6xf32>) -> !fuser.tensor<8x6xf32>
+  %r = fuser.reshape %s {new_shape = array<i64: 2, 3, 8>} : !fuser.tensor<8x6xf32> -> !fuser.tensor<2x3x8xf32>
+  fuser.output %r : !fuser.tensor<2x3x8xf32>
+}
+"""
+    module = check_pipeline(text, [SegmentPass()])
+    assert launches(module) == []
+    assert not any(isinstance(op, F.FusionOp) for op in module.ops)
+    x = np.arange(48, dtype=np.float32).reshape(8, 1, 6)
+    (out,) = run_program(module, [x])
+    assert np.shares_memory(out, x)
+
+
+def test_segment_set_is_a_boundary() -> None:
+    text = """
+fuser.fusion @cut(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %a = fuser.exp %x : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  %b = fuser.segment_set %a : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  %c = fuser.neg %b : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  fuser.output %c : !fuser.tensor<4x8xf32>
+}
+"""
+    module = check_pipeline(text, [SegmentPass()])
+    assert [la.callee.string_value() for la in launches(module)] == ["cut_seg0", "cut_seg1"]
+
+
+def test_layer_norm_differential() -> None:
+    text = open("examples/layer_norm.mlir").read().replace("256x", "16x").replace("256, ", "16, ")
+    module = check_pipeline(text, [StripBookendViews(), MarkAliases(), SegmentPass()])
+    assert len(launches(module)) >= 1
+
+
+def test_bad_sizes_are_diagnostics() -> None:
+    with pytest.raises(HostPassError, match="bad sizes entry 'q'"):
+        parse_sizes("q")
+    module = parse_module(SUM_BROADCAST_ADD)
+    with pytest.raises(HostPassError, match="symbolic extents"):
+        SegmentPass().apply(make_context(), module)
+
+
+# ---- random fusions through the whole pipeline ---------------------------------------
+
+
+@st.composite
+def random_fusions(draw: st.DrawFn) -> str:
+    """Pointwise ops, broadcasts, reductions and views over a [m, n] base."""
+    m = draw(st.sampled_from([2, 3, 4]))
+    n = draw(st.sampled_from([2, 4, 6]))
+    block = Block()
+    pool: list[SSAValue] = [block.insert_arg(F.TensorType([m, n], DType.float32), 0)]
+    if draw(st.booleans()):
+        pool.append(block.insert_arg(F.TensorType([n], DType.float32), 1))
+
+    def full(v: SSAValue) -> bool:
+        return isinstance(v.type, F.TensorType) and v.type.get_shape() == (m, n)
+
+    for _ in range(draw(st.integers(2, 6))):
+        x = draw(st.sampled_from(pool))
+        xt = x.type
+        assert isinstance(xt, F.TensorType)
+        kind = draw(st.sampled_from(["unary", "binary", "reshape", "permute", "sum", "bcast"]))
+        op: F.FuserOp | None = None
+        if kind == "unary":
+            op = F.UNARY_OP_CLASSES[draw(st.sampled_from(["neg", "abs", "exp", "set"]))](x)
+        elif kind == "binary":
+            others = [v for v in pool if v.type.get_shape()[-1:] == xt.get_shape()[-1:]]  # type: ignore[union-attr]
+            y = draw(st.sampled_from(others))
+            op = F.BINARY_OP_CLASSES[draw(st.sampled_from(["add", "mul", "sub"]))](x, y)
+        elif kind == "reshape" and xt.rank == 2:
+            op = F.ReshapeOp(x, [xt.get_shape()[0] * xt.get_shape()[1]])
+        elif kind == "reshape" and xt.rank == 1 and xt.get_shape()[0] == m * n:
+            op = F.ReshapeOp(x, [m, n])
+        elif kind == "permute" and xt.rank == 2:
+            op = F.PermuteOp(x, [1, 0])
+        elif kind == "sum" and xt.rank == 2:
+            op = F.SumOp(x, [draw(st.sampled_from([0, 1]))])
+        elif kind == "bcast" and xt.rank == 1 and xt.get_shape()[0] in (m, n):
+            flags = [False, True] if xt.get_shape()[0] == m else [True, False]
+            b = F.BroadcastOp(x, flags)
+            block.add_op(b)
+            op = F.BINARY_OP_CLASSES["add"](b.results[0], pool[0])
+        if op is None:
+            continue
+        block.add_op(op)
+        pool.append(op.results[0])
+    outs = [pool[-1]]
+    extra = draw(st.sampled_from(pool))
+    if extra not in outs and extra.owner is not block:
+        outs.append(extra)
+    block.add_op(F.OutputOp(outs))
+    fusion = F.FusionOp("rand", list(block.arg_types), [v.type for v in outs], Region(block))
+    module = ModuleOp([fusion])
+    module.verify()
+    return str(module)  # text: hypothesis prints a readable, parseable counterexample
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_fusions(), st.integers(0, 3))
+def test_random_fusions_through_the_pipeline(text: str, seed: int) -> None:
+    check_pipeline(text, [StripBookendViews(), MarkAliases(), SegmentPass()], seed=seed)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_fusions())
+def test_random_fusions_maps(text: str) -> None:
+    """The argument manager (index maps only) equals the reference."""
+    fusion = fusion_of(parse_module(text))
+    shapes = [a.type.get_shape() for a in fusion.inputs]  # type: ignore[union-attr]
+    module, infos = segment_fusion(fusion, shapes)
+    inputs = random_inputs(fusion, None)
+    expected = run_fusion(fusion, [x.copy() for x in inputs])
+    got = execute_segmented(module, [x.copy() for x in inputs])
+    for e, g in zip(expected, got, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    try:
+        mapped = execute_with_maps(fusion, infos, inputs)
+    except ValueError as e:
+        assert "produced by no segment" in str(e)  # outputs hoisted to host views
+        return
+    for e, g in zip(expected, mapped, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
