@@ -1,0 +1,679 @@
+"""Lower inner reductions and inner-persistent normalizations: one row per ``threadIdx.y``.
+
+The fusion's reductions all reduce the same trailing axes of tensors of one shape
+``[R..., C...]``: ``rows = prod(R)``, ``cols = prod(C)``. Every other value is *full*
+(``[R..., C...]``, or broadcast along the rows like a weight ``[C]``), *per-row* (a
+reduction result ``[R...]`` / ``[R..., 1...]`` and what is computed from it), or a
+scalar; anything else (a reduction result permuted, sliced, reduced along other axes...)
+is a ``LoweringError`` naming the op.
+
+Launch: block ``(threads_per_row, rows_per_block)``, grid ``ceil(rows /
+rows_per_block)``; ``row = blockIdx.x * rows_per_block + threadIdx.y``. A thread owns
+the vectors of ``V`` columns starting at ``(k * threads_per_row + threadIdx.x) * V``
+(``V`` = 16 bytes / widest loaded or stored element, halved until it divides ``cols`` and the
+innermost extent), so each ``k`` is one coalesced, 128-bit access per thread. The
+element at (row, col) is evaluated by ``ElementEvaluator`` at the multi-index
+``unravel(row, R) + unravel(col, C)``, so views and broadcast inputs map correctly.
+
+**inner_persistent** (``batch * V * threads_per_row >= cols``): straight-line code.
+Every load of the thread (reduction inputs and the epilogue's other inputs, e.g. the
+weight and bias of a layer norm) is issued first; then, in body order, each reduction
+folds its input over the thread's elements (memoized: the row stays in registers and
+global memory is read once), reduces across the row (``kernel.warp_reduce`` when
+``threads_per_row == 32``, else ``kernel.block_reduce`` over ``x``) and is installed as
+an evaluator hook, so the ops after it (``exp(x - max)``, ``(x - mean) * rsqrt(var +
+eps)``) are evaluated by the same code; finally the full outputs are stored with
+vector stores and the per-row outputs by ``threadIdx.x == 0``. Layer norm (f32, 5x70,
+block 64x2, V = 2, one vector per thread) becomes::
+
+    kernel.func @ln(%x: memref<?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %out0: memref<?xf32>)
+        attributes {block_size = array<i32: 64, 2, 1>, index_bits = 32} {
+      %row  = bid.x * 2 + tid.y ;  %rowc = min(%row, 4)        // rows past the end: clamped
+      %c    = tid.x * 2 ; %ok0 = %c < 70 ; %cc = min(%c, 68)   // masked tail vector, clamped
+      %x_v  = vector.load %x[%rowc * 70 + %cc] : vector<2xf32>  // every load first
+      %w_v  = vector.load %w[%cc] ...   %b_v = vector.load %b[%cc] ...
+      // var_mean: per-thread two-pass over registers, then Chan's combine across the row
+      %n = select %ok0, 2.0, 0.0 ; %mean_t = (x0 + x1) / %n ; %m2_t = (x0-mean_t)^2 + ...
+      %mean, %m2, %cnt = kernel.block_reduce %mean_t, %m2_t, %n {kind = "welford", dims = [0]}
+      %var = %m2 / 70.0 ; ... (x - mean) * rsqrt(var + 1e-5) * w + b ...
+      scf.if (%row < 5 && %ok0) { vector.store %y_v, %out0[%rowc * 70 + %cc] }
+    }
+
+in CUDA (abridged)::
+
+    Vec<float, 2> x_v = *reinterpret_cast<const Vec<float, 2>*>(&x[rowc * 70 + cc]);
+    FuserWelford<float> wf = fuser_block_reduce<true, false, false>(
+        FuserWelford<float>{mean_t, m2_t, n}, FuserWelfordOp(), fuser_red_smem);
+    if (row < 5 && ok0) { *reinterpret_cast<Vec<float, 2>*>(&out0[...]) = y_v; }
+
+**reduction** (or a persistent schedule whose row does not fit): the row is streamed in
+chunks of ``threads_per_row * V * U`` columns (an ``scf.for`` over the full chunks with
+every load of a chunk issued first, then straight-line code for the partial last
+chunk). Reductions that depend on others' results take one pass each (levels); full
+outputs that depend on a reduction take a final pass that re-reads the inputs.
+
+Semantics follow ``runtime/reference.py``: sum/prod accumulate in
+``compute_dtype(result dtype)`` (f32 for half/bfloat16, rounded once at the end; int64
+for integer sums), max/min in ``compute_dtype(input dtype)`` and propagate NaN,
+``var``/``var_mean``/``welford`` accumulate in f32 (f64 for f64) with a per-chunk
+two-pass (mean, then ``sum((x - mean)^2)`` over the registers) merged by Chan's formula
+(Welford-stable), ``var = M2 / max(0, cols - correction)``, welford's ``n`` is int64.
+Masked elements contribute the identity to sums, products and variances
+(``select(in_bounds, v, identity)``); loads are never out of bounds (masked vectors and
+rows past the end read clamped addresses, elements of the same row), so max/min take
+the clamped duplicates unmasked.
+Rows past the end still reach every block reduction (a barrier) and do not store.
+
+Deviations from the schedulers' parameters (documented here, correctness first):
+
+* ``cross_grid`` (a row split across ``grid.y`` blocks) is lowered with one block per
+  row (``grid.y = 1``): each block streams its whole rows. A two-kernel split (partials
+  to scratch, then a finishing kernel) is not implemented yet.
+* ``use_shared_memory`` persistent schedules (the row does not fit in registers) are
+  lowered as streaming multi-pass kernels (the inputs are re-read per pass) rather than
+  staged through shared memory.
+* ``V`` is 16 bytes of the widest tensor the kernel reads or writes (the scheduler's
+  ``vectorization`` counts the reduction input, often an f32 cast of a bf16 input),
+  halved until it divides ``cols`` and the innermost extent; ``persistent_batch`` is
+  recomputed for that ``V``.
+* Empty rows (``cols == 0``) or no rows are rejected (the runtime does not launch).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.ir import Operation, SSAValue
+
+from codegen.kernel_builders import KernelBuilder
+from codegen.lower.common import (
+    ArgRef,
+    LoweredFusion,
+    LoweredKernel,
+    TensorLayout,
+    index_bits_for,
+    kernel_arg_types,
+    max_offset,
+)
+from codegen.lower.elementwise import Dim, ElementEvaluator, Index, TensorInput, offset_in
+from codegen.lower.pointwise import _arg_names
+from codegen.lower.scalar import LoweringError, is_elementwise
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dtypes import DType, compute_dtype
+from schedulers.params import ReductionParams
+
+REDUCTION_TYPES = (F.ReductionOp, F.VarMeanOp, F.VarOp, F.WelfordOp)
+STREAM_UNROLL = 4
+"""Vectors per thread and chunk in a streaming (non-persistent) pass."""
+
+
+# ---- analysis --------------------------------------------------------------------------
+
+
+@dataclass
+class RowGeometry:
+    """The common ``[R..., C...]`` shape of the reductions and its per-row forms."""
+
+    full: tuple[int, ...]
+    k: int
+    """Number of kept (leading) axes."""
+
+    @property
+    def row_shape(self) -> tuple[int, ...]:
+        return self.full[: self.k]
+
+    @property
+    def col_shape(self) -> tuple[int, ...]:
+        return self.full[self.k:]
+
+    @property
+    def keep_shape(self) -> tuple[int, ...]:
+        return self.row_shape + (1,) * (len(self.full) - self.k)
+
+    @property
+    def rows(self) -> int:
+        return math.prod(self.row_shape)
+
+    @property
+    def cols(self) -> int:
+        return math.prod(self.col_shape)
+
+    def form(self, shape: tuple[int, ...]) -> str | None:
+        """``full``, ``row`` (``[R...]`` or ``[R..., 1...]``) or None."""
+        if shape == self.full:
+            return "full"
+        if shape in (self.row_shape, self.keep_shape):
+            return "row"
+        return None
+
+
+def _reduction_dims(op: Operation, rank: int) -> list[int]:
+    return sorted({d % rank for d in F._ints(op.dims)}) if rank else []  # type: ignore[attr-defined]
+
+
+def analyze(fusion: F.FusionOp, shapes: dict[SSAValue, tuple[int, ...]]) -> tuple[RowGeometry, list[Operation]]:
+    """The row geometry and the reductions, or a ``LoweringError`` naming the op that
+    does not fit the row model (see the module docstring)."""
+    fname = f"@{fusion.sym_name.data}"
+    body = [op for op in fusion.body.block.ops if not isinstance(op, F.OutputOp)]
+    reds = [op for op in body if isinstance(op, REDUCTION_TYPES)]
+    if not reds:
+        raise LoweringError(f"{fname}: a row reduction kernel needs a reduction")
+    first = reds[0]
+    full = tuple(shapes[first.input])
+    dims = _reduction_dims(first, len(full))
+    k = len(full) - len(dims)
+    if dims != list(range(k, len(full))):
+        raise LoweringError(
+            f"{fname}: {first.name} reduces axes {dims} of shape {list(full)}; a row kernel "
+            f"reduces trailing axes"
+        )
+    geo = RowGeometry(full, k)
+    for red in reds[1:]:
+        shape = tuple(shapes[red.input])
+        if shape != full or _reduction_dims(red, len(shape)) != dims:
+            raise LoweringError(
+                f"{fname}: {red.name} reduces axes {_reduction_dims(red, len(shape))} of shape "
+                f"{list(shape)}, {first.name} axes {dims} of {list(full)}; a row kernel needs one "
+                f"row shape"
+            )
+    if geo.cols == 0 or geo.rows == 0:
+        raise LoweringError(f"{fname}: empty reduction shape {list(full)} (nothing to launch)")
+    _check_epilogue(fusion, body, shapes, geo)
+    for i, v in enumerate(fusion.output_op.values):
+        if not isinstance(v.type, F.TensorType) or geo.form(tuple(shapes[v])) is None:
+            what = list(shapes[v]) if isinstance(v.type, F.TensorType) else "a scalar"
+            raise LoweringError(
+                f"{fname}: output #{i} ({_producer_name(v)}) is {what}; a row kernel writes "
+                f"full {list(full)} or per-row {list(geo.row_shape)} / {list(geo.keep_shape)} tensors"
+            )
+    return geo, reds
+
+
+def _producer_name(v: SSAValue) -> str:
+    return v.owner.name if isinstance(v.owner, Operation) else "an input"
+
+
+def _check_epilogue(
+    fusion: F.FusionOp, body: list[Operation], shapes: dict[SSAValue, tuple[int, ...]], geo: RowGeometry
+) -> None:
+    """Every value computed from a reduction result must keep the row index: the
+    evaluator hands a reduction's hook an index that must name the current row."""
+    if geo.rows == 1:
+        return  # every index names row 0
+    dependent: set[SSAValue] = set()
+    fname = f"@{fusion.sym_name.data}"
+    n, k = len(geo.full), geo.k
+    for op in body:
+        deps = [u for u in op.operands if u in dependent and isinstance(u.type, F.TensorType)]
+        if isinstance(op, REDUCTION_TYPES):
+            dependent.update(op.results)
+            continue
+        if not deps:
+            continue
+        dependent.update(op.results)
+        out = tuple(shapes[op.results[0]]) if op.results else ()
+
+        def bad(why: str, op: Operation = op, out: tuple[int, ...] = out) -> LoweringError:
+            return LoweringError(
+                f"{fname}: {op.name} (result {list(out)}) uses a reduction result {why}; a row "
+                f"kernel supports per-row values {list(geo.row_shape)} / {list(geo.keep_shape)} "
+                f"broadcast to {list(geo.full)}"
+            )
+
+        if geo.form(out) is None:
+            raise bad("with a shape that is neither per-row nor full")
+        for u in deps:
+            su = tuple(shapes[u])
+            if geo.form(su) is None:
+                raise bad(f"of shape {list(su)}")
+            if is_elementwise(op) or isinstance(op, F.ExpandOp):
+                if len(su) != len(out):
+                    raise bad(f"of shape {list(su)} broadcast against trailing axes")
+            elif isinstance(op, F.BroadcastOp):
+                flags = list(op.get_flags())
+                if len(su) != k or flags != [False] * k + [True] * (n - k):
+                    raise bad(f"broadcast along {flags}, not along the reduced axes")
+            elif isinstance(op, F.BroadcastInDimOp):
+                bdims = F._ints(op.broadcast_dims)
+                if list(bdims) != list(range(len(su))) or len(su) not in (k, n):
+                    raise bad(f"broadcast into axes {list(bdims)}")
+            elif isinstance(op, F.ReshapeOp | F.SqueezeOp):
+                if not (su == out or (geo.form(su) == "row" and geo.form(out) == "row")):
+                    raise bad(f"reshaped from {list(su)}")
+            else:
+                raise bad("through an op that moves it off its row")
+
+
+# ---- reductions as accumulators ----------------------------------------------------------
+
+
+def _identity(kind: str, dt: DType) -> float | int:
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if dt.is_float:
+        return -math.inf if kind == "max" else math.inf
+    bits = 32 if dt == DType.int32 else 64
+    return -(2 ** (bits - 1)) if kind == "max" else 2 ** (bits - 1) - 1
+
+
+def _identity_value(ev: ElementEvaluator, kind: str, dt: DType) -> SSAValue:
+    """The identity as a constant; the most negative integer is built as ``-MAX - 1``
+    (a C literal ``-2147483648`` is not an ``int``)."""
+    value = _identity(kind, dt)
+    if isinstance(value, int) and not dt.is_float and value < -(2**31 - 1):
+        b = ev.b
+        return b.val(arith.SubiOp(ev.em.const(value + 1, dt), ev.em.const(1, dt)))
+    return ev.em.const(value, dt)
+
+
+_CROSS_KIND = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "var": "welford"}
+
+
+class RowReduction:
+    """One fusion reduction as a per-thread accumulator, its cross-thread combine and
+    its results (see the module docstring for the dtypes)."""
+
+    def __init__(self, op: Operation, ev: ElementEvaluator, cols: int) -> None:
+        self.op = op
+        self.ev = ev
+        self.b = ev.b
+        self.cols = cols
+        self.in_dt = F.dtype_of(op.input.type)  # type: ignore[attr-defined]
+        if isinstance(op, F.ReductionOp):
+            self.kind = op.name.split(".", 1)[1]
+            out_dt = F.dtype_of(op.result.type)
+            if self.kind in ("sum", "prod"):
+                self.acc_dt = compute_dtype(out_dt)
+            else:
+                self.acc_dt = DType.int32 if self.in_dt.is_bool else compute_dtype(self.in_dt)
+        else:
+            self.kind = "var"
+            self.acc_dt = DType.float64 if self.in_dt == DType.float64 else DType.float32
+        self.is_float = self.acc_dt.is_float
+
+    # -- per thread --
+    def init(self) -> list[SSAValue]:
+        em = self.ev.em
+        if self.kind == "var":
+            return [em.const(0.0, self.acc_dt) for _ in range(3)]
+        return [_identity_value(self.ev, self.kind, self.acc_dt)]
+
+    def _combine(self, a: SSAValue, v: SSAValue) -> SSAValue:
+        b = self.b
+        if self.is_float:
+            cls = {"sum": arith.AddfOp, "prod": arith.MulfOp, "max": arith.MaximumfOp,
+                   "min": arith.MinimumfOp}[self.kind]
+        else:
+            cls = {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp,
+                   "min": arith.MinSIOp}[self.kind]
+        return b.val(cls(a, v))  # type: ignore[call-arg]
+
+    def update(self, state: list[SSAValue] | None, items: Sequence[tuple[SSAValue, SSAValue | None]]) -> list[SSAValue]:
+        """Fold the chunk ``items`` (value in the input's compute type, in-bounds
+        predicate or None) into ``state`` (None: nothing accumulated yet)."""
+        b, em = self.b, self.ev.em
+        vals = [(em.convert(v, self.in_dt, self.acc_dt), p) for v, p in items]
+        if self.kind != "var":
+            acc = state[0] if state is not None else None
+            ident = None
+            for v, p in vals:
+                # Masked max/min lanes hold a clamped element of the same row: a
+                # duplicate leaves max/min unchanged, so only sum/prod select.
+                if p is not None and self.kind in ("sum", "prod"):
+                    ident = ident or _identity_value(self.ev, self.kind, self.acc_dt)
+                    v = b.select(p, v, ident)
+                acc = v if acc is None else self._combine(acc, v)
+            assert acc is not None
+            return [acc]
+        return self._var_update(state, vals)
+
+    def _var_update(self, state: list[SSAValue] | None, vals: list[tuple[SSAValue, SSAValue | None]]) -> list[SSAValue]:
+        """Two passes over the chunk's registers (mean, then squared deviations), then
+        Chan's merge into ``state``."""
+        b, em, dt = self.b, self.ev.em, self.acc_dt
+        zero, one = em.const(0.0, dt), em.const(1.0, dt)
+        total: SSAValue | None = None
+        count: SSAValue | None = None
+        static = 0
+        for v, p in vals:
+            if p is not None:
+                v = b.select(p, v, zero)
+                c = b.select(p, one, zero)
+                count = c if count is None else b.addf(count, c)
+            else:
+                static += 1
+            total = v if total is None else b.addf(total, v)
+        assert total is not None
+        if count is None:
+            nb: SSAValue = em.const(float(static), dt)
+            mean_b = b.divf(total, nb, "chunk_mean")
+        else:
+            nb = count if not static else b.addf(count, em.const(float(static), dt))
+            safe = b.val(arith.MaximumfOp(nb, one))
+            mean_b = b.divf(total, safe, "chunk_mean")
+        m2_b: SSAValue | None = None
+        for v, p in vals:
+            d = b.subf(v, mean_b)
+            sq = b.mulf(d, d)
+            if p is not None:
+                sq = b.select(p, sq, zero)
+            m2_b = sq if m2_b is None else b.addf(m2_b, sq)
+        assert m2_b is not None
+        if state is None:
+            return [mean_b, m2_b, nb]
+        mean_a, m2_a, na = state
+        n = b.addf(na, nb)
+        safe_n = b.val(arith.MaximumfOp(n, one))
+        ratio = b.divf(nb, safe_n)
+        delta = b.subf(mean_b, mean_a)
+        mean = b.addf(mean_a, b.mulf(delta, ratio), "mean")
+        m2 = b.addf(b.addf(m2_a, m2_b), b.mulf(b.mulf(b.mulf(delta, delta), na), ratio), "m2")
+        return [mean, m2, n]
+
+    # -- across the row --
+    def cross(self, state: list[SSAValue], threads_per_row: int) -> list[SSAValue]:
+        kind = _CROSS_KIND[self.kind]
+        if threads_per_row == 1:
+            return state
+        if threads_per_row == 32:
+            return self.b.warp_reduce(state, kind)
+        return self.b.block_reduce(state, kind, (0,))
+
+    def results(self, state: list[SSAValue]) -> list[SSAValue]:
+        """The op's results (compute types of their dtypes, rounded)."""
+        b, em = self.b, self.ev.em
+        op = self.op
+        if self.kind != "var":
+            return [em.convert(state[0], self.acc_dt, F.dtype_of(op.results[0].type))]
+        mean, m2, _ = state
+        if isinstance(op, F.WelfordOp):
+            dt = F.dtype_of(op.avg.type)
+            return [em.convert(mean, self.acc_dt, dt), em.convert(m2, self.acc_dt, dt),
+                    em.const(self.cols, DType.int64)]
+        denom = max(self.cols - float(op.correction.value.data), 0.0)  # type: ignore[attr-defined]
+        var = b.divf(m2, em.const(denom, self.acc_dt), "var")
+        dt = F.dtype_of(op.results[0].type)
+        outs = [em.convert(var, self.acc_dt, dt)]
+        if isinstance(op, F.VarMeanOp):
+            outs.append(em.convert(mean, self.acc_dt, dt))
+        return outs
+
+
+# ---- the kernel ---------------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    """One vector of ``V`` columns of a thread: lane indices and in-bounds predicate."""
+
+    lanes: list[Index]
+    pred: SSAValue | None
+
+
+def _vector_width(geo: RowGeometry, itemsizes: Sequence[int]) -> int:
+    """16 bytes of the widest tensor the kernel loads or stores, halved until it
+    divides ``cols`` and the innermost extent."""
+    widest = max(itemsizes, default=4)
+    v = max(1, 16 // widest)
+    inner = geo.full[-1] if geo.full else 1
+    while v > 1 and (geo.cols % v or inner % v):
+        v //= 2
+    return v
+
+
+def _levels(reds: list[Operation]) -> list[list[Operation]]:
+    """Reductions grouped so that each depends only on results of earlier groups."""
+    level: dict[Operation, int] = {}
+    red_results = {r: op for op in reds for r in op.results}
+    for op in reds:
+        seen: set[SSAValue] = set()
+        stack = [op.operands[0]]
+        lvl = 0
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in red_results:
+                lvl = max(lvl, level[red_results[v]] + 1)
+                continue
+            if isinstance(v.owner, Operation):
+                stack.extend(v.owner.operands)
+        level[op] = lvl
+    out: list[list[Operation]] = [[] for _ in range(max(level.values()) + 1)]
+    for op in reds:
+        out[level[op]].append(op)
+    return out
+
+
+def lower_rows(
+    fusion: F.FusionOp,
+    shapes: dict[SSAValue, tuple[int, ...]],
+    in_layouts: Sequence[TensorLayout | None],
+    out_layouts: Sequence[TensorLayout],
+    params: ReductionParams,
+    name: str,
+    kind: str,
+) -> LoweredFusion:
+    """One kernel for an inner reduction or inner persistent segment (see the module
+    docstring)."""
+    geo, reds = analyze(fusion, shapes)
+    fname = f"@{fusion.sym_name.data}"
+    outs = list(fusion.output_op.values)
+    rows, cols = geo.rows, geo.cols
+    TPR = max(1, params.threads_per_row)
+    RPB = max(1, params.rows_per_block)
+    if TPR * RPB > 1024:
+        raise LoweringError(f"{fname}: block {TPR}x{RPB} exceeds 1024 threads")
+    full_outs = [j for j, v in enumerate(outs) if geo.form(tuple(shapes[v])) == "full"]
+    row_outs = [j for j in range(len(outs)) if j not in full_outs]
+    itemsizes = [a.type.dtype.itemsize for a in fusion.inputs if isinstance(a.type, F.TensorType)]
+    itemsizes += [F.dtype_of(outs[j].type).itemsize for j in full_outs]
+    V = _vector_width(geo, itemsizes)
+    vecs = -(-cols // V)
+    batch = -(-vecs // TPR)
+    persistent = kind == "inner_persistent" and not params.use_shared_memory
+    levels = _levels(reds)
+    if not persistent and len(levels) + bool(full_outs) > 1:
+        aliased = [a for a in fusion.output_op.get_alias_inputs() if a >= 0]
+        if aliased:
+            raise LoweringError(
+                f"{fname}: a multi-pass row kernel cannot update input #{aliased[0]} in place"
+            )
+
+    args = [ArgRef("input", i) for i in range(len(fusion.inputs))]
+    args += [ArgRef("output", j) for j in range(len(outs))]
+    extents = [rows * cols] + [max_offset(lay) for lay in in_layouts if lay is not None]
+    extents += [max_offset(lay) for lay in out_layouts]
+    b = KernelBuilder(name, list(zip(_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)),
+                      (TPR, RPB, 1), index_bits_for(extents))
+    tensors: dict[int, TensorInput] = {}
+    scalars: dict[int, SSAValue] = {}
+    for i, (a, lay) in enumerate(zip(fusion.inputs, in_layouts, strict=True)):
+        arg = b.func.args[i]
+        if isinstance(a.type, F.TensorType):
+            assert lay is not None
+            tensors[i] = TensorInput(arg, a.type.dtype, lay.shape, lay.strides, lay.pointer_align)
+        else:
+            scalars[i] = arg
+    out_args = b.func.args[len(fusion.inputs):]
+    ev = ElementEvaluator(b, fusion, shapes, tensors, scalars)
+    accs = {op: RowReduction(op, ev, cols) for op in reds}
+
+    tx = b.thread_id("x")
+    ty = b.thread_id("y")
+    row = b.add(b.mul(b.block_id("x"), RPB), ty, "row")
+    row_ok: SSAValue | None = None
+    rowc: int | SSAValue = row
+    if rows % RPB:
+        row_ok = b.cmp("slt", row, rows, "row_ok")
+        rowc = b.val(arith.MinSIOp(b.index(row), b.index(rows - 1)), "rowc")
+    row_idx = ev.unravel(ev.as_dim(rowc), geo.row_shape) if geo.row_shape else ()
+    step = TPR * V
+
+    def groups_at(start: int | SSAValue, lo: int, count: int) -> list[Group]:
+        """Vectors ``u < count`` at column ``start + u * TPR * V`` (``start`` includes
+        ``tx * V``); ``lo`` is the smallest column ``start`` can be (for ``tx = 0``)."""
+        out: list[Group] = []
+        for u in range(count):
+            first = lo + u * step
+            if first >= cols:
+                break
+            col = b.add(start, u * step, "col")
+            pred: SSAValue | None = None
+            if first + step > cols:  # some threads of the row are past the end
+                pred = b.cmp("slt", col, cols, "in_row")
+                col = b.val(arith.MinSIOp(b.index(col), b.index(cols - V)), "colc")
+            base = ev.as_dim(col, V)
+            lanes = [row_idx + ev.unravel(base.shifted(j), geo.col_shape) for j in range(V)]
+            out.append(Group(lanes, pred))
+        return out
+
+    def fold(level: list[Operation], groups: list[Group], state: dict[Operation, list[SSAValue] | None]) -> None:
+        for g in groups:
+            for op in level:
+                ev.prefetch(op.operands[0], g.lanes)
+        for op in level:
+            items = [(ev.value(op.operands[0], lane), g.pred) for g in groups for lane in g.lanes]
+            state[op] = accs[op].update(state[op], items)
+
+    def finish(level: list[Operation], state: dict[Operation, list[SSAValue] | None]) -> None:
+        for op in level:
+            st = state[op]
+            assert st is not None
+            res = accs[op].results(accs[op].cross(st, TPR))
+            for r, v in zip(op.results, res, strict=True):
+                ev.hooks[r] = lambda _idx, v=v: v
+
+    def store_full(groups: list[Group], which: list[int]) -> None:
+        for g in groups:
+            vals = {j: [ev.value(outs[j], lane) for lane in g.lanes] for j in which}
+
+            def st(g: Group = g, vals: dict[int, list[SSAValue]] = vals) -> list[SSAValue]:
+                for j in which:
+                    _store(ev, out_layouts[j], outs[j], out_args[j], vals[j], g.lanes)
+                return []
+
+            conds = [c for c in (row_ok, g.pred) if c is not None]
+            if conds:
+                cond = conds[0] if len(conds) == 1 else b.and_(conds[0], conds[1])
+                b.if_(cond, ev.in_scope(st))  # type: ignore[arg-type]
+            else:
+                st()
+
+    def stream(body: Callable[[list[Group], list[SSAValue]], list[SSAValue]], inits: list[SSAValue]) -> tuple[list[SSAValue], list[Group]]:
+        """Run ``body`` over the full chunks in an ``scf.for``; return the carried
+        values and the groups of the partial last chunk (straight-line)."""
+        U = max(1, min(STREAM_UNROLL, batch))
+        chunk = step * U
+        nfull = cols // chunk
+        carried = inits
+        if nfull:
+            def loop(c0: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
+                return body(groups_at(c0, 0, U), acc)
+
+            start = b.mul(tx, V)
+            carried = b.for_(start, b.add(start, nfull * chunk), chunk, ev.in_scope(loop), inits,  # type: ignore[arg-type]
+                             iv_name="c0")
+        rest = cols - nfull * chunk
+        tail = groups_at(b.add(nfull * chunk, b.mul(tx, V)), nfull * chunk, -(-rest // step)) if rest else []
+        return carried, tail
+
+    if persistent:
+        groups = groups_at(b.mul(tx, V), 0, batch)
+        for g in groups:  # every load of the thread in flight first
+            for op in reds:
+                ev.prefetch(op.operands[0], g.lanes)
+            for j in full_outs:
+                ev.prefetch(outs[j], g.lanes)
+        for level in levels:
+            state: dict[Operation, list[SSAValue] | None] = {op: None for op in level}
+            fold(level, groups, state)
+            finish(level, state)
+        if full_outs:
+            store_full(groups, full_outs)
+    else:
+        for level in levels:
+            inits = [v for op in level for v in accs[op].init()]
+            widths = [len(accs[op].init()) for op in level]
+            for v in inits:
+                v.name_hint = "acc"
+
+            def unpack(flat: list[SSAValue], level: list[Operation] = level, widths: list[int] = widths) -> dict[Operation, list[SSAValue] | None]:
+                out: dict[Operation, list[SSAValue] | None] = {}
+                i = 0
+                for op, w in zip(level, widths, strict=True):
+                    out[op] = flat[i:i + w]
+                    i += w
+                return out
+
+            def body(groups: list[Group], flat: list[SSAValue], level: list[Operation] = level, unpack: Callable = unpack) -> list[SSAValue]:
+                state = unpack(flat)
+                fold(level, groups, state)
+                return [v for op in level for v in state[op]]  # type: ignore[union-attr]
+
+            carried, tail = stream(body, inits)
+            state = unpack(carried)
+            if tail:
+                fold(level, tail, state)
+            finish(level, state)
+        if full_outs:
+            def store_body(groups: list[Group], _: list[SSAValue]) -> list[SSAValue]:
+                store_full(groups, full_outs)
+                return []
+
+            _, tail = stream(store_body, [])
+            if tail:
+                store_full(tail, full_outs)
+
+    if row_outs:
+        vals = {}
+        for j in row_outs:
+            shape = tuple(shapes[outs[j]])
+            idx = row_idx + (Dim.const(0),) * (len(shape) - len(row_idx))
+            vals[j] = (idx, ev.value(outs[j], idx))
+
+        def st_rows() -> list[SSAValue]:
+            for j in row_outs:
+                idx, v = vals[j]
+                _store(ev, out_layouts[j], outs[j], out_args[j], [v], [idx])
+            return []
+
+        conds = [c for c in (row_ok, b.cmp("eq", tx, 0) if TPR > 1 else None) if c is not None]
+        if conds:
+            cond = conds[0] if len(conds) == 1 else b.and_(conds[0], conds[1], "store_row")
+            b.if_(cond, ev.in_scope(st_rows))  # type: ignore[arg-type]
+        else:
+            st_rows()
+    module = b.finish()
+    grid = (-(-rows // RPB), 1, 1)
+    return LoweredFusion(kind, [LoweredKernel(module, name, (TPR, RPB, 1), grid, args)])
+
+
+def _store(ev: ElementEvaluator, lay: TensorLayout, v: SSAValue, mem: SSAValue, values: list[SSAValue], lanes: list[Index]) -> None:
+    """Store ``values`` at ``lanes`` of an output: 128-bit (or narrower) vector stores
+    when the lanes are consecutive and aligned in memory, else element by element."""
+    b = ev.b
+    dt = F.dtype_of(v.type)
+    stored = [b.to_storage(x, dt.to_xdsl()) for x in values]
+    n = len(lanes)
+    width = min(n, max(1, 16 // dt.itemsize))
+    vectorizable = (
+        n > 1 and lay.strides and lay.strides[-1] == 1 and lay.shape[-1] % width == 0
+        and lay.pointer_align % width == 0 and all(s % width == 0 for s in lay.strides[:-1])
+    )
+    if vectorizable:
+        for s in range(0, n, width):
+            b.vstore(stored[s:s + width], mem, offset_in(ev, lay.shape, lay.strides, lanes[s]))
+        return
+    for x, idx in zip(stored, lanes, strict=True):
+        b.store(x, mem, [offset_in(ev, lay.shape, lay.strides, idx)])
+
+
+__all__ = ["RowGeometry", "analyze", "lower_rows"]
