@@ -518,6 +518,14 @@ def _literal(attr: Attribute, t: Attribute) -> str:
         v = attr.value.data
         if t == IntegerType(1):
             return "true" if v else "false"
+        # The most negative value has no literal: -2147483648 is -(2147483648), a
+        # long long, which breaks int overload resolution (e.g. max(int, ...)).
+        if v == -(2**31) and t == IntegerType(32):
+            return "(-2147483647 - 1)"
+        if v == -(2**63):
+            return "(-9223372036854775807LL - 1)"
+        if t == IntegerType(64):
+            return f"{v}LL"
         return f"{v}LL" if abs(v) >= 2**31 else str(v)
     if isinstance(attr, FloatAttr):
         v = attr.value.data

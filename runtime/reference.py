@@ -628,9 +628,16 @@ def check_inputs(fusion: F.FusionOp, inputs: Sequence[Value]) -> list[Value]:
     return out
 
 
-def _materialize_output(value: Value, t: Any) -> Value:
-    """Give an output the layout its declared type asks for (``stride_order``)."""
-    if not isinstance(t, F.TensorType) or t.has_default_layout or not isinstance(value, np.ndarray):
+def _materialize_output(value: Value, t: Any, inputs: Sequence[Value]) -> Value:
+    """A fusion output is a fresh tensor, as a kernel writes it: row-major, or in the
+    ``stride_order`` its declared type asks for; never a view of an input (the host
+    makes those views, outside the fusion)."""
+    if not isinstance(t, F.TensorType) or not isinstance(value, np.ndarray):
+        return value
+    if t.has_default_layout:
+        shared = any(isinstance(x, np.ndarray) and np.may_share_memory(value, x) for x in inputs)
+        if shared or not value.flags.c_contiguous:
+            return np.array(value, order="C", copy=True)
         return value
     order = t.get_stride_order()
     # Allocate with axes sorted from outermost (highest stride rank) to innermost.
@@ -669,7 +676,7 @@ def run_fusion(fusion: F.FusionOp, inputs: Sequence[Value]) -> list[Value]:
             raise ValueError(f"input #{alias} is updated in place but is not a writeable array")
         np.copyto(target, value)
     out_types = fusion.function_type.outputs.data
-    return [_materialize_output(v, t) for v, t in zip(returned, out_types, strict=True)]
+    return [_materialize_output(v, t, inputs) for v, t in zip(returned, out_types, strict=True)]
 
 
 def run_module(module: Operation, inputs: Sequence[Value], name: str | None = None) -> list[Value]:

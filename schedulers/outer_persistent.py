@@ -48,7 +48,9 @@ class OuterPersistentScheduler(Scheduler):
         ext = first_extents(fusion, sizes)
         vec, bdimx = _columns_per_block(ext.inner, ext.iteration, buffer_itemsize(fusion), target)
         per_block = fusion_buffer_sizes(fusion, sizes).bytes_per_row * bdimx * vec
-        return ceil_div(per_block, register_budget(target)), vec, bdimx
+        # An empty buffer (a reduction result broadcast back, nothing else kept)
+        # still needs one block per column group.
+        return max(1, ceil_div(per_block, register_budget(target))), vec, bdimx
 
     @classmethod
     def can_schedule_run_time(

@@ -25,7 +25,7 @@ from .analysis.reduction_type import ReductionType, reduction_type
 from .analysis.sizes import ConcreteSizes
 from .base import Reject, ceil_div, max_itemsize, round_up, vector_width
 from .params import ReductionParams
-from .reduction import ReductionExtents, reduction_extents
+from .reduction import ReductionExtents, post_reduction_broadcast, reduction_extents
 from .target import GpuTarget
 
 REGISTER_OVERHEAD = 40
@@ -60,8 +60,14 @@ def common_compile_time_check(fusion: FusionOp, expected: ReductionType) -> Reje
     rtype = reduction_type(fusion)
     if rtype is not expected:
         return Reject(f"reduction type is {rtype.value}, this scheduler takes {expected.value}")
-    if not find_persistent_buffers(fusion):
-        return Reject("no persistent buffer: the reduction scheduler (or segmentation) takes it")
+    if not find_persistent_buffers(fusion) and post_reduction_broadcast(fusion) is None:
+        return Reject(
+            "no persistent buffer and no reduction result used at full size: the "
+            "reduction scheduler takes it"
+        )
+    # A reduction result broadcast back over its rows with no buffer (seed 000's
+    # ``t1 + sum(t0)[:, None]``) is one persistent kernel with an empty buffer: the
+    # epilogue reads its other inputs on the same rows after the reduction.
     return None
 
 

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser_ir.dialects.fuser import (
+    BroadcastOp,
+    FusionOp,
+    PermuteOp,
+    ReshapeOp,
+    SqueezeOp,
+    TensorType,
+)
 
 from .analysis.graph import (
     body_ops,
@@ -91,6 +98,8 @@ def post_reduction_broadcast(fusion: FusionOp) -> Operation | None:
     for op in body_ops(fusion):
         if op not in after or not op.results or not isinstance(op.results[0].type, TensorType):
             continue
+        if isinstance(op, BroadcastOp | ReshapeOp | SqueezeOp | PermuteOp):
+            continue  # relabel axes or insert extent-1 ones: nothing grows
         out = op.results[0].type.get_shape()
         for x in op.operands:
             if x not in downstream or not isinstance(x.type, TensorType):

@@ -28,11 +28,25 @@ from runtime.host_evaluator import run_program
 from runtime.reference import run_fusion
 from runtime.segmented import execute_segmented, execute_with_maps, segment_fusion
 
-SUM_BROADCAST_ADD = """
+SEED000 = """
 fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
   %t2 = fuser.sum %t0 {dims = array<i64: 1>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
   %t3 = fuser.broadcast %t2 {is_broadcast_dim = array<i1: false, true>} : (!fuser.tensor<?xf32>) -> !fuser.tensor<?x1xf32>
   %t4 = fuser.add %t1, %t3 : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
+  fuser.output %t4 : !fuser.tensor<?x?xf32>
+}
+"""
+
+# Seed 000 with the boundary nvFuser's segmenter chose, marked by the user with a
+# segment_set: fuser's registry runs the plain seed as one inner-persistent kernel,
+# so the two-segment tests mark the cut explicitly. Original indices: T0=0, T1=1,
+# T2=2 (sum), T3=3 (broadcast), T4=4 (segment_set), T5=5 (add).
+SUM_BROADCAST_ADD = """
+fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
+  %t2 = fuser.sum %t0 {dims = array<i64: 1>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  %t3 = fuser.broadcast %t2 {is_broadcast_dim = array<i1: false, true>} : (!fuser.tensor<?xf32>) -> !fuser.tensor<?x1xf32>
+  %t3s = fuser.segment_set %t3 : (!fuser.tensor<?x1xf32>) -> !fuser.tensor<?x1xf32>
+  %t4 = fuser.add %t1, %t3s : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
   fuser.output %t4 : !fuser.tensor<?x?xf32>
 }
 """
@@ -95,19 +109,26 @@ def test_seed000_two_segments_and_maps() -> None:
     module.verify()
     assert [i.scheduler for i in infos] == ["reduction", "pointwise"]
     assert all(i.launches_kernel for i in infos)
-    # original indices: T0=0, T1=1, T2=2 (sum), T3=3 (broadcast), T4=4 (add)
     first, second = infos
     assert first.input_map == (0,)
-    assert first.output_map[0] in (2, 3)  # the sum, or its broadcast (registry's choice)
-    assert second.input_map == (1, first.output_map[0])
-    assert second.output_map == (4,)
+    assert first.output_map == (3,)  # the broadcast, as in seed 000's first segment
+    assert second.input_map == (1, 3)
+    assert second.output_map == (5,)
     # the segment's own numbering maps back: its inputs, then its op results
-    assert first.fid_map[0] == 0 and first.fid_map[1] == 2
-    assert second.fid_map[0] == 1 and max(second.fid_map.values()) == 4
+    assert first.fid_map[0] == 0 and first.fid_map[1] == 2 and first.fid_map[2] == 3
+    assert second.fid_map[0] == 1 and max(second.fid_map.values()) == 5
     x, y = random_inputs(fusion, [(16, 32), (16, 32)])
     (expected,) = run_fusion(fusion, [x, y])
     np.testing.assert_allclose(execute_segmented(module, [x, y])[0], expected, rtol=1e-5)
     np.testing.assert_allclose(execute_with_maps(fusion, infos, [x, y])[0], expected, rtol=1e-5)
+
+
+def test_plain_seed000_is_one_persistent_kernel() -> None:
+    fusion = fusion_of(parse_module(SEED000))
+    module, infos = segment_fusion(fusion, [(16, 32), (16, 32)])
+    assert [i.scheduler for i in infos] == ["inner_persistent"]
+    x, y = random_inputs(fusion, [(16, 32), (16, 32)])
+    np.testing.assert_allclose(execute_segmented(module, [x, y])[0], run_fusion(fusion, [x, y])[0], rtol=1e-5)
 
 
 def test_seed000_program_deallocates_the_intermediate() -> None:

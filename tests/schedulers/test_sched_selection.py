@@ -63,15 +63,20 @@ def test_softmax_same_definition_two_sizes() -> None:
     assert "it must be segmented" in str(big)
 
 
-def test_seed_reduction_epilogue_needs_segmentation() -> None:
-    """Seed 000: ``t1 + sum(t0)[:, None]`` is neither a reduction (broadcast back)
-    nor persistent (no buffer): it is segmented."""
+def test_seed_reduction_epilogue_is_one_persistent_kernel() -> None:
+    """Seed 000: ``t1 + sum(t0)[:, None]`` is not a plain reduction (its result is
+    broadcast back), and nvFuser segments it in two; fuser runs it as one
+    inner-persistent kernel with an empty buffer (t1 is read after the reduction)."""
     fusion = F.seed_reduction_epilogue()
     sel = select(fusion, bind_sizes(fusion, [(4, 1024), (4, 1024)]), H100)
-    assert sel.kind is None
-    reasons = dict(sel.rejections)
-    assert "broadcast back" in reasons["reduction"]
-    assert "no persistent buffer" in reasons["inner_persistent"]
+    assert sel.kind == "inner_persistent"
+    assert "broadcast back" in dict(sel.rejections)["reduction"]
+
+
+def test_plain_row_sum_is_not_persistent() -> None:
+    fusion = F.row_sum()
+    sel = select(fusion, bind_sizes(fusion, [(4, 1024)]), H100)
+    assert sel.kind == "reduction"
 
 
 def test_small_transpose_falls_back_to_pointwise() -> None:
