@@ -176,25 +176,47 @@ class ScratchPool:
 _scratch = ScratchPool()
 
 
+def allocate_outputs(fusion: F.FusionOp, args: Sequence[Any], kind: str) -> list[Any]:
+    """Buffers for ``fusion``'s returned outputs at the shapes ``args`` give, of the
+    caller's array kind (``torch`` or ``fuser``), in their declared layouts."""
+    from codegen.lower import concrete_shapes
+    from runtime import gpu_arrays as ga
+
+    shape_args = [ga.array_info(a).shape if ga.is_gpu_array(a) else a for a in args]
+    shapes = concrete_shapes(fusion, shape_args)
+    device = next((ga.array_info(a).device for a in args if ga.is_gpu_array(a)), 0)
+    outs = []
+    for v, t in zip(fusion.output_op.returned_values(), fusion.function_type.outputs.data, strict=True):
+        strides = None
+        if isinstance(t, F.TensorType) and not t.has_default_layout:
+            strides = TensorLayout.with_stride_order(shapes[v], t.get_stride_order()).strides
+        outs.append(ga.empty(shapes[v], F.dtype_of(v.type), like=kind, device=device, strides=strides))
+    return outs
+
+
 def launch_fusion(
     fusion: F.FusionOp,
     args: Sequence[Any],
-    outs: Sequence[Any],
+    outs: Sequence[Any] | None,
     stream: int | None = None,
     compiler: FusionCompiler | None = None,
-) -> CompiledSegment:
+) -> list[Any]:
     """Run ``fusion`` on the GPU: ``args`` are its inputs (GPU arrays of any kind the
-    runtime reads, Python scalars), ``outs`` the buffers of its returned outputs
-    (aliased outputs are written into their input's buffer). Returns the compiled
-    segment (its CUDA source is ``.source``)."""
+    runtime reads, Python scalars), ``outs`` the buffers of its returned outputs, or
+    None to allocate them (the caller's array kind). Aliased outputs are written into
+    their input's buffer. Returns the returned outputs; the compiled segment (with its
+    CUDA source) is ``default_compiler().last``."""
     from runtime import cuda_driver as drv
     from runtime.gpu_arrays import array_info
+    from runtime.gpu_arrays import is_gpu_array as ga_is_gpu
 
     compiler = compiler or default_compiler()
+    torch_args = any(type(a).__module__.startswith("torch") for a in args)
     if stream is None:
-        torch = __import__("sys").modules.get("torch")
-        if torch is not None and any(type(a).__module__.startswith("torch") for a in args):
-            stream = torch.cuda.current_stream().cuda_stream
+        if torch_args:
+            from runtime.gpu_executor import _current_stream
+
+            stream = _current_stream("torch", next(array_info(a).device for a in args if ga_is_gpu(a)))
         else:
             stream = drv.current_stream()
     layouts: list[TensorLayout | None] = []
@@ -213,6 +235,8 @@ def launch_fusion(
             values.append(a.item() if hasattr(a, "item") else a)
             scalars.append(values[-1] if _has_size_operands(fusion) else None)
     term = fusion.output_op
+    if outs is None:
+        outs = allocate_outputs(fusion, args, "torch" if torch_args else "fuser")
     out_ptrs: list[int] = []
     out_layouts: list[TensorLayout] = []
     returned = iter(outs)
@@ -228,7 +252,7 @@ def launch_fusion(
             out_layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
     seg = compiler.get(fusion, layouts, scalars, out_layouts)
     run_compiled(seg, values, out_ptrs, stream)
-    return seg
+    return list(outs)
 
 
 def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[int], stream: int) -> None:

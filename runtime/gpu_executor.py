@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.ir import SSAValue
 
 from fuser_ir.dialects import fuser as F
 from runtime import gpu_arrays as ga
@@ -66,52 +65,7 @@ def _scalar_shape(op: F.ReshapeOp, flat: Sequence[Any]) -> list[int]:
     return out
 
 
-def run_fusion_gpu(fusion: F.FusionOp, flat: Sequence[Any], shapes: dict[SSAValue, tuple[int, ...]] | None = None) -> list[Any]:
-    """Run ``fusion`` on GPU inputs ``flat`` (one per block argument); see the module
-    docstring. Returns the returned outputs."""
-    from codegen.compile_fusion import launch_fusion
-    from codegen.lower import concrete_shapes
-    from fuser_ir.frontend.execution import view_chain
-
-    infos = [ga.array_info(x) if ga.is_gpu_array(x) else None for x in flat]
-    kind = ga.output_kind([i for i in infos if i is not None])
-    device = next((i.device for i in infos if i is not None), 0)
-    shape_args = [i.shape if i is not None else x for i, x in zip(infos, flat, strict=True)]
-    shapes = shapes or concrete_shapes(fusion, shape_args)
-    term = fusion.output_op
-    returned = term.returned_values()
-    out_types = fusion.function_type.outputs.data
-    results: list[Any] = [None] * len(returned)
-    # Views of inputs: no kernel.
-    if kind == "torch":
-        for k, v in enumerate(returned):
-            t = out_types[k]
-            if isinstance(t, F.TensorType) and not t.has_default_layout:
-                continue
-            chain = view_chain(v)
-            if chain is not None:
-                view = _torch_view_chain(flat[chain[0]], chain[1], flat)
-                if view is not None:
-                    results[k] = view
-    if all(r is not None for r in results) and not any(a >= 0 for a in term.get_alias_inputs()):
-        return results
-    outs = []
-    for k, (v, t) in enumerate(zip(returned, out_types, strict=True)):
-        shape = shapes[v]
-        strides = None
-        if isinstance(t, F.TensorType) and not t.has_default_layout:
-            from codegen.lower.common import TensorLayout
-
-            strides = TensorLayout.with_stride_order(shape, t.get_stride_order()).strides
-        out = ga.empty(shape, F.dtype_of(v.type), like=kind, device=device, strides=strides)
-        outs.append(out)
-        if results[k] is None:
-            results[k] = out
-    launch_fusion(fusion, flat, outs)
-    return results
-
-
-# ---- the cached fast path ----------------------------------------------------------------
+# ---- plans ---------------------------------------------------------------------------------
 
 
 def fast_key(x: Any, by_value: bool = False) -> Any:
@@ -170,7 +124,8 @@ class GpuPlan:
         self.tensor_inputs = [i is not None for i in infos]
         if self.launches:
             outs = self._allocate()
-            self.segment = launch_fusion(fusion, flat, outs)
+            launch_fusion(fusion, flat, outs)
+            self.segment = default_compiler().last
             self._first = outs
         self.compiler = default_compiler()
 
@@ -178,13 +133,14 @@ class GpuPlan:
         if self.kind == "torch":
             import torch
 
-            outs = []
-            for shape, dt, strides in self.outputs:
-                td = ga.torch_dtype(dt)
-                dev = f"cuda:{self.device}"
-                outs.append(torch.empty(shape, dtype=td, device=dev) if strides is None
-                            else torch.empty_strided(shape, strides, dtype=td, device=dev))
-            return outs
+            if not hasattr(self, "_torch_specs"):
+                dev = torch.device("cuda", self.device)
+                self._torch_specs = [(s, ga.torch_dtype(dt), st, dev) for s, dt, st in self.outputs]
+            return [
+                torch.empty(s, dtype=td, device=dev) if st is None
+                else torch.empty_strided(s, st, dtype=td, device=dev)
+                for s, td, st, dev in self._torch_specs
+            ]
         return [ga.empty(s, dt, like=self.kind, device=self.device, strides=st) for s, dt, st in self.outputs]
 
     def run(self, flat: Sequence[Any], first: bool = False) -> list[Any]:
@@ -199,7 +155,7 @@ class GpuPlan:
             out_ptrs = _output_pointers(self.fusion, ptrs, outs)
             from codegen.compile_fusion import run_compiled
 
-            run_compiled(seg, ptrs, out_ptrs, _current_stream(self.kind))
+            run_compiled(seg, ptrs, out_ptrs, _current_stream(self.kind, self.device))
             self.compiler.last = seg
         else:
             outs = [None] * len(self.outputs)
@@ -220,11 +176,16 @@ def _scalar(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
 
-def _current_stream(kind: str) -> int:
+def _current_stream(kind: str, device: int = 0) -> int:
+    """The caller's current stream handle: torch's for torch tensors (through its raw
+    C accessor: ``torch.cuda.current_stream()`` builds a Python object, ~25 us)."""
     if kind == "torch":
         import torch
 
-        return torch.cuda.current_stream().cuda_stream
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return raw(device)
+        return torch.cuda.current_stream(device).cuda_stream
     from runtime import cuda_driver as drv
 
     return drv.current_stream()
