@@ -52,19 +52,22 @@ class CompiledSegment:
     kernels: list[Any] = field(default_factory=list)  # runtime.cuda_driver.Kernel
     scratch_bytes: list[int] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # Per kernel, where each argument sits in [*inputs, *outputs, *scratch].
+        n_in = len(self.fusion.inputs)
+        n_out = len(self.fusion.output_op.values)
+        base = {"input": 0, "output": n_in, "scratch": n_in + n_out}
+        self._gather = [
+            (kern, low.grid, low.block, low.shared_bytes, [base[a.kind] + a.index for a in low.args])
+            for kern, low in zip(self.kernels, self.lowered.kernels, strict=True)
+        ]
+
     def launch(self, inputs: Sequence[Any], outputs: Sequence[int], stream: int, scratch: Sequence[int]) -> None:
         """``inputs``: pointers for tensors, values for scalars; ``outputs``: pointers
         per ``fuser.output`` operand; ``scratch``: pointers."""
-        for kern, low in zip(self.kernels, self.lowered.kernels, strict=True):
-            args = []
-            for a in low.args:
-                if a.kind == "input":
-                    args.append(inputs[a.index])
-                elif a.kind == "output":
-                    args.append(outputs[a.index])
-                else:
-                    args.append(scratch[a.index])
-            kern.launch(low.grid, low.block, args, low.shared_bytes, stream)
+        values = [*inputs, *outputs, *scratch]
+        for kern, grid, block, shared, gather in self._gather:
+            kern.launch(grid, block, [values[i] for i in gather], shared, stream)
 
 
 def kernel_signature(fusion: F.FusionOp, lowered_args: Sequence[Any]) -> str:
@@ -258,6 +261,9 @@ def launch_fusion(
 def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[int], stream: int) -> None:
     """Launch an already compiled segment (the cached fast path: pointers in, no
     layout analysis)."""
+    if not seg.scratch_bytes:
+        seg.launch(inputs, outputs, stream, ())
+        return
     bufs = [_scratch.take(n, s.zero_init, stream) for n, s in zip(seg.scratch_bytes, seg.lowered.scratch, strict=True)]
     try:
         seg.launch(inputs, outputs, stream, [b.ptr for b in bufs])

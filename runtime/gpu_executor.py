@@ -44,8 +44,18 @@ def _torch_view_chain(x: Any, ops: Sequence[Any], flat: Sequence[Any]) -> Any:
             for i, f in enumerate(op.get_flags()):
                 if f:
                     x = x.unsqueeze(i)
-        elif isinstance(op, F.ExpandOp | F.BroadcastInDimOp):
-            return None
+        elif isinstance(op, F.ExpandOp):
+            x = x.expand(*op.result.type.get_shape()) if -1 not in op.result.type.get_shape() else None
+            if x is None:
+                return None
+        elif isinstance(op, F.BroadcastInDimOp):
+            shape = op.result.type.get_shape()
+            if -1 in shape:
+                return None
+            staged = [1] * len(shape)
+            for i, d in enumerate(F._ints(op.broadcast_dims)):
+                staged[d] = x.shape[i]
+            x = x.reshape(staged).expand(*shape)
         elif isinstance(op, F.SliceOp):
             idx = tuple(slice(a, b, s) for a, b, s in zip(F._ints(op.starts), F._ints(op.ends), F._ints(op.strides), strict=True))
             x = x[idx]
@@ -74,8 +84,7 @@ def fast_key(x: Any, by_value: bool = False) -> Any:
     value when ``by_value`` (a fusion whose reshapes are decided by input values)."""
     torch = ga._torch_tensor(x)
     if torch is not None:
-        ptr = x.data_ptr()
-        return (x.dtype, tuple(x.shape), x.stride(), x.device.index, ptr & 15)
+        return (x.dtype, x.shape, x.stride(), x.get_device(), x.data_ptr() & 15)
     if ga.is_gpu_array(x):
         info = ga.array_info(x)
         return (info.dtype, info.shape, info.strides, info.device, info.ptr & 15)
@@ -85,7 +94,8 @@ def fast_key(x: Any, by_value: bool = False) -> Any:
 
 
 class GpuPlan:
-    """Everything ``run_fusion_gpu`` decides for one input signature, kept so that a
+    """Everything decided for one input signature (kernels, output shapes and
+    layouts, view outputs), kept so that a
     repeated call only reads pointers, allocates outputs and launches."""
 
     def __init__(self, fusion: F.FusionOp, flat: Sequence[Any]) -> None:
@@ -122,6 +132,7 @@ class GpuPlan:
         self.launches = bool(any(a >= 0 for a in term.get_alias_inputs()) or len(self.views) < len(returned))
         self.segment = None
         self.tensor_inputs = [i is not None for i in infos]
+        self.aliases = list(term.get_alias_inputs())
         if self.launches:
             outs = self._allocate()
             launch_fusion(fusion, flat, outs)
@@ -151,11 +162,14 @@ class GpuPlan:
             outs = self._allocate()
             seg = self.segment
             assert seg is not None
-            ptrs = [_ptr(x) if is_t else _scalar(x) for x, is_t in zip(flat, self.tensor_inputs, strict=True)]
-            out_ptrs = _output_pointers(self.fusion, ptrs, outs)
-            from codegen.compile_fusion import run_compiled
-
-            run_compiled(seg, ptrs, out_ptrs, _current_stream(self.kind, self.device))
+            if self.kind == "torch":
+                ptrs = [x.data_ptr() if is_t else _scalar(x) for x, is_t in zip(flat, self.tensor_inputs, strict=True)]
+                returned = iter(outs)
+                out_ptrs = [ptrs[a] if a >= 0 else next(returned).data_ptr() for a in self.aliases]
+            else:
+                ptrs = [_ptr(x) if is_t else _scalar(x) for x, is_t in zip(flat, self.tensor_inputs, strict=True)]
+                out_ptrs = _output_pointers(self.aliases, ptrs, outs)
+            _run_compiled(seg, ptrs, out_ptrs, _current_stream(self.kind, self.device))
             self.compiler.last = seg
         else:
             outs = [None] * len(self.outputs)
@@ -176,21 +190,32 @@ def _scalar(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
 
+_raw_stream: Any = None
+
+
 def _current_stream(kind: str, device: int = 0) -> int:
     """The caller's current stream handle: torch's for torch tensors (through its raw
     C accessor: ``torch.cuda.current_stream()`` builds a Python object, ~25 us)."""
+    global _raw_stream
     if kind == "torch":
-        import torch
+        if _raw_stream is None:
+            import torch
 
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:
-            return raw(device)
-        return torch.cuda.current_stream(device).cuda_stream
+            _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+                lambda d: torch.cuda.current_stream(d).cuda_stream
+            )
+        return _raw_stream(device)
     from runtime import cuda_driver as drv
 
     return drv.current_stream()
 
 
-def _output_pointers(fusion: F.FusionOp, ptrs: Sequence[Any], outs: Sequence[Any]) -> list[int]:
+def _output_pointers(aliases: Sequence[int], ptrs: Sequence[Any], outs: Sequence[Any]) -> list[int]:
     returned = iter(outs)
-    return [ptrs[a] if a >= 0 else _ptr(next(returned)) for a in fusion.output_op.get_alias_inputs()]
+    return [ptrs[a] if a >= 0 else _ptr(next(returned)) for a in aliases]
+
+
+def _run_compiled(seg: Any, ptrs: Sequence[Any], out_ptrs: Sequence[int], stream: int) -> None:
+    from codegen.compile_fusion import run_compiled
+
+    run_compiled(seg, ptrs, out_ptrs, stream)

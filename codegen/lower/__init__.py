@@ -14,7 +14,9 @@ inner_persistent
 outer reduction,            ``columns.lower_columns``: partial column results,
 outer_persistent,           then finish (and apply) kernels
 inner_outer_persistent
-transpose                   ``pointwise.lower_pointwise``, reading through strides
+transpose                   ``transpose.lower_transpose``: shared-memory tiles
+                            (``pointwise.lower_pointwise`` when the innermost
+                            axes coincide at the actual layouts)
 ==========================  =====================================================
 """
 
@@ -52,13 +54,16 @@ def lower_segment(
     target: object = None,
     name: str | None = None,
     scheduler: str | None = None,
+    params: object = None,
 ) -> LoweredFusion:
     """Kernels for one segment at the given input layouts (see the module docstring).
 
     ``in_layouts[i]`` is the layout of tensor input ``i`` (None for scalars, whose
     values, when known, are in ``scalar_values`` and only matter for size operands).
     ``out_layouts`` defaults to contiguous outputs (aliased outputs take the layout of
-    the input they update).
+    the input they update). ``params`` overrides the scheduler's heuristic parameters
+    (a dataclass of ``schedulers/params.py`` for the scheduler that runs; tuning scripts
+    such as ``benchmarks/tune.py`` use it to try variants without editing heuristics).
     """
     from schedulers.analysis.sizes import bind_sizes
     from schedulers.registry import select
@@ -76,7 +81,8 @@ def lower_segment(
             f"no scheduler accepts @{fusion.sym_name.data} for these sizes:\n{selection.explain()}"
         )
     kind = scheduler or selection.kind
-    params = selection.params
+    if params is None:
+        params = selection.params
     name = name or fusion.sym_name.data
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)
@@ -85,10 +91,15 @@ def lower_segment(
         from schedulers.params import PointwiseParams, TransposeParams
 
         if isinstance(params, TransposeParams):
-            # The transpose runs as a pointwise kernel reading through the permuted
-            # strides: coalesced on both sides when the groups share their innermost
-            # axis (seed 002's case); shared-memory tiles for genuinely different
-            # innermost axes are not implemented yet (docs/kernel-ir.md).
+            # Shared-memory tiles when the tensors' innermost axes really differ at
+            # these layouts; otherwise (seed 002's bookend transpose, where the groups
+            # share their innermost axis) a pointwise kernel reading through the
+            # permuted strides is coalesced on both sides.
+            from codegen.lower.transpose import lower_transpose, plan_transpose
+
+            plan = plan_transpose(fusion, shapes, in_layouts, out_layouts)
+            if plan is not None:
+                return lower_transpose(fusion, shapes, in_layouts, out_layouts, params, name, plan)
             params = PointwiseParams(0, min(params.vectorization1, params.vectorization2), 1, (128, 1, 1), (0, 1, 1))
         return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)  # type: ignore[arg-type]
     fastest = getattr(params, "fastest_dim", True)
@@ -96,7 +107,21 @@ def lower_segment(
         from codegen.lower.rows import lower_rows
 
         return lower_rows(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
-    if kind in ("reduction", "outer_persistent", "inner_outer_persistent"):
+    if kind == "inner_outer_persistent":
+        from codegen.lower.inner_outer import lower_inner_outer
+
+        return lower_inner_outer(fusion, in_layouts, scalar_values, out_layouts, target, name)
+    if kind in ("no_op", "expr_eval"):
+        # Host work only (views of inputs, scalar math): the host runs it when it
+        # can; otherwise (an expand the caller's array type cannot view, a scalar
+        # output) one pointwise kernel materializes it.
+        from codegen.lower.pointwise import lower_pointwise
+        from schedulers.params import PointwiseParams
+
+        widest = max((F.dtype_of(v.type).itemsize for v in fusion.output_op.values), default=4)
+        params = PointwiseParams(0, max(1, 16 // widest), 1, (128, 1, 1), (0, 1, 1))
+        return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)
+    if kind in ("reduction", "outer_persistent"):
         from codegen.lower.columns import lower_columns
 
         return lower_columns(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
