@@ -24,8 +24,13 @@ REDUCTION_TYPES = (ReductionOp, VarMeanOp, VarOp, WelfordOp)
 
 
 def body_ops(fusion: FusionOp) -> list[Operation]:
-    """The ops of the fusion body in order, without the terminator."""
-    return [op for op in fusion.body.block.ops if not isinstance(op, OutputOp)]
+    """The computing ops of the fusion body in order: no terminator, and no
+    iter-domain schedule ops (``schedule-fusions`` annotations compute nothing)."""
+    return [
+        op
+        for op in fusion.body.block.ops
+        if not isinstance(op, OutputOp) and op.name.startswith("fuser.")
+    ]
 
 
 def reductions(fusion: FusionOp) -> list[Operation]:

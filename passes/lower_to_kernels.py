@@ -1,0 +1,126 @@
+"""``lower-to-kernels``: add the kernel-level IR that implements each fusion.
+
+For every ``fuser.fusion`` of the module the pass builds the kernels that run it
+(``codegen.lower.lower_segment``: the scheduler's parameters, then the pointwise,
+row, column, inner-outer or transpose lowering) at the concrete sizes of its inputs
+— static extents, or the ``sizes`` option (``select-schedulers``' syntax) — and
+inserts them after the fusion as ``kernel.func`` ops. A fusion annotated by
+``select-schedulers`` (``fuser.schedule``) is lowered with exactly those parameters;
+otherwise the registry decides. The fusion stays (host programs launch it by
+symbol) and lists its kernels; each kernel records its launch::
+
+    fuser.fusion @gelu(%t0 : !fuser.tensor<8192x3072xf32>) -> ... { ... }
+
+becomes::
+
+    fuser.fusion @gelu(...) -> ... attributes {fuser.kernels = [@gelu_kernel]} { ... }
+    kernel.func @gelu_kernel(%in0 : memref<?xf32>, %out0 : memref<?xf32>) attributes {
+        block_size = array<i32: 128, 1, 1>, fuser.grid = array<i64: 12288, 1, 1>,
+        fuser.launch_args = ["input 0", "output 0"], index_bits = 32 : i64} { ... }
+
+``fuser-opt ... --lower-to-kernels -t cuda`` then prints the CUDA C of every kernel.
+Inputs are taken as dense tensors in their declared stride order (the layouts
+kernels are specialized for at run time are the caller's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from codegen.lower import lower_segment
+from codegen.lower.common import TensorLayout
+from codegen.lower.scalar import LoweringError
+from fuser_ir.dialects.fuser import FusionOp, TensorType
+from passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, _inputs_for, parse_sizes
+from schedulers.analysis.sizes import SizeBindingError
+from schedulers.params import PARAMS_TYPES, params_from_entries
+from schedulers.target import UnknownTargetError, get_target
+
+KERNELS_ATTR = "fuser.kernels"
+
+
+class LowerToKernelsError(DiagnosticException):
+    """A fusion that cannot be lowered (names the fusion and the reason)."""
+
+
+@dataclass(frozen=True)
+class LowerToKernelsPass(ModulePass):
+    """Insert the ``kernel.func``s of every fusion (see the module docstring)."""
+
+    name = "lower-to-kernels"
+
+    sizes: str = ""
+    gpu: str = "h100"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            target = get_target(self.gpu)
+        except UnknownTargetError as e:
+            raise LowerToKernelsError(f"lower-to-kernels: {e}") from None
+        try:
+            given = parse_sizes(self.sizes)
+        except SelectSchedulersError as e:
+            raise LowerToKernelsError(str(e).replace("select-schedulers", "lower-to-kernels")) from None
+        for fusion in [f for f in op.ops if isinstance(f, FusionOp)]:
+            name = f"@{fusion.sym_name.data}"
+            try:
+                shapes = _inputs_for(fusion, given)
+            except SelectSchedulersError as e:
+                raise LowerToKernelsError(str(e).replace("select-schedulers", "lower-to-kernels")) from None
+            layouts: list[TensorLayout | None] = []
+            scalars: list[object] = []
+            for a, s in zip(fusion.inputs, shapes, strict=True):
+                if isinstance(a.type, TensorType):
+                    layouts.append(TensorLayout.with_stride_order(s, a.type.get_stride_order()))  # type: ignore[arg-type]
+                    scalars.append(None)
+                else:
+                    layouts.append(None)
+                    scalars.append(s)
+            kind, params = _schedule_of(fusion)
+            try:
+                lowered = lower_segment(
+                    fusion, layouts, scalars, None, target, f"{fusion.sym_name.data}_kernel", kind, params
+                )
+            except (LoweringError, SizeBindingError) as e:
+                raise LowerToKernelsError(f"lower-to-kernels: cannot lower {name}: {e}") from None
+            anchor = fusion
+            names = []
+            for k in lowered.kernels:
+                for func in list(k.module.ops):
+                    func.detach()
+                    func.attributes["fuser.grid"] = DenseArrayBase.from_list(i64, list(k.grid))
+                    func.attributes["fuser.launch_args"] = ArrayAttr([StringAttr(f"{a.kind} {a.index}") for a in k.args])
+                    op.body.block.insert_op_after(func, anchor)
+                    anchor = func
+                    names.append(SymbolRefAttr(k.name))
+            fusion.attributes[KERNELS_ATTR] = ArrayAttr(names)
+
+
+def _schedule_of(fusion: FusionOp) -> tuple[str | None, object]:
+    """The scheduler kind and parameters recorded by ``select-schedulers``, if any."""
+    attr = fusion.attributes.get(SCHEDULE_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return None, None
+    entries = dict(attr.data)
+    kind = entries.pop("kind", None)
+    if not isinstance(kind, StringAttr) or kind.data not in PARAMS_TYPES:
+        raise LowerToKernelsError(
+            f"lower-to-kernels: @{fusion.sym_name.data} has a {SCHEDULE_ATTR} without a known kind"
+        )
+    try:
+        return kind.data, params_from_entries(PARAMS_TYPES[kind.data], entries)
+    except (ValueError, TypeError) as e:
+        raise LowerToKernelsError(f"lower-to-kernels: @{fusion.sym_name.data}: bad {SCHEDULE_ATTR}: {e}") from None

@@ -1,0 +1,110 @@
+"""lower-to-kernels: the kernels it adds to the module compute what the fusion means.
+
+Differential: for random inputs, the emitted ``kernel.func``s, run by the CPU kernel
+interpreter with the launch recorded on them (``fuser.grid``, ``fuser.launch_args``),
+give the reference interpreter's outputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from codegen.cpu_runner import flat_buffer, layout_of
+from codegen.kernel_interpreter import run_kernel
+from fuser_ir.context import make_context, parse_module
+from fuser_ir.dialects import fuser as F
+from fuser_ir.dialects import kernel as K
+from passes.lower_to_kernels import LowerToKernelsError, LowerToKernelsPass
+from passes.select_schedulers import SelectSchedulers
+from runtime.reference import run_fusion
+
+POINTWISE_VIEWS = """
+fuser.fusion @chain(%x : !fuser.tensor<6x40xf32>, %b : !fuser.tensor<40xbf16>) -> !fuser.tensor<240xf32> {
+  %r = fuser.reshape %x {new_shape = array<i64: 2, 3, 40>} : !fuser.tensor<6x40xf32> -> !fuser.tensor<2x3x40xf32>
+  %t = fuser.tanh %r : (!fuser.tensor<2x3x40xf32>) -> !fuser.tensor<2x3x40xf32>
+  %s = fuser.add %t, %b : (!fuser.tensor<2x3x40xf32>, !fuser.tensor<40xbf16>) -> !fuser.tensor<2x3x40xf32>
+  %o = fuser.reshape %s {new_shape = array<i64: 240>} : !fuser.tensor<2x3x40xf32> -> !fuser.tensor<240xf32>
+  fuser.output %o : !fuser.tensor<240xf32>
+}
+"""
+
+LAYER_NORM = """
+fuser.fusion @ln(%x : !fuser.tensor<5x70xf32>, %w : !fuser.tensor<70xf32>) -> !fuser.tensor<5x70xf32> {
+  %v, %m = fuser.var_mean %x {dims = array<i64: 1>, correction = 0.000000e+00 : f64, keepdim = true} : (!fuser.tensor<5x70xf32>) -> (!fuser.tensor<5x1xf32>, !fuser.tensor<5x1xf32>)
+  %eps = fuser.constant 1.000000e-05 : f64
+  %ve = fuser.add %v, %eps : (!fuser.tensor<5x1xf32>, f64) -> !fuser.tensor<5x1xf32>
+  %r = fuser.rsqrt %ve : (!fuser.tensor<5x1xf32>) -> !fuser.tensor<5x1xf32>
+  %d = fuser.sub %x, %m : (!fuser.tensor<5x70xf32>, !fuser.tensor<5x1xf32>) -> !fuser.tensor<5x70xf32>
+  %n = fuser.mul %d, %r : (!fuser.tensor<5x70xf32>, !fuser.tensor<5x1xf32>) -> !fuser.tensor<5x70xf32>
+  %y = fuser.mul %n, %w : (!fuser.tensor<5x70xf32>, !fuser.tensor<70xf32>) -> !fuser.tensor<5x70xf32>
+  fuser.output %y : !fuser.tensor<5x70xf32>
+}
+"""
+
+COLUMN_SUM = """
+fuser.fusion @cols(%x : !fuser.tensor<37x40xbf16>) -> !fuser.tensor<40xf32> {
+  %f = fuser.cast %x : (!fuser.tensor<37x40xbf16>) -> !fuser.tensor<37x40xf32>
+  %s = fuser.sum %f {dims = array<i64: 0>} : (!fuser.tensor<37x40xf32>) -> !fuser.tensor<40xf32>
+  fuser.output %s : !fuser.tensor<40xf32>
+}
+"""
+
+
+def lowered(text: str, passes) -> ModuleOp:
+    module = parse_module(text)
+    ctx = make_context()
+    for p in passes:
+        p.apply(ctx, module)
+    module.verify()
+    return module
+
+
+def run_kernels(module: ModuleOp, fusion: F.FusionOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run the kernels listed on ``fusion`` the way the runtime launches them."""
+    names = [a.root_reference.data for a in fusion.attributes["fuser.kernels"].data]
+    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, K.FuncOp)}
+    outs = [np.full(t.get_shape(), np.nan, F.dtype_of(t).to_numpy()) for t in fusion.function_type.outputs.data]
+    scratch: dict[int, np.ndarray] = {}
+    for name in names:
+        func = funcs[name]
+        args = []
+        for spec in func.attributes["fuser.launch_args"].data:
+            kind, index = spec.data.split()
+            if kind == "input":
+                x = inputs[int(index)]
+                args.append(flat_buffer(x, layout_of(x)))
+            elif kind == "output":
+                args.append(outs[int(index)].reshape(-1))
+            else:  # scratch buffers of multi-kernel lowerings: sized generously here
+                args.append(scratch.setdefault(int(index), np.zeros(1 << 16, np.float32)))
+        run_kernel(module, name, args, tuple(func.attributes["fuser.grid"].get_values()))
+    return outs
+
+
+@pytest.mark.parametrize("text", [POINTWISE_VIEWS, LAYER_NORM, COLUMN_SUM], ids=["pointwise", "inner", "outer"])
+def test_emitted_kernels_match_the_reference(text: str) -> None:
+    module = lowered(text, [SelectSchedulers(), LowerToKernelsPass()])
+    fusion = next(op for op in module.ops if isinstance(op, F.FusionOp))
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(t.get_shape()).astype(F.dtype_of(t).to_numpy()) for t in fusion.function_type.inputs.data]
+    expected = run_fusion(fusion, [x.copy() for x in inputs])
+    got = run_kernels(module, fusion, inputs)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_without_select_schedulers_the_registry_decides() -> None:
+    module = lowered(POINTWISE_VIEWS, [LowerToKernelsPass()])
+    fusion = next(op for op in module.ops if isinstance(op, F.FusionOp))
+    assert [a.root_reference.data for a in fusion.attributes["fuser.kernels"].data] == ["chain_kernel"]
+
+
+def test_symbolic_sizes_need_the_option() -> None:
+    module = parse_module(COLUMN_SUM.replace("37x40", "?x40"))
+    with pytest.raises(LowerToKernelsError, match="symbolic extents"):
+        LowerToKernelsPass().apply(make_context(), module)
+    module = parse_module(COLUMN_SUM.replace("37x40", "?x40"))
+    LowerToKernelsPass(sizes="0=37x40").apply(make_context(), module)
+    assert any(isinstance(op, K.FuncOp) for op in module.ops)
