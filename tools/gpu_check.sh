@@ -7,7 +7,8 @@
 #    into /tmp/site, and makes the repository importable (PYTHONPATH), with its console
 #    scripts (fuser-opt, ...) as shims in /tmp/site/bin and its entry points registered;
 # 2. runs `pytest -m gpu` (verbose, with prints: device properties, launch overhead);
-# 3. runs the full test suite;
+# 3. runs every frontend test on the GPU (FUSER_TEST_DEVICE=cuda: torch CUDA inputs,
+#    generated kernels), then the full test suite;
 # 4. runs benchmarks/run.py when it exists.
 # Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds); logs: $OUT/{env.txt,
 # gpu_tests.log, full_tests.log, bench.log, summary.txt}. Exit status: 0 when every
@@ -76,6 +77,8 @@ stage() {  # stage NAME TIMEOUT LOG CMD...
 
 stage gpu-tests "${GPU_CHECK_GPU_TIMEOUT:-150}" "$OUT/gpu_tests.log" \
   "$PY" -m pytest -m gpu -vv -s -rs -p no:cacheprovider tests
+stage frontend-on-gpu "${GPU_CHECK_FRONTEND_TIMEOUT:-300}" "$OUT/frontend_gpu.log" \
+  env FUSER_TEST_DEVICE=cuda "$PY" -m pytest -rs -p no:cacheprovider tests/frontend
 stage full-tests "${GPU_CHECK_FULL_TIMEOUT:-240}" "$OUT/full_tests.log" \
   "$PY" -m pytest -rs -p no:cacheprovider tests
 if [ -f benchmarks/run.py ]; then
