@@ -1,23 +1,36 @@
 """Execution plans: which scheduler runs each segment of a fusion, with which
 parameters, and why the others were rejected.
 
-Until segmentation lands a plan has one segment: the whole fusion. A fusion that
-no scheduler accepts gives a segment whose ``scheduler`` is None; ``str(plan)``
-says so and lists every rejection (it needs segmentation)::
+``make_plan(fusion, inputs, target)`` asks the registry about the whole fusion: a
+plan with one segment, whose ``scheduler`` is None when no scheduler accepts it
+(``str(plan)`` then says it must be segmented). With ``segment=True`` (what
+``fd.plan`` uses) such a fusion is segmented (``runtime.segmented.segment_fusion``,
+the ``segment`` pass) and the plan holds every segment in launch order, each with
+the scheduler and parameters the registry picks at its own concrete sizes, and the
+groups of views done on the host (``scheduler == "host"``, no kernel).
+``plan.host_views`` lists what runs on the host without a copy: outputs that are
+views of inputs (reshape/permute/squeeze/slice/broadcast chains) and, for a
+segmented fusion, every host view op of the program (views stripped from the ends
+of segments)::
 
-    >>> print(make_plan(softmax, [(4, 1024)], H100))
-    plan for @softmax on h100: 1 segment(s), 1 kernel(s)
-      segment 0: inner_persistent  ReductionParams(fastest_dim=True, vectorization=4, ...)
-        rejected: no_op: not alias-only: output #0 is computed by fuser.div
+    >>> print(make_plan(softmax, [(4, 1 << 21)], H100, segment=True))
+    plan for @softmax on h100: 3 segment(s), 3 kernel(s)
+      no single scheduler accepts @softmax; segmented
+        rejected: inner_persistent: persistent buffers need 8388608 B per row; ...
+      segment 0: reduction  ReductionParams(fastest_dim=True, ...)
+        rejected: no_op: not alias-only: output #0 is computed by fuser.max
         ...
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
-from fuser_ir.dialects.fuser import FusionOp
+from xdsl.ir import BlockArgument
+
+from fuser_ir.dialects.fuser import VIEW_OPS, FusionOp, SegmentSetOp, TensorType
 
 from .analysis.sizes import bind_sizes
 from .params import Params
@@ -27,12 +40,18 @@ from .target import DEFAULT_TARGET, GpuTarget
 
 @dataclass(frozen=True)
 class Segment:
-    fusion: FusionOp
+    fusion: FusionOp | None
+    """The segment's fusion; None for a group of host views."""
     scheduler: str | None
-    """The chosen scheduler's kind, None when no scheduler accepts the segment."""
+    """The chosen scheduler's kind, None when no scheduler accepts the segment,
+    ``"host"`` for views done on the host."""
     params: Params | None
     rejections: tuple[tuple[str, str], ...]
     launches_kernel: bool
+    input_map: tuple[int, ...] = ()
+    """Original value index (inputs, then op results) of each segment input
+    (segmented plans only)."""
+    output_map: tuple[int, ...] = ()
 
     @staticmethod
     def from_selection(fusion: FusionOp, sel: Selection) -> Segment:
@@ -44,12 +63,37 @@ class Segment:
             bool(sel.scheduler and sel.scheduler.launches_kernel),
         )
 
+    @property
+    def name(self) -> str:
+        return "host views" if self.fusion is None else "@" + self.fusion.sym_name.data
+
+
+@dataclass(frozen=True)
+class HostView:
+    """Views the host does without a copy: ``output`` (a returned output's
+    position) is a view of fusion input ``input`` through ``ops``; for host view
+    ops of a segmented program that feed a kernel, ``output`` is None."""
+
+    ops: tuple[str, ...]
+    input: int | None
+    output: int | None
+
+    def __str__(self) -> str:
+        src = "?" if self.input is None else f"input #{self.input}"
+        dst = "an intermediate" if self.output is None else f"output #{self.output}"
+        return f"{dst} = {' -> '.join(self.ops)} of {src}"
+
 
 @dataclass(frozen=True)
 class Plan:
     name: str
     target: GpuTarget
     segments: tuple[Segment, ...]
+    host_views: tuple[HostView, ...] = ()
+    whole: Segment | None = None
+    """The registry's answer for the whole fusion when it was segmented."""
+    error: str | None = None
+    """Why a fusion no scheduler accepts could not be segmented."""
 
     @property
     def num_kernels(self) -> int:
@@ -60,28 +104,143 @@ class Plan:
         """Every segment has a scheduler."""
         return all(s.scheduler is not None for s in self.segments)
 
+    @property
+    def segmented(self) -> bool:
+        return self.whole is not None
+
     def __str__(self) -> str:
         lines = [
             f"plan for @{self.name} on {self.target.name}: {len(self.segments)} segment(s), "
             f"{self.num_kernels} kernel(s)"
         ]
+        if self.whole is not None and self.whole.scheduler is not None:
+            lines.append(f"  @{self.name} has a fuser.segment_set boundary; segmented")
+        elif self.whole is not None:
+            lines.append(f"  no single scheduler accepts @{self.name}; segmented")
+            lines += [f"    rejected: {k}: {r}" for k, r in self.whole.rejections]
         for i, s in enumerate(self.segments):
             if s.scheduler is None:
                 lines.append(
-                    f"  segment {i}: no scheduler accepts @{s.fusion.sym_name.data}; "
-                    "it must be segmented"
+                    f"  segment {i}: no scheduler accepts {s.name}; it must be segmented"
                 )
+                if self.error:
+                    lines.append(f"    segmentation failed: {self.error}")
+            elif s.scheduler == "host":
+                lines.append(f"  segment {i}: host views (no kernel)")
             else:
                 lines.append(f"  segment {i}: {s.scheduler}  {s.params}")
             lines += [f"    rejected: {k}: {r}" for k, r in s.rejections]
+        lines += [f"  host view: {v}" for v in self.host_views]
         return "\n".join(lines)
 
 
+def _output_views(fusion: FusionOp) -> list[HostView]:
+    """Returned outputs that are only views of an input."""
+    out: list[HostView] = []
+    for k, v in enumerate(fusion.output_op.returned_values()):
+        ops: list[str] = []
+        while not isinstance(v, BlockArgument):
+            op = v.owner
+            if not isinstance(op, VIEW_OPS):
+                break
+            ops.append(op.name.removeprefix("fuser."))
+            v = op.operands[0]
+        if isinstance(v, BlockArgument) and ops and isinstance(v.type, TensorType):
+            out.append(HostView(tuple(reversed(ops)), v.index, k))
+    return out
+
+
+def _program_views(program: Any) -> list[HostView]:
+    """Host view ops of a segmented program: chains from a program input to a
+    returned value are output views, other chains feed kernels."""
+    from fuser_ir.dialects import hir as H
+
+    returned = {v: k for k, v in enumerate(program.return_op.values)}
+    views = [op for op in program.body.block.ops if isinstance(op, H.HostViewOp)]
+    consumed = {op.view_input() for op in views}
+    out: list[HostView] = []
+    for op in views:
+        if op.results[0] in consumed:
+            continue  # not the end of a chain
+        chain = [op]
+        src = op.view_input()
+        while isinstance(src.owner, H.HostViewOp):
+            chain.append(src.owner)
+            src = src.owner.view_input()
+        names = tuple(o.name for o in reversed(chain))
+        inp = src.index if isinstance(src, BlockArgument) else None
+        out.append(HostView(names, inp, returned.get(op.results[0])))
+    return out
+
+
+def _segmented_plan(
+    fusion: FusionOp, input_shapes: Sequence[object], target: GpuTarget, whole: Segment
+) -> Plan:
+    from fuser_ir.dialects import hir as H
+    from passes.segment import host_shapes
+    from runtime.segmented import segment_fusion
+
+    shapes = [_shape_of(x) for x in input_shapes]
+    module, infos = segment_fusion(fusion, shapes, target)
+    program = next(op for op in module.walk() if isinstance(op, H.ProgramOp))
+    env = host_shapes(program, {i: s for i, s in enumerate(shapes) if s is not None})
+    launch_args: dict[str, list[object]] = {}
+    for op in program.walk():
+        if isinstance(op, H.LaunchOp):
+            launch_args.setdefault(op.callee.root_reference.data, [env.get(a) for a in op.args])
+    segments: list[Segment] = []
+    for info in infos:
+        if info.fusion is None:
+            segments.append(
+                Segment(None, "host", None, (), False, info.input_map, info.output_map)
+            )
+            continue
+        args = launch_args.get(info.fusion.sym_name.data)
+        sel = select(info.fusion, bind_sizes(info.fusion, args), target)
+        seg = Segment.from_selection(info.fusion, sel)
+        segments.append(replace(seg, input_map=info.input_map, output_map=info.output_map))
+    return Plan(fusion.sym_name.data, target, tuple(segments), tuple(_program_views(program)), whole)
+
+
+def _shape_of(x: object) -> tuple[int, ...] | None:
+    shape = getattr(x, "shape", None)
+    if shape is not None and getattr(x, "ndim", 1) > 0:
+        return tuple(int(d) for d in shape)
+    if isinstance(x, tuple | list) and all(isinstance(d, int) for d in x):
+        return tuple(x)
+    return None
+
+
+def has_segment_boundary(fusion: FusionOp) -> bool:
+    """A ``fuser.segment_set`` whose operand an op of the fusion computes: the user
+    marked a cut, so the fusion is segmented even when one scheduler accepts it."""
+    return any(
+        isinstance(op, SegmentSetOp) and not isinstance(op.operands[0], BlockArgument)
+        for op in fusion.body.block.ops
+    )
+
+
+def needs_segmentation(fusion: FusionOp, sel: Selection) -> bool:
+    """No scheduler accepts the whole fusion, or it has a segment boundary."""
+    return sel.scheduler is None or has_segment_boundary(fusion)
+
+
 def make_plan(
-    fusion: FusionOp, input_shapes: Sequence[object], target: GpuTarget = DEFAULT_TARGET
+    fusion: FusionOp,
+    input_shapes: Sequence[object],
+    target: GpuTarget = DEFAULT_TARGET,
+    *,
+    segment: bool = False,
 ) -> Plan:
     """Decide, without running anything, how ``fusion`` runs for these inputs
-    (shapes, arrays, or scalar values; see ``analysis.sizes.bind_sizes``)."""
+    (shapes, arrays, or scalar values; see ``analysis.sizes.bind_sizes``); with
+    ``segment``, a fusion no scheduler accepts is segmented (module docstring)."""
     sizes = bind_sizes(fusion, input_shapes)
     sel = select(fusion, sizes, target)
-    return Plan(fusion.sym_name.data, target, (Segment.from_selection(fusion, sel),))
+    whole = Segment.from_selection(fusion, sel)
+    if segment and needs_segmentation(fusion, sel):
+        try:
+            return _segmented_plan(fusion, input_shapes, target, whole)
+        except Exception as e:  # noqa: BLE001 - reported in the plan
+            return Plan(fusion.sym_name.data, target, (whole,), error=f"{type(e).__name__}: {e}")
+    return Plan(fusion.sym_name.data, target, (whole,), tuple(_output_views(fusion)))

@@ -25,6 +25,12 @@ class Runtime:
 
     fusion: FusionOp
     runs: int = 0
+    host_programs: dict[tuple, Any] = field(default_factory=dict)
+    """CPU: ``execution.size_key`` -> the segmented module (``runtime.segmented``)
+    when no single scheduler accepts the fusion at those sizes, else None."""
+    segmentation_errors: dict[tuple, str] = field(default_factory=dict)
+    """Why a fusion no scheduler accepts could not be segmented (it then runs on the
+    reference path)."""
 
 
 @dataclass

@@ -8,6 +8,13 @@ the executor and post-processes the outputs:
   (``set_executor``); the default is the reference interpreter
   ``runtime.reference.run_fusion``, which also writes aliased outputs into their
   input arrays in place;
+* with the default executor, the scheduler registry decides per runtime and input
+  sizes (``host_program_for``, cached on the runtime): a fusion that one scheduler
+  accepts runs on the reference interpreter as a whole (the semantic source of
+  truth, and faster on the CPU); a fusion that none accepts is segmented
+  (``runtime.segmented.segment_fusion``) and its host program runs on the CPU host
+  evaluator (``execute_segmented``: views are numpy views, intermediates are
+  dropped after their last use);
 * outputs that are only views of an input (reshape, permute, squeeze, slice,
   broadcast, expand chains) are returned as numpy views of that input, computed
   here at the frontend, whatever the executor does;
@@ -70,11 +77,8 @@ def runtime_for(entry: CacheEntry, inputs: Sequence[Any]) -> Runtime:
     return rt
 
 
-def concretize(entry: CacheEntry, inputs: Sequence[Any]) -> FusionOp:
-    """Replay the definition with input sizes and scalar values bound: every reshape
-    becomes static and carries its keep/merge/split view."""
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
-
+def input_bindings(entry: CacheEntry, inputs: Sequence[Any]) -> dict[int, Any]:
+    """Input position -> shape (tensors), values (vectors) or value (scalars)."""
     bindings: dict[int, Any] = {}
     for pos, (spec, x) in enumerate(zip(entry.inputs, inputs, strict=True)):
         if spec.kind == "tensor":
@@ -83,8 +87,58 @@ def concretize(entry: CacheEntry, inputs: Sequence[Any]) -> FusionOp:
             bindings[pos] = [int(e) for e in x]
         else:
             bindings[pos] = x.item() if isinstance(x, np.ndarray | np.generic) else x
-    fd = FusionDefinition._replayed(entry.records, bindings)
+    return bindings
+
+
+def concretize(entry: CacheEntry, inputs: Sequence[Any]) -> FusionOp:
+    """Replay the definition with input sizes and scalar values bound: every reshape
+    becomes static and carries its keep/merge/split view."""
+    from fuser_ir.frontend.fusion_definition import FusionDefinition
+
+    fd = FusionDefinition._replayed(entry.records, input_bindings(entry, inputs))
     return fd._state_fusion(f"nvfuser_fusion_id{entry.id}")
+
+
+def size_key(flat: Sequence[Any]) -> tuple[Any, ...]:
+    """What the scheduler decision depends on beyond the runtime's signature: tensor
+    shapes and integer scalars (which may be sizes); float scalars never are."""
+    out: list[Any] = []
+    for x in flat:
+        if hasattr(x, "shape") and getattr(x, "ndim", 0) > 0:
+            out.append(tuple(int(s) for s in x.shape))
+        elif isinstance(x, int | np.integer) and not isinstance(x, bool):
+            out.append(int(x))
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def host_program_for(rt: Runtime, flat: Sequence[Any]) -> Any | None:
+    """The segmented module (``runtime.segmented.segment_fusion``) when no single
+    scheduler of the registry accepts ``rt.fusion`` at these sizes (or it has a
+    ``fuser.segment_set`` cut), else None (the plain reference path). Decided once per runtime and ``size_key``; a fusion the
+    segmenter cannot cut runs on the reference path (the reason is kept in
+    ``rt.segmentation_errors``)."""
+    key = size_key(flat)
+    if key in rt.host_programs:
+        return rt.host_programs[key]
+    module = None
+    try:
+        from runtime.segmented import segment_fusion
+        from schedulers.analysis.sizes import bind_sizes
+        from schedulers.plan import needs_segmentation
+        from schedulers.registry import select
+        from schedulers.target import DEFAULT_TARGET
+
+        sel = select(rt.fusion, bind_sizes(rt.fusion, list(flat)), DEFAULT_TARGET)
+        if needs_segmentation(rt.fusion, sel):
+            shapes = [tuple(x.shape) if isinstance(x, np.ndarray) else None for x in flat]
+            module, _ = segment_fusion(rt.fusion, shapes, DEFAULT_TARGET)
+    except Exception as e:  # noqa: BLE001 - the reference path is always correct on the CPU
+        rt.segmentation_errors[key] = f"{type(e).__name__}: {e}"
+        module = None
+    rt.host_programs[key] = module
+    return module
 
 
 def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None = None) -> list[Any]:
@@ -97,7 +151,18 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = flatten_inputs(entry.inputs, plain)
-    outs = run_runtime(rt, flat, executor or _executor, entry.id)
+    run = executor or _executor
+    program = host_program_for(rt, flat) if run is reference_executor else None
+    if program is not None:
+        from runtime.segmented import execute_segmented
+
+        try:
+            outs = execute_segmented(program, flat)
+        except ValueError as e:
+            raise ValueError(f"fusion {entry.id}: {e}") from None
+        outs = [np.asarray(r) if isinstance(r, np.generic) else r for r in outs]
+    else:
+        outs = run_runtime(rt, flat, run, entry.id)
     rt.runs += 1
     if use_torch:
         outs = [numpy_to_torch(o) for o in outs]
@@ -112,7 +177,11 @@ def _any_gpu_input(inputs: Sequence[Any]) -> bool:
 
 def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
     """Run on the GPU: the same validation as on the CPU (on the arrays' metadata),
-    then ``runtime.gpu_executor``; outputs are the caller's array type."""
+    then ``runtime.gpu_executor.GpuPlan`` (one segment), or, when no single scheduler
+    accepts the fusion at these sizes (``LoweringError("no scheduler accepts ...")``),
+    ``runtime.segmented_gpu.SegmentedGpuPlan`` (the segmented host program on the GPU
+    evaluator); the plan is cached per input signature. Outputs are the caller's
+    array type."""
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import GpuPlan, fast_key, meta_array
 
@@ -136,8 +205,21 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = flatten_inputs(entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)])
+    from codegen.lower.scalar import LoweringError
+    from runtime.segmented_gpu import SegmentedGpuPlan
+    from schedulers.plan import has_segment_boundary
+
     try:
-        plan = GpuPlan(rt.fusion, flat)
+        try:
+            if has_segment_boundary(rt.fusion):
+                plan = SegmentedGpuPlan(rt.fusion, flat)  # the user marked a cut
+            else:
+                plan = GpuPlan(rt.fusion, flat)
+        except LoweringError as e:
+            if not str(e).startswith("no scheduler accepts"):
+                raise
+            # No single kernel: run the segmented host program on the GPU.
+            plan = SegmentedGpuPlan(rt.fusion, flat)
     except ValueError as e:
         raise ValueError(f"fusion {entry.id}: {e}") from None
     plans[key] = (plan, rt)

@@ -374,15 +374,83 @@ class FusionDefinition:
         """How many input signatures have a runtime in the second-level cache."""
         return len(self._ensure_defined().runtimes)
 
+    # ---- segmentation (seed 000) and streams (seed 001) -----------------------------------
+    def segment(self, inputs: Sequence[Any]) -> list[FusionDefinition]:
+        """Segment the fusion for ``inputs`` (the scheduler registry decides, for
+        their sizes) and store the segmentation: later ``execute`` calls run the
+        segments in order with this definition as argument manager. Returns one
+        definition per segment, in execution order; ``segment_index_space_maps``
+        maps each one's state indices to this definition's (see
+        ``fuser_ir.frontend.segmentation``)."""
+        from fuser_ir.frontend.segmentation import segment_definition
+
+        self._segmentation = segment_definition(self, inputs)
+        return self._segmentation.definitions
+
+    @property
+    def segmentation(self) -> Any:
+        """The stored ``segmentation.Segmentation`` (None before ``segment``)."""
+        return self.__dict__.get("_segmentation")
+
+    @property
+    def segments(self) -> list[FusionDefinition]:
+        seg = self.segmentation
+        return [] if seg is None else seg.definitions
+
+    @property
+    def segment_index_space_maps(self) -> dict[FusionDefinition, dict[int, int]]:
+        """Segment definition -> {segment state index: original state index}."""
+        seg = self.segmentation
+        return {} if seg is None else {s.definition: s.index_map for s in seg.steps}
+
+    def clear_segmentation(self) -> None:
+        self.__dict__.pop("_segmentation", None)
+
+    def parallelize_stream(self, tensor: Any, axis: int = 0) -> None:
+        """Mark axis ``axis`` of ``tensor`` stream-parallel (seed 001): ``execute``
+        then lowers the fusion with ``lower-stream-loops`` and runs the host program
+        (``fuser_ir.frontend.streams``)."""
+        from fuser_ir.frontend.streams import parallelize_stream
+
+        parallelize_stream(self, tensor, axis)
+        self.__dict__.pop("_stream_programs", None)
+        self.__dict__.pop("_stream_evaluators", None)
+
+    def stream_program(self, num_streams: int = 4) -> Any:
+        """The module ``lower-stream-loops{num-streams=n}`` makes of the stream marks."""
+        from fuser_ir.frontend.streams import stream_program
+
+        return stream_program(self, num_streams)
+
     # ---- execution --------------------------------------------------------------------
-    def execute(self, inputs: Sequence[Any], *, executor: execution.Executor | None = None) -> list[Any]:
+    def execute(
+        self,
+        inputs: Sequence[Any],
+        *,
+        executor: execution.Executor | None = None,
+        num_streams: int | None = None,
+    ) -> list[Any]:
         """Run the fusion; returns the outputs (aliased outputs are written in place).
 
         numpy arrays and CPU torch tensors run on the CPU through the reference
-        interpreter; GPU arrays (torch CUDA tensors, ``__cuda_array_interface__`` or
-        DLPack objects) run as generated CUDA kernels and return the caller's array
-        type on the same device."""
+        interpreter (a fusion no single scheduler accepts at these sizes runs its
+        segmented host program); GPU arrays (torch CUDA tensors,
+        ``__cuda_array_interface__`` or DLPack objects) run as generated CUDA kernels
+        and return the caller's array type on the same device. After ``segment``,
+        the stored segments run in order (nvFuser's ``_execute_segments``). With
+        stream-parallel axes (``parallelize_stream``), the stream-loop program runs
+        on ``num_streams`` streams (default 4)."""
         entry = self._ensure_defined()
+        if executor is None:
+            from fuser_ir.frontend.streams import execute_streams, stream_axes_of
+
+            if stream_axes_of(self):
+                return execute_streams(self, inputs, 4 if num_streams is None else num_streams)
+            seg = self.segmentation
+            if seg is not None:
+                from fuser_ir.frontend.segmentation import execute_segments
+
+                return execute_segments(self, seg, inputs)
         return execution.execute(entry, inputs, executor)
 
     def scheduled_fusion_ir_for(self, inputs: Sequence[Any]) -> str:
@@ -404,18 +472,22 @@ class FusionDefinition:
         return None if last is None else last.source
 
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
-        """The scheduling plan of ``schedulers.plan.make_plan`` for these inputs."""
+        """The scheduling plan of ``schedulers.plan.make_plan`` for these inputs (host
+        or GPU arrays: only their shapes are used): every segment with its scheduler
+        and parameters (segmented when no single scheduler accepts the fusion), the
+        host views, ``num_kernels``; ``str(plan)`` lists the rejections."""
         from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
+        from runtime import gpu_arrays as ga
+        from runtime.gpu_executor import meta_array
         from schedulers.plan import make_plan
+        from schedulers.target import DEFAULT_TARGET
 
         entry = self._ensure_defined()
-        plain = plain_inputs(inputs)
+        plain = plain_inputs([meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs])
         validate_inputs(entry.inputs, plain)
         rt = execution.runtime_for(entry, plain)
         flat = flatten_inputs(entry.inputs, plain)
-        if target is None:
-            return make_plan(rt.fusion, flat)
-        return make_plan(rt.fusion, flat, target)
+        return make_plan(rt.fusion, flat, target or DEFAULT_TARGET, segment=True)
 
 
 class Fusion:

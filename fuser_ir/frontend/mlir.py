@@ -36,7 +36,12 @@ def definition_from_mlir(text: str) -> FusionDefinition:
     fusions = [op for op in module.walk() if isinstance(op, F.FusionOp)]
     if len(fusions) != 1:
         raise ValueError(f"from_mlir: expected one fuser.fusion, found {len(fusions)}")
-    fusion = fusions[0]
+    return definition_from_fusion(fusions[0])[0]
+
+
+def definition_from_fusion(fusion: F.FusionOp) -> tuple[FusionDefinition, dict[SSAValue, Any]]:
+    """A finalized definition replaying ``fusion``, and the state (``T3``, ``S4``)
+    that each of the fusion's values became (the segment index space of seed 000)."""
     fd = FusionDefinition()
     env: dict[SSAValue, Any] = {}
     with fd:
@@ -67,7 +72,7 @@ def definition_from_mlir(text: str) -> FusionDefinition:
                 results = (results,)
             for r, v in zip(op.results, results, strict=True):
                 env[r] = v
-    return fd
+    return fd, env
 
 
 def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any]) -> Any:

@@ -15,21 +15,41 @@ definition's text, so they do not change the fusion cache key), and
 ``stream_module`` writes them as ``iterdomain.logical`` +
 ``iterdomain.parallelize ... to stream`` + ``iterdomain.loop`` on a copy of the
 definition's ``fuser.fusion``: the input of ``lower-stream-loops``.
+
+From the definition itself::
+
+    fd.parallelize_stream(t1, 0)
+    (out,) = fd.execute([x], num_streams=4)   # stream_program + host/GPU evaluator
+
+``fd.execute`` on a definition with stream marks runs ``stream_program(fd, n)``
+(``stream_module`` lowered by ``lower-stream-loops{num-streams=n}``, cached per
+``n``) with ``runtime.host_evaluator.HostEvaluator`` for numpy arrays and with
+``runtime.gpu_evaluator.GpuEvaluator`` (real streams, ``launch_fusion`` kernels)
+for GPU arrays.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from fuser_ir.dialects.fuser import FusionOp, TensorType
 from fuser_ir.dialects.iterdomain import ParallelType
 from fuser_ir.schedule import Schedule
 from fuser_ir.shapes import ShapeError, normalize_dim
 
-__all__ = ["parallelize_stream", "stream_axes_of", "stream_module"]
+__all__ = [
+    "execute_streams",
+    "parallelize_stream",
+    "stream_axes_of",
+    "stream_module",
+    "stream_program",
+]
 
 _ATTR = "_fuser_stream_axes"
 
@@ -68,3 +88,68 @@ def stream_module(fd: Any) -> ModuleOp:
     for position, axis in sorted(stream_axes_of(fd).items()):
         Schedule(values[position]).parallelize(axis, ParallelType.stream).emit()
     return ModuleOp([fusion])
+
+
+def stream_program(fd: Any, num_streams: int = 4) -> ModuleOp:
+    """``stream_module(fd)`` lowered by ``lower-stream-loops{num-streams=n}`` (cached
+    on the definition per stream count; ``parallelize_stream`` clears the cache)."""
+    from passes.lower_stream_loops import lower_stream_loops
+    from passes.strip_bookend_views import HostPassError
+
+    if isinstance(num_streams, bool) or not isinstance(num_streams, int) or num_streams <= 0:
+        raise ValueError(f"num_streams must be a positive integer, got {num_streams!r}")
+    cache: dict[int, ModuleOp] = fd.__dict__.setdefault("_stream_programs", {})
+    module = cache.get(num_streams)
+    if module is None:
+        if fd._ensure_defined().needs_concretization:
+            raise ValueError("stream-parallel fusions cannot have reshapes decided at execute time")
+        module = stream_module(fd)
+        try:
+            lower_stream_loops(module, num_streams)
+            module.verify()
+        except (HostPassError, VerifyException) as e:
+            raise ValueError(f"lower-stream-loops: {e}") from None
+        cache[num_streams] = module
+    return module
+
+
+def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
+    """Run the stream-loop program of ``fd``: on the CPU host evaluator for numpy
+    arrays (torch CPU tensors too), on the GPU evaluator (a real stream pool, kernels
+    from ``runtime.segmented_gpu.launch_segment``) for GPU arrays. The evaluator of
+    the last run is ``fd.last_stream_evaluator`` (its ``stream_log`` on the CPU)."""
+    from fuser_ir.frontend.validation import (
+        flatten_inputs,
+        is_torch_tensor,
+        numpy_to_torch,
+        plain_inputs,
+        validate_inputs,
+    )
+    from runtime import gpu_arrays as ga
+    from runtime.gpu_executor import meta_array
+    from runtime.host_evaluator import HostEvaluator
+
+    entry = fd._ensure_defined()
+    if not isinstance(inputs, list | tuple):
+        raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
+    module = stream_program(fd, num_streams)
+    on_gpu = any(ga.is_gpu_array(x) for x in inputs)
+    metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
+    plain = plain_inputs(metas)
+    validate_inputs(entry.inputs, plain)
+    if on_gpu:
+        from runtime.segmented_gpu import stream_evaluator
+
+        flat = flatten_inputs(
+            entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)]
+        )
+        ev: Any = stream_evaluator(fd, module, num_streams, flat)
+        outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
+    else:
+        flat = flatten_inputs(entry.inputs, plain)
+        ev = HostEvaluator(module, num_streams)
+        outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
+        if any(is_torch_tensor(x) for x in inputs):
+            outs = [numpy_to_torch(o) for o in outs]
+    fd.last_stream_evaluator = ev
+    return outs

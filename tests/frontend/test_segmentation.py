@@ -1,0 +1,347 @@
+"""Segmentation, plans and streams from the Python frontend (seed 000, seed 001,
+issue 4 item 5) on the CPU: ``fd.segment`` maps and printed segments, the argument
+manager (``fd.execute`` on a segmented definition) and its deletions, the registry
+deciding between the reference path and the host program, ``fd.plan``, and
+stream-parallel execution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fuser_ir import DataType, FusionDefinition
+from fuser_ir.frontend.segmentation import Segmentation
+
+ROWS_HUGE = 1 << 21  # 8 MiB of float32 per row: no persistent kernel holds it
+
+
+def seed000(fd: FusionDefinition, cut: bool) -> None:
+    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
+    T1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
+    T2 = fd.ops.sum(T0, dims=[1], keepdim=False, dtype=DataType.Float)
+    T3 = fd.ops.broadcast(T2, is_broadcast_dim=[False, True])
+    if cut:
+        T3 = fd.ops.segment_set(T3)
+    T4 = fd.ops.add(T1, T3)
+    fd.add_output(T4)
+
+
+def softmax(fd: FusionDefinition) -> None:
+    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    T1 = fd.ops.max(T0, dims=[1], keepdim=False)
+    T2 = fd.ops.broadcast(T1, is_broadcast_dim=[False, True])
+    T3 = fd.ops.exp(fd.ops.sub(T0, T2))
+    T4 = fd.ops.sum(T3, dims=[1])
+    T5 = fd.ops.broadcast(T4, is_broadcast_dim=[False, True])
+    fd.add_output(fd.ops.div(T3, T5))
+
+
+def define(fn, *args) -> FusionDefinition:  # noqa: ANN001
+    with FusionDefinition() as fd:
+        fn(fd, *args)
+    return fd
+
+
+def randn(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def softmax_ref(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def rerun_printed(seg: FusionDefinition, args: list) -> list:
+    """Execute the printed text of ``seg`` as a new definition."""
+    text = repr(seg)
+    ns: dict = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, ns)  # noqa: S102 - the printed definition is the thing under test
+    name = text.split("(")[0].removeprefix("def ")
+    with FusionDefinition() as fd:
+        ns[name](fd)
+    return fd.execute(args)
+
+
+# ---- seed 000 ---------------------------------------------------------------------------
+
+
+def test_segmentation_reduction_pointwise_epilogue() -> None:
+    """Seed 000's test: the reduction + broadcast segment, then the pointwise epilogue,
+    with the cut marked by segment_set (fuser runs the plain seed as one kernel)."""
+    fd = define(seed000, True)
+    x, y = randn(16, 32), randn(16, 32, seed=1)
+    (expected,) = fd.execute([x, y])
+    np.testing.assert_allclose(expected, y + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
+    segments = fd.segment([x, y])
+    assert len(segments) == 2
+    assert len(fd.segment_index_space_maps) == 2
+    first, second = segments
+    # [T0, T2, T3] of the original: its T0 (input), T1 (sum), T2 (broadcast)
+    assert fd.segment_index_space_maps[first] == {0: 0, 1: 2, 2: 3}
+    # [T1, T3, T4 (the segment_set), T5] of the original
+    assert fd.segment_index_space_maps[second] == {0: 1, 1: 3, 2: 4, 3: 5}
+    assert [s.scheduler for s in fd.segmentation.steps] == ["reduction", "pointwise"]
+    body0 = repr(first).split("\n", 1)[1]
+    assert body0 == (
+        "    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)\n"
+        "    T1 = fd.ops.sum(T0, dims=[1], keepdim=False, dtype=DataType.Float)\n"
+        "    T2 = fd.ops.broadcast(T1, is_broadcast_dim=[False, True])\n"
+        "    fd.add_output(T2)\n"
+    )
+    assert "T1 = fd.define_tensor(shape=[-1, 1], contiguity=[True, None]" in repr(second)
+    assert "T3 = fd.ops.add(T0, T2)" in repr(second)
+    (got,) = fd.execute([x, y])
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_plain_seed000_is_one_inner_persistent_segment() -> None:
+    fd = define(seed000, False)
+    x, y = randn(8, 64), randn(8, 64, seed=1)
+    (seg,) = fd.segment([x, y])
+    assert fd.segmentation.steps[0].scheduler == "inner_persistent"
+    assert fd.segment_index_space_maps[seg] == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4}
+    assert repr(seg).split("\n", 1)[1] == repr(fd).split("\n", 1)[1]
+    np.testing.assert_allclose(fd.execute([x, y])[0], y + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def test_printed_segments_re_execute() -> None:
+    fd = define(seed000, True)
+    x, y = randn(4, 8), randn(4, 8, seed=1)
+    first, second = fd.segment([x, y])
+    (t3,) = first.execute([x])
+    assert t3.shape == (4, 1)
+    np.testing.assert_allclose(rerun_printed(first, [x])[0], t3, rtol=1e-6)
+    (t5,) = second.execute([y, t3])
+    np.testing.assert_allclose(rerun_printed(second, [y, t3])[0], t5, rtol=1e-6)
+    np.testing.assert_allclose(t5, fd.execute([x, y])[0], rtol=1e-6)
+
+
+def test_argument_manager_deletes_intermediates_after_last_use() -> None:
+    """Seed 000's step table: after segment 0 only T1 and the broadcast (T3) are
+    alive (T0 is dropped), after segment 1 only the output."""
+    fd = define(seed000, True)
+    x, y = randn(4, 8), randn(4, 8, seed=1)
+    fd.segment([x, y])
+    seg = fd.segmentation
+    assert isinstance(seg, Segmentation)
+    assert seg.input_indices == (0, 1) and seg.output_indices == (5,)
+    fd.execute([x, y])
+    assert seg.live_after == [(1, 3), (5,)]
+
+
+def test_segmented_softmax_runs_three_segments_in_order() -> None:
+    fd = define(softmax)
+    x = randn(2, ROWS_HUGE)
+    segments = fd.segment([x])
+    steps = fd.segmentation.steps
+    assert [s.scheduler for s in steps] == ["reduction", "reduction", "pointwise"]
+    assert len(segments) == 3
+    # max -> (exp, sum) -> div; exp (T3 of the original... after sub) is handed over
+    assert steps[0].input_map == (0,)
+    assert steps[1].input_map == (0, steps[0].output_map[0])
+    assert set(steps[2].input_map) == set(steps[1].output_map)
+    (out,) = fd.execute([x])
+    np.testing.assert_allclose(out, softmax_ref(x), rtol=1e-5, atol=1e-9)
+    # nothing but the output survives the last segment
+    assert fd.segmentation.live_after[-1] == fd.segmentation.output_indices
+
+
+def test_output_views_and_inplace_updates_in_a_segmented_fusion() -> None:
+    with FusionDefinition() as fd:
+        T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        T1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        b = fd.ops.segment_set(fd.ops.broadcast(fd.ops.sum(T0, dims=[1]), [False, True]))
+        fd.add_output(fd.ops.add(T1, b))
+        fd.add_output(fd.ops.permute(T0, [1, 0]))
+        fd.add_output(fd.ops.mul(T1, 2.0), alias_input=T1)
+    x, y0 = randn(4, 8), randn(4, 8, seed=1)
+    fd.segment([x, y0.copy()])
+    steps = fd.segmentation.steps
+    assert [s.scheduler for s in steps] == ["reduction", "pointwise", "host"]
+    assert not steps[2].launches_kernel
+    assert "fd.ops.permute(T0, dims=[1, 0])" in repr(steps[2].definition)
+    y = y0.copy()
+    added, permuted = fd.execute([x, y])
+    np.testing.assert_allclose(added, y0 + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    assert np.shares_memory(permuted, x) and permuted.shape == (8, 4)
+    np.testing.assert_array_equal(y, 2 * y0)  # written in place
+
+
+def test_clear_segmentation_returns_to_the_plain_path() -> None:
+    fd = define(seed000, True)
+    x, y = randn(4, 8), randn(4, 8, seed=1)
+    fd.segment([x, y])
+    fd.clear_segmentation()
+    assert fd.segments == [] and fd.segment_index_space_maps == {}
+    np.testing.assert_allclose(fd.execute([x, y])[0], y + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_segment_validates_inputs() -> None:
+    fd = define(seed000, True)
+    with pytest.raises(ValueError, match="input"):
+        fd.segment([randn(4, 8)])
+    with pytest.raises(ValueError, match="dtype"):
+        fd.segment([randn(4, 8), np.zeros((4, 8), np.float64)])
+
+
+# ---- the registry decides on the CPU ---------------------------------------------------------
+
+
+def _runtime(fd: FusionDefinition, inputs: list):  # noqa: ANN202
+    from fuser_ir.frontend.execution import runtime_for
+
+    return runtime_for(fd._entry, inputs)
+
+
+def test_execute_runs_the_host_program_when_no_scheduler_accepts() -> None:
+    fd = define(softmax)
+    small, huge = randn(4, 1024), randn(2, ROWS_HUGE, seed=3)
+    np.testing.assert_allclose(fd.execute([small])[0], softmax_ref(small), rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(fd.execute([huge])[0], softmax_ref(huge), rtol=1e-5, atol=1e-9)
+    rt = _runtime(fd, [huge])
+    assert _runtime(fd, [small]) is rt  # one runtime for both sizes
+    assert rt.host_programs[((4, 1024),)] is None  # inner_persistent: reference path
+    program = rt.host_programs[((2, ROWS_HUGE),)]
+    assert program is not None
+    text = str(program)
+    assert text.count("hir.launch") == 3 and "hir.deallocate" in text
+    fd.execute([huge])
+    assert rt.host_programs[((2, ROWS_HUGE),)] is program  # decided once per size
+
+
+def test_execute_with_segment_set_runs_two_launches() -> None:
+    fd = define(seed000, True)
+    x, y = randn(4, 8), randn(4, 8, seed=1)
+    np.testing.assert_allclose(fd.execute([x, y])[0], y + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    program = _runtime(fd, [x, y]).host_programs[((4, 8), (4, 8))]
+    assert str(program).count("hir.launch") == 2
+
+
+def test_custom_executor_sees_the_whole_fusion() -> None:
+    fd = define(softmax)
+    seen = []
+
+    def spy(fusion, inputs):  # noqa: ANN001, ANN202
+        seen.append(fusion.sym_name.data)
+        from runtime.reference import run_fusion
+
+        return run_fusion(fusion, inputs)
+
+    x = randn(1, ROWS_HUGE)
+    fd.execute([x], executor=spy)
+    assert seen == [f"nvfuser_fusion_id{fd.id()}"]
+    assert all(((1, ROWS_HUGE),) not in rt.host_programs for rt in fd._entry.runtimes.values())
+
+
+# ---- fd.plan ------------------------------------------------------------------------------
+
+
+def test_plan_softmax_small_rows_is_one_persistent_kernel() -> None:
+    plan = define(softmax).plan([randn(4, 1024)])
+    assert [s.scheduler for s in plan.segments] == ["inner_persistent"]
+    assert plan.num_kernels == 1 and not plan.segmented
+    assert plan.segments[0].params.vectorization == 4
+    assert "segment 0: inner_persistent" in str(plan)
+
+
+def test_plan_softmax_huge_rows_is_segmented() -> None:
+    plan = define(softmax).plan([np.empty((4, ROWS_HUGE), np.float32)])
+    assert plan.segmented and plan.is_complete
+    assert [s.scheduler for s in plan.segments] == ["reduction", "reduction", "pointwise"]
+    assert plan.num_kernels == 3
+    assert all(s.params is not None for s in plan.segments)
+    assert plan.segments[0].input_map == (0,)
+    text = str(plan)
+    assert text.startswith("plan for @nvfuser_fusion_id")
+    assert "3 segment(s), 3 kernel(s)" in text
+    assert "no single scheduler accepts" in text
+    assert "persistent buffers need 8388608 B per row" in text
+    assert "segment 2: pointwise  PointwiseParams(" in text
+
+
+def test_plan_with_segment_set_names_the_cut() -> None:
+    plan = define(seed000, True).plan([randn(4, 8), randn(4, 8)])
+    assert [s.scheduler for s in plan.segments] == ["reduction", "pointwise"]
+    assert "segment_set boundary" in str(plan)
+
+
+def test_plan_of_a_view_only_fusion_launches_nothing() -> None:
+    with FusionDefinition() as fd:
+        T0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.permute(fd.ops.reshape(T0, [8, 6]), [1, 0]))
+    x = randn(8, 1, 6)
+    plan = fd.plan([x])
+    assert [s.scheduler for s in plan.segments] == ["no_op"]
+    assert plan.num_kernels == 0
+    (view,) = plan.host_views
+    assert (view.input, view.output, view.ops) == (0, 0, ("reshape", "permute"))
+    assert "host view: output #0 = reshape -> permute of input #0" in str(plan)
+    (out,) = fd.execute([x])
+    assert np.shares_memory(out, x)
+
+
+def test_plan_lists_the_host_views_of_a_segmented_program() -> None:
+    with FusionDefinition() as fd:
+        T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        T1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        b = fd.ops.segment_set(fd.ops.broadcast(fd.ops.sum(T0, dims=[1]), [False, True]))
+        fd.add_output(fd.ops.add(T1, b))
+        fd.add_output(fd.ops.permute(T0, [1, 0]))
+    plan = fd.plan([randn(4, 8), randn(4, 8)])
+    assert plan.num_kernels == 2
+    assert [(v.input, v.output, v.ops) for v in plan.host_views] == [(0, 1, ("hir.permute",))]
+
+
+# ---- streams ------------------------------------------------------------------------------
+
+
+def stream_chain() -> tuple[FusionDefinition, list]:
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.ops.set(t0)
+        t2 = fd.ops.mul(t1, 2.0)
+        t3 = fd.ops.sum(t2, dims=[1])
+        fd.add_output(t2)
+        fd.add_output(t3)
+    return fd, [t1, t2, t3]
+
+
+@pytest.mark.parametrize("num_streams", [1, 2, 4])
+def test_stream_parallel_execution_on_the_cpu(num_streams: int) -> None:
+    fd, tensors = stream_chain()
+    for t in tensors:
+        fd.parallelize_stream(t, 0)
+    x = randn(5, 7)
+    doubled, sums = fd.execute([x], num_streams=num_streams)
+    np.testing.assert_allclose(doubled, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(sums, (2 * x).sum(1), rtol=1e-5, atol=1e-5)
+    program = str(fd.stream_program(num_streams))
+    assert program.count("hir.for") == 1  # the three expressions share one loop
+    assert f"num_streams = {num_streams} : i64" in program
+    log = fd.last_stream_evaluator.stream_log
+    workers = {s for event, s in log if event.startswith("launch")}
+    assert workers == {1 + i % num_streams for i in range(5)}
+
+
+def test_stream_parallel_default_uses_four_streams_and_a_disjoint_loop() -> None:
+    fd, (t1, t2, t3) = stream_chain()
+    fd.parallelize_stream(t1, 0)
+    fd.parallelize_stream(t3, 0)  # t2 is not stream-parallel: two loops
+    x = randn(3, 4)
+    doubled, sums = fd.execute([x])
+    np.testing.assert_allclose(doubled, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(sums, (2 * x).sum(1), rtol=1e-5, atol=1e-5)
+    assert str(fd.stream_program(4)).count("hir.for") == 2
+
+
+def test_stream_errors() -> None:
+    fd, (t1, _, t3) = stream_chain()
+    with pytest.raises(ValueError, match="stream axis"):
+        fd.parallelize_stream(t1, 5)
+    fd.parallelize_stream(t3, 0)
+    with pytest.raises(ValueError, match="num_streams"):
+        fd.execute([randn(3, 4)], num_streams=0)
+    other, _ = stream_chain()
+    with pytest.raises(ValueError, match="does not belong"):
+        fd.parallelize_stream(other.outputs()[0], 0)
