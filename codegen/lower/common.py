@@ -131,3 +131,29 @@ def index_bits_for(extents: Sequence[int]) -> int:
 
 def max_offset(layout: TensorLayout) -> int:
     return sum((e - 1) * abs(s) for e, s in zip(layout.shape, layout.strides, strict=True) if e > 0) + 1
+
+
+def kernel_arg_names(fusion: F.FusionOp, outs: Sequence[SSAValue]) -> list[str]:
+    """C names for a kernel's arguments: the fusion inputs' SSA names, ``out{j}``."""
+    names = []
+    for i, a in enumerate(fusion.inputs):
+        names.append(c_name(a.name_hint, f"in{i}"))
+    for j, _ in enumerate(outs):
+        names.append(f"out{j}")
+    seen: set[str] = set()
+    unique = []
+    for nm in names:
+        base, k = nm, 1
+        while nm in seen:
+            nm = f"{base}_{k}"
+            k += 1
+        seen.add(nm)
+        unique.append(nm)
+    return unique
+
+
+def c_name(hint: str | None, default: str) -> str:
+    if not hint:
+        return default
+    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
+    return clean if clean[0].isalpha() else f"v_{clean}"

@@ -203,6 +203,8 @@ class ElementEvaluator:
         if key in seen:
             return
         seen.add(key)
+        if v in self.hooks:
+            return
         if isinstance(v, BlockArgument):
             t = self.tensors.get(v.index)
             if t is not None and len(lanes) > 1:
@@ -210,8 +212,6 @@ class ElementEvaluator:
             return
         op = v.owner
         assert isinstance(op, Operation)
-        if v in self.hooks:
-            return
         if is_elementwise(op):
             for u in op.operands:
                 self.prefetch(u, [self._broadcast_index(u, v, i) for i in lanes], seen)
@@ -305,12 +305,12 @@ class ElementEvaluator:
         raise LoweringError(f"{op.name}: not an index-mapping view")
 
     def _compute(self, v: SSAValue, idx: Index) -> SSAValue:
+        if v in self.hooks:  # values the lowering provides (reduction results, staged inputs)
+            return self.hooks[v](idx)
         if isinstance(v, BlockArgument):
             if isinstance(v.type, F.TensorType):
                 return self._load(v, idx)
             return self.scalars[v.index]
-        if v in self.hooks:
-            return self.hooks[v](idx)
         op = v.owner
         assert isinstance(op, Operation)
         b = self.b

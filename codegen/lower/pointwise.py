@@ -36,6 +36,7 @@ from codegen.lower.common import (
     LoweredKernel,
     TensorLayout,
     index_bits_for,
+    kernel_arg_names,
     kernel_arg_types,
     max_offset,
 )
@@ -88,7 +89,7 @@ def lower_pointwise(
     args += [ArgRef("output", j) for j in range(len(outs))]
     extents = [n] + [max_offset(lay) for lay in in_layouts if lay is not None]
     extents += [max_offset(lay) for lay in out_layouts]
-    b = KernelBuilder(name, list(zip(_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)),
+    b = KernelBuilder(name, list(zip(kernel_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)),
                       (B, 1, 1), index_bits_for(extents))
     tensors: dict[int, TensorInput] = {}
     scalars: dict[int, SSAValue] = {}
@@ -175,31 +176,6 @@ def lower_pointwise(
 
 def _offset(ev: ElementEvaluator, lay: TensorLayout, idx: Index) -> int | SSAValue:
     return offset_in(ev, lay.shape, lay.strides, idx)
-
-
-def _arg_names(fusion: F.FusionOp, outs: list[SSAValue]) -> list[str]:
-    names = []
-    for i, a in enumerate(fusion.inputs):
-        names.append(_c_name(a.name_hint, f"in{i}"))
-    for j, _ in enumerate(outs):
-        names.append(f"out{j}")
-    seen: set[str] = set()
-    unique = []
-    for nm in names:
-        base, k = nm, 1
-        while nm in seen:
-            nm = f"{base}_{k}"
-            k += 1
-        seen.add(nm)
-        unique.append(nm)
-    return unique
-
-
-def _c_name(hint: str | None, default: str) -> str:
-    if not hint:
-        return default
-    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
-    return clean if clean[0].isalpha() else f"v_{clean}"
 
 
 __all__ = ["Dim", "lower_pointwise"]

@@ -17,7 +17,8 @@ element at (row, col) is evaluated by ``ElementEvaluator`` at the multi-index
 
 **inner_persistent** (``batch * V * threads_per_row >= cols``): straight-line code.
 Every load of the thread (reduction inputs and the epilogue's other inputs, e.g. the
-weight and bias of a layer norm) is issued first; then, in body order, each reduction
+weight and bias of a layer norm, unless holding those across the reductions would cost
+registers: ``_defer_epilogue``, then they are loaded after the reductions) is issued first; then, in body order, each reduction
 folds its input over the thread's elements (memoized: the row stays in registers and
 global memory is read once), reduces across the row (``kernel.warp_reduce`` when
 ``threads_per_row == 32``, else ``kernel.block_reduce`` over ``x``) and is installed as
@@ -86,7 +87,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from codegen.kernel_builders import KernelBuilder
 from codegen.lower.common import (
@@ -95,11 +96,11 @@ from codegen.lower.common import (
     LoweredKernel,
     TensorLayout,
     index_bits_for,
+    kernel_arg_names,
     kernel_arg_types,
     max_offset,
 )
 from codegen.lower.elementwise import Dim, ElementEvaluator, Index, TensorInput, offset_in
-from codegen.lower.pointwise import _arg_names
 from codegen.lower.scalar import LoweringError, is_elementwise
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, compute_dtype
@@ -108,6 +109,10 @@ from schedulers.params import ReductionParams
 REDUCTION_TYPES = (F.ReductionOp, F.VarMeanOp, F.VarOp, F.WelfordOp)
 STREAM_UNROLL = 4
 """Vectors per thread and chunk in a streaming (non-persistent) pass."""
+EPILOGUE_PREFETCH_MAX = 4096
+"""Most epilogue-only values (weights, biases) the threads of a persistent kernel's
+block load with their rows, before the reductions; more are loaded after them
+(``_defer_epilogue``)."""
 
 
 # ---- analysis --------------------------------------------------------------------------
@@ -427,6 +432,39 @@ def _vector_width(geo: RowGeometry, itemsizes: Sequence[int]) -> int:
     return v
 
 
+def _inputs_under(values: Sequence[SSAValue]) -> set[int]:
+    """Indices of the fusion inputs that ``values`` are computed from."""
+    found: set[int] = set()
+    seen: set[SSAValue] = set()
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if isinstance(v, BlockArgument):
+            found.add(v.index)
+        elif isinstance(v.owner, Operation):
+            stack.extend(v.owner.operands)
+    return found
+
+
+def _defer_epilogue(fusion: F.FusionOp, reds: list[Operation], full_outs: list[int], per_thread: int,
+                    threads: int) -> bool:
+    """Whether a persistent kernel issues the epilogue-only loads after the reductions:
+    when holding them from the start would keep more than ``EPILOGUE_PREFETCH_MAX``
+    extra values per block live across the reductions. Measured on the H100
+    (``benchmarks/TUNING.md``): a layer norm's weight and bias held from the start take
+    64 more registers a thread at 32 values each (125 instead of 64: one 512-thread
+    block per SM instead of two, 0.58 of copy instead of 0.91); for small blocks and
+    few values, loading them early is as fast or slightly faster."""
+    row_inputs = _inputs_under([op.operands[0] for op in reds])
+    outs = fusion.output_op.values
+    extra = [i for i in _inputs_under([outs[j] for j in full_outs]) - row_inputs
+             if isinstance(fusion.inputs[i].type, F.TensorType)]
+    return len(extra) * per_thread * threads > EPILOGUE_PREFETCH_MAX
+
+
 def _levels(reds: list[Operation]) -> list[list[Operation]]:
     """Reductions grouped so that each depends only on results of earlier groups."""
     level: dict[Operation, int] = {}
@@ -460,9 +498,12 @@ def lower_rows(
     params: ReductionParams,
     name: str,
     kind: str,
+    defer_epilogue_loads: bool | None = None,
 ) -> LoweredFusion:
     """One kernel for an inner reduction or inner persistent segment (see the module
-    docstring)."""
+    docstring). ``defer_epilogue_loads`` (persistent kernels): issue the loads that only
+    the epilogue needs (a layer norm's weight and bias) after the reductions instead of
+    with the row's loads; None decides by register pressure (``_defer_epilogue``)."""
     geo, reds = analyze(fusion, shapes)
     fname = f"@{fusion.sym_name.data}"
     outs = list(fusion.output_op.values)
@@ -491,7 +532,7 @@ def lower_rows(
     args += [ArgRef("output", j) for j in range(len(outs))]
     extents = [rows * cols] + [max_offset(lay) for lay in in_layouts if lay is not None]
     extents += [max_offset(lay) for lay in out_layouts]
-    b = KernelBuilder(name, list(zip(_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)),
+    b = KernelBuilder(name, list(zip(kernel_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)),
                       (TPR, RPB, 1), index_bits_for(extents))
     tensors: dict[int, TensorInput] = {}
     scalars: dict[int, SSAValue] = {}
@@ -552,6 +593,9 @@ def lower_rows(
                 ev.hooks[r] = lambda _idx, v=v: v
 
     def store_full(groups: list[Group], which: list[int]) -> None:
+        for g in groups:  # the epilogue's loads (memo hits when prefetched) first
+            for j in which:
+                ev.prefetch(outs[j], g.lanes)
         for g in groups:
             vals = {j: [ev.value(outs[j], lane) for lane in g.lanes] for j in which}
 
@@ -587,11 +631,14 @@ def lower_rows(
 
     if persistent:
         groups = groups_at(b.mul(tx, V), 0, batch)
+        if defer_epilogue_loads is None:
+            defer_epilogue_loads = _defer_epilogue(fusion, reds, full_outs, batch * V, TPR * RPB)
         for g in groups:  # every load of the thread in flight first
             for op in reds:
                 ev.prefetch(op.operands[0], g.lanes)
-            for j in full_outs:
-                ev.prefetch(outs[j], g.lanes)
+            if not defer_epilogue_loads:
+                for j in full_outs:
+                    ev.prefetch(outs[j], g.lanes)
         for level in levels:
             state: dict[Operation, list[SSAValue] | None] = {op: None for op in level}
             fold(level, groups, state)
