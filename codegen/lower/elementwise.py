@@ -31,6 +31,14 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from codegen.kernel_builders import KernelBuilder
+from codegen.lower.common import (
+    ArgRef,
+    TensorLayout,
+    index_bits_for,
+    kernel_arg_names,
+    kernel_arg_types,
+    max_offset,
+)
 from codegen.lower.scalar import LoweringError, ScalarEmitter, is_elementwise
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType
@@ -464,3 +472,41 @@ def offset_in(ev: ElementEvaluator, shape: Sequence[int], strides: Sequence[int]
             continue
         off = ev.b.add(off, ev.b.mul(ev.materialize(d), stride))
     return off
+
+
+def begin_kernel(
+    fusion: F.FusionOp,
+    shapes: dict[SSAValue, tuple[int, ...]],
+    in_layouts: Sequence[TensorLayout | None],
+    out_layouts: Sequence[TensorLayout],
+    name: str,
+    block: tuple[int, int, int],
+    iteration_elements: int,
+) -> tuple[KernelBuilder, ElementEvaluator, list[ArgRef], list[SSAValue]]:
+    """The start of every single-kernel lowering: a ``kernel.func`` taking the fusion's
+    inputs then its ``fuser.output`` operands (``ArgRef``s in that order), with 32-bit
+    indices when every offset fits, and an evaluator over its arguments.
+
+    Returns (builder, evaluator, argument refs, output arguments)."""
+    from codegen.lower.common import (
+        ArgRef,
+    )
+
+    outs = list(fusion.output_op.values)
+    args = [ArgRef("input", i) for i in range(len(fusion.inputs))]
+    args += [ArgRef("output", j) for j in range(len(outs))]
+    extents = [iteration_elements] + [max_offset(lay) for lay in in_layouts if lay is not None]
+    extents += [max_offset(lay) for lay in out_layouts]
+    names_types = zip(kernel_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)
+    b = KernelBuilder(name, list(names_types), block, index_bits_for(extents))
+    tensors: dict[int, TensorInput] = {}
+    scalars: dict[int, SSAValue] = {}
+    for i, (a, lay) in enumerate(zip(fusion.inputs, in_layouts, strict=True)):
+        arg = b.func.args[i]
+        if isinstance(a.type, F.TensorType):
+            assert lay is not None
+            tensors[i] = TensorInput(arg, a.type.dtype, lay.shape, lay.strides, lay.pointer_align)
+        else:
+            scalars[i] = arg
+    out_args = list(b.func.args[len(fusion.inputs) :])
+    return b, ElementEvaluator(b, fusion, shapes, tensors, scalars), args, out_args

@@ -29,18 +29,12 @@ from collections.abc import Sequence
 
 from xdsl.ir import SSAValue
 
-from codegen.kernel_builders import KernelBuilder
 from codegen.lower.common import (
-    ArgRef,
     LoweredFusion,
     LoweredKernel,
     TensorLayout,
-    index_bits_for,
-    kernel_arg_names,
-    kernel_arg_types,
-    max_offset,
 )
-from codegen.lower.elementwise import Dim, ElementEvaluator, Index, TensorInput, offset_in
+from codegen.lower.elementwise import Dim, ElementEvaluator, Index, begin_kernel, offset_in
 from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
 from schedulers.params import PointwiseParams
@@ -85,23 +79,7 @@ def lower_pointwise(
     # A 2-D pointwise schedule (break point > 0) is run flat here: exact grid.
     grid = ntiles if params.break_point or params.grid[0] <= 0 else max(1, min(ntiles, params.grid[0]))
 
-    args = [ArgRef("input", i) for i in range(len(fusion.inputs))]
-    args += [ArgRef("output", j) for j in range(len(outs))]
-    extents = [n] + [max_offset(lay) for lay in in_layouts if lay is not None]
-    extents += [max_offset(lay) for lay in out_layouts]
-    b = KernelBuilder(name, list(zip(kernel_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)),
-                      (B, 1, 1), index_bits_for(extents))
-    tensors: dict[int, TensorInput] = {}
-    scalars: dict[int, SSAValue] = {}
-    for i, (a, lay) in enumerate(zip(fusion.inputs, in_layouts, strict=True)):
-        arg = b.func.args[i]
-        if isinstance(a.type, F.TensorType):
-            assert lay is not None
-            tensors[i] = TensorInput(arg, a.type.dtype, lay.shape, lay.strides, lay.pointer_align)
-        else:
-            scalars[i] = arg
-    out_args = b.func.args[len(fusion.inputs):]
-    ev = ElementEvaluator(b, fusion, shapes, tensors, scalars)
+    b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, (B, 1, 1), n)
     tid = b.thread_id("x")
 
     def lanes_at(base: SSAValue | int, width: int, align: int) -> list[Index]:
