@@ -12,12 +12,13 @@ from .analysis.sizes import ConcreteSizes
 from .base import Reject, Scheduler
 from .params import ReductionParams
 from .persistent import (
-    buffer_itemsize,
     buffers_fit,
+    chained_reductions,
     common_compile_time_check,
     first_extents,
     fusion_buffer_sizes,
     inner_persistent_params,
+    io_itemsize,
     too_few_rows,
 )
 from .reduction import same_axes_reject, same_sizes_reject
@@ -51,6 +52,7 @@ class InnerPersistentScheduler(Scheduler):
         return inner_persistent_params(
             first_extents(fusion, sizes),
             fusion_buffer_sizes(fusion, sizes),
-            buffer_itemsize(fusion),
+            io_itemsize(fusion),
             target,
+            chained_reductions(fusion),
         )

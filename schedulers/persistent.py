@@ -19,11 +19,11 @@ from xdsl.ir import Operation
 
 from fuser_ir.dialects.fuser import FusionOp
 
-from .analysis.graph import reduction_input, reductions
+from .analysis.graph import descendant_ops, reduction_input, reductions
 from .analysis.persistent_buffers import BufferSizes, buffer_sizes, find_persistent_buffers
 from .analysis.reduction_type import ReductionType, reduction_type
 from .analysis.sizes import ConcreteSizes
-from .base import Reject, ceil_div, max_itemsize, round_up, vector_width
+from .base import Reject, ceil_div, max_itemsize, round_up, tensor_io, vector_width
 from .params import ReductionParams
 from .reduction import ReductionExtents, post_reduction_broadcast, reduction_extents
 from .target import GpuTarget
@@ -33,6 +33,16 @@ REGISTER_OVERHEAD = 40
 SMEM_RESERVED = 4096
 """Shared memory per block kept for the block reduction's workspace."""
 MAX_THREADS_PREFERRED = 512
+MAX_THREADS_ONE_PASS = 256
+"""Threads on a row when no reduction depends on another (layer norm, RMS norm): long
+rows then keep more vectors a thread (layernorm 4096x16384 bf16: 256 x 8 at 0.99 of copy
+against 512 x 4 at 0.91). Chained reductions (softmax: ``exp(x - max)`` between the max
+and the sum, transcendental work on every element while no load is in flight) keep
+``MAX_THREADS_PREFERRED`` (softmax 4096x16384 bf16: 512 x 4 at 0.87, 256 x 8 at 0.75)."""
+TARGET_BATCH = 4
+"""Vectors (16 bytes each) a thread of an inner persistent kernel aims to hold: 128-256
+threads on a 4096-wide row rather than 512 threads with one or two vectors each (more
+rows in flight per SM, cheaper block reductions; ``benchmarks/TUNING.md``)."""
 LARGE_REDUCTION_FACTOR = 4
 """A reduction of at least ``4 x max_threads_per_sm`` elements is large..."""
 MIN_ROWS_FRACTION = 8
@@ -97,25 +107,32 @@ def buffers_fit(bytes_per_row: int, target: GpuTarget, what: str = "per row") ->
 
 
 def inner_persistent_params(
-    ext: ReductionExtents, buf: BufferSizes, itemsize: int, target: GpuTarget
+    ext: ReductionExtents,
+    buf: BufferSizes,
+    itemsize: int,
+    target: GpuTarget,
+    chained: bool = True,
 ) -> ReductionParams:
-    """Threads on a row and vectors per thread so that a row is held on chip."""
+    """Threads on a row and vectors per thread so that a row is held on chip.
+
+    ``itemsize`` is the element size of the tensors the kernel loads and stores (the
+    fusion's inputs and outputs: 2 for bfloat16, even when the buffers are float32
+    casts), so that a vector is 16 bytes of what actually moves: ``TARGET_BATCH``
+    vectors a thread, at most ``MAX_THREADS_PREFERRED`` threads on a row (more vectors a
+    thread beyond that; ``MAX_THREADS_ONE_PASS`` when no reduction is ``chained`` after
+    another), and enough threads that the buffers fit the per-thread register budget."""
     vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
     vecs = ceil_div(ext.reduction, vec)
     use_smem = buf.bytes_per_row > register_budget(target)
     warp = target.warp_size
-    batch = 1
-    threads = round_up(vecs, warp)
-    while threads > MAX_THREADS_PREFERRED and batch < 64:
-        batch += 1
-        threads = round_up(ceil_div(vecs, batch), warp)
+    cap = MAX_THREADS_PREFERRED if chained else MAX_THREADS_ONE_PASS
+    threads = min(cap, round_up(ceil_div(vecs, TARGET_BATCH), warp))
     if not use_smem:
         # Registers per thread for buffers must stay under the per-thread budget.
         per_thread_regs = target.max_regs_per_thread - REGISTER_OVERHEAD
         min_threads = round_up(ceil_div(buf.bytes_per_row, per_thread_regs * 4), warp)
         if threads < min_threads:
             threads = min(target.max_threads_per_block, min_threads)
-            batch = ceil_div(vecs, threads)
     threads = min(threads, target.max_threads_per_block)
     batch = ceil_div(vecs, threads)
     rows = max(1, min(128 // threads, 1 << max(0, ext.iteration.bit_length() - 1)))
@@ -150,3 +167,16 @@ def first_extents(
 
 def buffer_itemsize(fusion: FusionOp) -> int:
     return max_itemsize([reduction_input(r) for r in reductions(fusion)])
+
+
+def chained_reductions(fusion: FusionOp) -> bool:
+    """Whether a reduction's input depends on another reduction's result."""
+    reds = reductions(fusion)
+    after = descendant_ops(r for red in reds for r in red.results)
+    return any(red in after for red in reds)
+
+
+def io_itemsize(fusion: FusionOp) -> int:
+    """Widest element the kernel loads or stores (the fusion's tensor inputs and
+    outputs): what one 16-byte vector access holds."""
+    return max_itemsize(tensor_io(fusion))

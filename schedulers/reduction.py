@@ -35,11 +35,24 @@ from .analysis.graph import (
 from .analysis.persistent_buffers import find_persistent_buffers
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction, reduction_type
 from .analysis.sizes import ConcreteSizes
-from .base import Reject, Scheduler, ceil_div, max_itemsize, next_pow2, prod, vector_width
+from .base import (
+    Reject,
+    Scheduler,
+    ceil_div,
+    max_itemsize,
+    next_pow2,
+    prod,
+    tensor_io,
+    vector_width,
+)
 from .params import ReductionParams
 from .target import GpuTarget
 
 MAX_THREADS_PER_ROW = 512
+INNER_BATCH = 2
+"""Vectors each thread of an inner reduction covers per row and pass (16-byte vectors of
+the loaded element: 256 threads x 2 x 8 bfloat16 on a 4096-wide row rather than 512
+threads with one vector each; ``benchmarks/TUNING.md``)."""
 UNROLL = 4
 """Vectors each thread loads per row before a grid split is worth it."""
 
@@ -113,11 +126,13 @@ def post_reduction_broadcast(fusion: FusionOp) -> Operation | None:
 def reduction_params(
     ext: ReductionExtents, itemsize: int, target: GpuTarget, persistent_batch: int = 1
 ) -> ReductionParams:
-    """Block and grid shape of a plain (non-persistent) reduction."""
+    """Block and grid shape of a plain (non-persistent) reduction. ``itemsize``: the
+    element size of the loaded tensors (one vector is 16 bytes of them)."""
     if ext.fastest_dim:
         vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
         threads = min(
-            MAX_THREADS_PER_ROW, max(target.warp_size, next_pow2(ceil_div(ext.reduction, vec)))
+            MAX_THREADS_PER_ROW,
+            max(target.warp_size, next_pow2(ceil_div(ext.reduction, vec * INNER_BATCH))),
         )
         rows = max(1, min(128 // threads, next_pow2(ext.iteration)))
         blocks = ceil_div(ext.iteration, rows)
@@ -192,5 +207,8 @@ class ReductionScheduler(Scheduler):
     ) -> ReductionParams:
         reds = reductions(fusion)
         ext = reduction_extents(reds[0], sizes)
-        itemsize = max_itemsize([reduction_input(r) for r in reds])
+        if ext.fastest_dim:  # the row lowering loads 16 bytes of the fusion's own tensors
+            itemsize = max_itemsize(tensor_io(fusion))
+        else:
+            itemsize = max_itemsize([reduction_input(r) for r in reds])
         return reduction_params(ext, itemsize, target)

@@ -168,10 +168,13 @@ def test_sum_bcast_add(shape: tuple[int, int], dt: object) -> None:
 
 def test_softmax_is_one_pass_over_global_memory() -> None:
     fusion = workload("softmax", DataType.Float)
-    lowered = check(fusion, workload_inputs(fusion, (4, 256), DataType.Float), "inner_persistent",
+    lowered = check(fusion, workload_inputs(fusion, (4, 1024), DataType.Float), "inner_persistent",
                     compile_=False)
+    # 64 threads x 4 vectors of 4 floats (the scheduler's TARGET_BATCH): every vector of
+    # the row is loaded once, kept in registers through both reductions and stored.
+    assert lowered.kernels[0].block[0] == 64
     src = print_cuda(lowered.kernels[0].module).split("extern")[1]
-    assert src.count("reinterpret_cast<const Vec<float, 4>*>(&in0") == 1  # the row is loaded once
+    assert src.count("reinterpret_cast<const Vec<float, 4>*>(&in0") == 4
     assert src.count("fuser_block_reduce<") == 2  # max, then sum
 
 
@@ -180,6 +183,13 @@ def test_layernorm_var_mean_is_one_welford_reduction() -> None:
     lowered = check(fusion, workload_inputs(fusion, (5, 70), DataType.Float), "inner_persistent",
                     compile_=False)
     src = print_cuda(lowered.kernels[0].module).split("extern")[1]
+    # 35 vectors of 2 floats: one warp a row (warp_reduce), one Welford combine.
+    assert lowered.kernels[0].block[0] == 32
+    assert src.count("fuser_warp_reduce(") == 1 and "FuserWelfordOp()" in src
+    lowered = check(fusion, workload_inputs(fusion, (3, 1000), DataType.Float), "inner_persistent",
+                    compile_=False)
+    src = print_cuda(lowered.kernels[0].module).split("extern")[1]
+    assert lowered.kernels[0].block[0] == 64  # 250 vectors of 4: a block reduction
     assert src.count("fuser_block_reduce<") == 1 and "FuserWelfordOp()" in src
 
 
@@ -347,3 +357,21 @@ def test_permuted_reduction_result_is_rejected() -> None:
     fusion = define(body)
     with pytest.raises(LoweringError, match="fuser.permute"):
         analyze(fusion, concrete_shapes(fusion, [(4, 6)]))
+
+
+def test_layernorm_weight_and_bias_loads_follow_the_reduction_in_big_blocks() -> None:
+    """With 256 threads x 8 floats a row, holding the weight and bias from the start
+    would keep 2 x 8 x 256 values of the block live across the reduction: they are
+    loaded after it (``_defer_epilogue``); with 32 threads x 2 floats they are loaded
+    with the row. Both are right."""
+    fusion = workload("layernorm", DataType.Float)
+    inputs = workload_inputs(fusion, (3, 8192), DataType.Float)
+    big = check_forced(fusion, inputs, params(256, 1, 4), "inner_persistent", compile_=False)
+    src = print_cuda(big.kernels[0].module).split("extern")[1]
+    reduce_at = src.index("fuser_block_reduce<")
+    assert src.index("&in1[") > reduce_at and src.index("&in2[") > reduce_at
+    assert src.index("&in0[") < reduce_at
+    small = workload_inputs(fusion, (3, 64), DataType.Float)
+    low = check_forced(fusion, small, params(32, 1, 2), "inner_persistent", compile_=False)
+    src = print_cuda(low.kernels[0].module).split("extern")[1]
+    assert src.index("&in1[") < src.index("fuser_warp_reduce(")

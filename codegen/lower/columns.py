@@ -36,9 +36,10 @@ When one block covers all rows of its columns (``S == 1``) the three are one
 kernel: after the block reduction every thread holds its columns' results, stores
 the per-column outputs, and runs the apply loop over the same rows (the second read
 mostly hits L2). Otherwise the apply kernel reads the input a second time: an outer
-normalization moves 3x the input's bytes instead of 2x (a grid-persistent
-single-pass version, with the tile kept in registers across a grid barrier, is not
-implemented).
+normalization moves 3x the input's bytes instead of 2x; the apply walks each split's
+rows from its end (``REVERSE_APPLY``) so that the rows the partials read last come
+from L2 (a grid-persistent single-pass version, with the tile kept in registers
+across a grid barrier, is not implemented).
 
 Reductions whose input depends on another reduction (``sum((x - mean)^2)``) are
 grouped in *levels*; each level is one partials (+ finish) pass whose kernels see
@@ -105,6 +106,10 @@ from schedulers.target import H100, GpuTarget
 REDUCTION_TYPES = (F.ReductionOp, F.VarMeanOp, F.VarOp, F.WelfordOp)
 UNROLL = 4
 """Rows each thread loads before accumulating (all loads in flight first)."""
+REVERSE_APPLY = True
+WELFORD_BLOCKS_PER_SM = 4
+"""The apply pass walks each split's rows from the end (L2 reuse of the statistics
+pass's last reads; see ``benchmarks/TUNING.md``)."""
 MIN_ROWS_PER_THREAD = 8
 FINISH_THREADS = 512
 """Threads of a finish block: 32 columns x up to 16 chunks of the splits."""
@@ -309,11 +314,17 @@ def _vector_width(plan: _Plan, in_layouts: Sequence[TensorLayout | None]) -> int
     return v
 
 
-def _splits(rows: int, col_tiles: int, threads: int, by: int, target: GpuTarget) -> tuple[int, int]:
-    """(S, rows per split): blocks for one full-occupancy wave, >= 8 rows a thread."""
+def _splits(rows: int, col_tiles: int, threads: int, by: int, target: GpuTarget,
+            welford: bool = False) -> tuple[int, int]:
+    """(S, rows per split): blocks for one full-occupancy wave, >= 8 rows a thread.
+    Welford partials (``welford``) keep two accumulators a lane and run at 40-60
+    registers, so a wave is ``WELFORD_BLOCKS_PER_SM`` blocks of 256 threads per SM, not
+    8 (measured: outer_norm 16384x1024 f32 S = 132 -> 64, 90 -> 82 us)."""
     if rows == 0:
         return 1, 0
     per_sm = max(2, target.max_threads_per_sm // threads)
+    if welford:
+        per_sm = min(per_sm, WELFORD_BLOCKS_PER_SM)
     want = -(-target.sm_count * per_sm // col_tiles)
     cap = max(1, rows // (by * MIN_ROWS_PER_THREAD))
     s = max(1, min(want, cap))
@@ -473,13 +484,14 @@ class _Kernel:
         b = self.b
         by = self.block[1]
         ty = b.thread_id("y")
-        group = by * UNROLL
+        unroll = self.low.unroll
+        group = by * unroll
         nmain = b.div(length, group)
         state = list(inits)
         if nmain != 0:
             def main(k: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
                 base = b.add(b.add(start, ty), b.mul(k, group), "row")
-                return step([b.add(base, u * by) for u in range(UNROLL)], carried)
+                return step([b.add(base, u * by) for u in range(unroll)], carried)
 
             state = b.for_(0, nmain, 1, self.scoped(main), state, iv_name="k")
         if not (isinstance(length, int) and length % group == 0):
@@ -513,8 +525,11 @@ class _Lowering:
 
     def __init__(self, plan: _Plan, in_layouts: Sequence[TensorLayout | None],
                  out_layouts: Sequence[TensorLayout], params: ReductionParams, name: str,
-                 target: GpuTarget, splits: int | None = None) -> None:
+                 target: GpuTarget, splits: int | None = None, unroll: int | None = None,
+                 reverse_apply: bool | None = None) -> None:
         self.plan = plan
+        self.unroll = unroll or UNROLL
+        self.reverse_apply = REVERSE_APPLY if reverse_apply is None else reverse_apply
         self.in_layouts = list(in_layouts)
         self.out_layouts = list(out_layouts)
         self.name = name
@@ -526,7 +541,8 @@ class _Lowering:
         by = max(1, min(by0, MAX_THREADS // bx))
         self.block = (bx, by)
         self.col_tiles = max(1, -(-plan.cols // (bx * self.V)))
-        self.S, self.rps = _splits(plan.rows, self.col_tiles, bx * by, by, target)
+        self.S, self.rps = _splits(plan.rows, self.col_tiles, bx * by, by, target,
+                                   any(r.welford for r in plan.reds))
         if splits is not None and plan.rows:
             self.rps = -(-plan.rows // max(1, min(splits, plan.rows)))
             self.S = -(-plan.rows // self.rps)
@@ -747,7 +763,15 @@ class _Lowering:
         plan, b, ev = self.plan, kern.b, kern.ev
         outs = [plan.fusion.output_op.values[j] for j in plan.full_outs]
 
+        mirror: int | SSAValue | None = None
+        if self.reverse_apply:
+            # Rows of the split from its end: the rows the statistics pass read last
+            # are the likeliest to still be in L2.
+            mirror = b.add(b.add(start, start), b.sub(length, 1))
+
         def step(rows: list[int | SSAValue], st: list[SSAValue]) -> list[SSAValue]:
+            if mirror is not None:
+                rows = [b.sub(mirror, r) for r in rows]
             fulls = [[kern.full(r, k) for k in kidx] for r in rows]
             for lanes in fulls:
                 for v in outs:
@@ -967,10 +991,14 @@ def lower_columns(
     name: str,
     kind: str,
     splits: int | None = None,
+    unroll: int | None = None,
+    reverse_apply: bool | None = None,
 ) -> LoweredFusion:
     """Kernels for an outer reduction / outer persistent segment (module docstring).
     ``splits`` forces the number of row splits ``S`` (tests use it to exercise the
-    partials/finish/apply kernels on small shapes)."""
+    partials/finish/apply kernels on small shapes); ``unroll`` (rows loaded per loop
+    iteration, default ``UNROLL``) and ``reverse_apply`` (default ``REVERSE_APPLY``) are
+    tuning overrides (``benchmarks/tune.py``)."""
     if kind == "inner_outer_persistent":
         raise LoweringError(
             f"@{fusion.sym_name.data}: inner_outer_persistent lowering not implemented: a row "
@@ -983,7 +1011,7 @@ def lower_columns(
     for op in fusion.walk():
         if isinstance(op, F.ReductionOp) and op.name in ("fuser.max", "fuser.min") and plan.rows == 0:
             raise LoweringError(f"@{fusion.sym_name.data}: {op.name} over an empty axis")
-    low = _Lowering(plan, in_layouts, out_layouts, params, name, H100, splits)
+    low = _Lowering(plan, in_layouts, out_layouts, params, name, H100, splits, unroll, reverse_apply)
     return LoweredFusion(kind, low.kernels(), low.scratch)
 
 

@@ -88,7 +88,8 @@ def test_pointwise_rejects_reductions() -> None:
 def test_reduction_inner_and_outer_params() -> None:
     p = _heur(ReductionScheduler, F.row_sum(), [(8192, 1024)])
     assert isinstance(p, ReductionParams)
-    assert p.fastest_dim and p.vectorization == 4 and p.threads_per_row == 256
+    # 256 vectors of 4 floats, INNER_BATCH (2) a thread: 128 threads on a row.
+    assert p.fastest_dim and p.vectorization == 4 and p.threads_per_row == 128
     assert not p.cross_grid and p.grid == (8192, 1, 1)
     # Few long rows: the reduction is split across blocks to use the SMs.
     few = _heur(ReductionScheduler, F.row_sum(), [(2, 1 << 20)])
@@ -180,3 +181,21 @@ def test_no_op_and_expr_eval() -> None:
 )
 def test_params_attribute_round_trip(params) -> None:
     assert params_from_entries(type(params), params_entries(params)) == params
+
+
+def test_inner_persistent_vectors_are_16_bytes_of_the_loaded_dtype() -> None:
+    # rms_norm reads and writes float16 (computes in float32): a vector is 8 halves,
+    # and a thread holds TARGET_BATCH (4) of them: 128 threads on a 4096-wide row.
+    p = _heur(InnerPersistentScheduler, F.rms_norm(), [(16384, 4096), (4096,)])
+    assert p.vectorization == 8
+    assert p.threads_per_row == 128 and p.persistent_batch == 4
+    assert p.block == (128, 1, 1) and p.grid == (16384, 1, 1)
+    # Short rows: one warp a row, several rows a block (128 threads).
+    short = _heur(InnerPersistentScheduler, F.rms_norm(), [(16384, 512), (512,)])
+    assert short.threads_per_row == 32 and short.rows_per_block == 4
+    # Long rows: 2048 vectors; RMS norm has no chained reductions: 256 threads x 8,
+    # softmax (max, then the sum of exp(x - max)) keeps 512 threads x 4.
+    long = _heur(InnerPersistentScheduler, F.rms_norm(), [(4096, 16384), (16384,)])
+    assert long.threads_per_row == 256 and long.persistent_batch == 8
+    soft = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 8192)])
+    assert soft.vectorization == 4 and soft.threads_per_row == 512 and soft.persistent_batch == 4

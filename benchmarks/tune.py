@@ -1,0 +1,402 @@
+"""Compile, check and time scheduler/lowering variants of the reduction workloads.
+
+One device call does it all (``benchmarks/TUNING.md`` records the runs)::
+
+    python3 benchmarks/tune.py [--only softmax_4096,layernorm] [--dtypes bfloat16] \
+        [--budget 300] [--json $OUT/tune.json]
+    python3 benchmarks/tune.py --dry      # no GPU: lower + NVRTC every variant, ptxas report
+
+For every workload of ``benchmarks/workloads.py`` in ``CASES`` and each dtype it runs
+the fusion once through ``fd.execute`` (the real path: segmentation, scheduler,
+lowering, NVRTC) and takes its segment; then for each variant it lowers that segment
+again with overridden scheduler parameters (``ReductionParams`` fields: threads per
+row, rows per block, block shape) and lowering options (``defer_epilogue_loads`` for
+row kernels; ``splits``, ``unroll``, ``reverse_apply`` for column kernels), compiles
+and loads it, poisons the outputs (NaN), launches, compares with torch in float64
+(``|out - ref| / |ref|``), and times the segment's kernels with
+``triton.testing.do_bench`` (median, L2 flushed before each run) plus each kernel of a
+multi-kernel segment alone. The first variant of every workload is the heuristic's
+own choice (``base``), timed twice to show the spread. Prints one table and writes
+every number (with registers and local-memory bytes per kernel) as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.workloads import Workload, build, torch_reference, workloads  # noqa: E402
+
+Variant = dict[str, Any]
+"""``label``; ``params``: ReductionParams fields to replace; ``lower``: keyword
+arguments of ``lower_rows`` / ``lower_columns``."""
+
+
+# ---- variants ---------------------------------------------------------------------------
+
+
+def row_variants(cols: int, itemsize: int, epilogue_inputs: bool) -> Iterator[Variant]:
+    """Threads per row x rows per block (x deferred epilogue loads) for a row kernel:
+    ``V`` = 16 bytes of the loaded element, at most 64 values a thread."""
+    v = 16 // itemsize
+    vecs = -(-cols // v)
+    for tpr in (32, 64, 128, 256, 512, 1024):
+        batch = -(-vecs // tpr)
+        if batch * v > 64 or (batch == 1 and tpr > vecs and tpr > 32):
+            continue
+        for rpb in (1, 2, 4):
+            if not 128 <= tpr * rpb <= 1024 or (tpr * rpb == 1024 and batch * v > 16):
+                continue
+            for defer in ((False, True) if epilogue_inputs else (None,)):
+                label = f"T{tpr}xR{rpb} b{batch}" + ("" if defer is None else (" defer" if defer else " pre"))
+                lower = {} if defer is None else {"defer_epilogue_loads": defer}
+                yield {"label": label, "params": {"threads_per_row": tpr, "rows_per_block": rpb}, "lower": lower}
+
+
+def column_variants(rows: int, cols: int, itemsize: int, apply: bool) -> Iterator[Variant]:
+    v = 16 // itemsize
+    bx = min(32, max(1, cols // v))
+    for by in (4, 8):
+        for splits in (None, 64, 132):
+            if splits is not None and rows // splits < by * 4:
+                continue
+            for unroll in (4, 8):
+                for rev in ((False, True) if apply else (None,)):
+                    label = f"{bx}x{by} S{splits or 'auto'} U{unroll}" + ("" if rev is None else (" rev" if rev else ""))
+                    lower: dict[str, Any] = {"splits": splits, "unroll": unroll}
+                    if rev is not None:
+                        lower["reverse_apply"] = rev
+                    yield {"label": label, "params": {"block": (bx, by, 1)}, "lower": lower}
+
+
+CASES = [
+    # (workload, dtypes): most important first (the budget may stop the run early).
+    ("softmax_4096", ("bfloat16", "float32")),
+    ("layernorm_16384", ("bfloat16", "float32")),
+    ("rmsnorm_4096", ("float32", "bfloat16")),
+    ("outer_norm_16384x1024", ("bfloat16", "float32")),
+    ("col_sum_32768x2048", ("bfloat16", "float32")),
+    ("layernorm_4096", ("bfloat16", "float32")),
+    ("rmsnorm_16384", ("bfloat16", "float32")),
+    ("softmax_1024", ("bfloat16", "float32")),
+    ("softmax_16384", ("bfloat16", "float32")),
+    ("layernorm_1024", ("bfloat16", "float32")),
+    ("rmsnorm_1024", ("bfloat16", "float32")),
+    ("sum_bcast_add_8192x3072", ("bfloat16", "float32")),
+    ("row_sum_4096", ("bfloat16", "float32")),
+]
+
+
+def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
+    from fuser_ir.dialects import fuser as F
+
+    kind = "reduction" if "col_sum" in w.name or "row_sum" in w.name else (
+        "outer_persistent" if "outer" in w.name else "inner_persistent")
+    itemsize = 2 if dtype == "bfloat16" else 4
+    base: Variant = {"label": "base", "params": {}, "lower": {}}
+    out = [base]
+    if kind in ("inner_persistent", "reduction") and "col_sum" not in w.name:
+        rows, cols = w.shapes[0]
+        n_inputs = sum(isinstance(a.type, F.TensorType) for a in fusion.inputs)
+        out += list(row_variants(cols, itemsize, n_inputs > 1 and "sum_bcast" not in w.name))
+    elif kind in ("outer_persistent", "reduction"):
+        rows, cols = w.shapes[0]
+        out += list(column_variants(rows, cols, itemsize, "outer_norm" in w.name))
+    out.append({"label": "base again", "params": {}, "lower": {}})
+    return out
+
+
+# ---- lowering and compiling (no GPU; in a process pool) -----------------------------------
+
+
+def layouts_for(w: Workload, dtype: str, fusion: Any) -> tuple[list, list]:
+    """Contiguous, 16-byte aligned input and output layouts (what torch allocates)."""
+    from codegen.lower import concrete_shapes
+    from codegen.lower.common import TensorLayout
+
+    align = 8 if dtype == "bfloat16" else 4
+    layouts = [TensorLayout.contiguous(s, align) for s in w.shapes]
+    shapes = concrete_shapes(fusion, [lay.shape for lay in layouts])
+    return layouts, [TensorLayout.contiguous(shapes[v], align) for v in fusion.output_op.values]
+
+
+def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -> Any:
+    """``lower_segment`` with the variant's parameter overrides and lowering options."""
+    from codegen.lower import concrete_shapes, lower_segment
+    from codegen.lower.columns import lower_columns
+    from codegen.lower.rows import lower_rows
+    from schedulers.analysis.sizes import bind_sizes
+    from schedulers.registry import select
+    from schedulers.target import H100
+
+    shape_args = [lay.shape if lay is not None else None for lay in layouts]
+    sel = select(fusion, bind_sizes(fusion, shape_args), H100)
+    params = sel.params
+    if var["params"]:
+        params = dataclasses.replace(params, **var["params"])  # type: ignore[type-var]
+    if not var["lower"]:
+        return lower_segment(fusion, layouts, None, out_layouts, params=params)
+    shapes = concrete_shapes(fusion, shape_args)
+    name = fusion.sym_name.data
+    kind = sel.kind
+    if kind == "inner_persistent" or (kind == "reduction" and params.fastest_dim):
+        return lower_rows(fusion, shapes, layouts, out_layouts, params, name, kind, **var["lower"])
+    return lower_columns(fusion, shapes, layouts, out_layouts, params, name, kind, **var["lower"])
+
+
+def compile_job(job: tuple[str, str, int]) -> dict:
+    """Lower and compile variant ``i`` of a workload: the cubin, the launch plan (the
+    lowered kernels without their IR) and the ptxas report."""
+    from codegen.compile_fusion import _without_preamble
+    from codegen.cuda_printer import print_cuda
+    from codegen.nvrtc import CompileOptions, compile_cuda
+
+    wname, dtype, i = job
+    w = {w.name: w for w in workloads()}[wname]
+    fusion = build(w, dtype).fusion()
+    layouts, out_layouts = layouts_for(w, dtype, fusion)
+    var = variants_for(w, dtype, fusion)[i]
+    res: dict[str, Any] = {"variant": var["label"]}
+    try:
+        lowered = lower_variant(fusion, layouts, out_layouts, var)
+        source = "\n\n".join(print_cuda(m) if k == 0 else _without_preamble(print_cuda(m))
+                              for k, m in enumerate(lowered.modules()))
+        compiled = compile_cuda(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data,
+                                options=CompileOptions(arch="sm_90", extra=("--ptxas-options=-v",)))
+        res["report"] = " | ".join(
+            ln.split(":", 1)[-1].strip() for ln in compiled.log.splitlines()
+            if "Used" in ln or ("spill" in ln and " 0 bytes spill stores" not in ln))
+        for k in lowered.kernels:
+            k.module = None
+        res["image"] = compiled.image
+        res["lowered"] = lowered
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        res["error"] = f"{type(e).__name__}: {e}"[:300]
+    return res
+
+
+def compile_all(cases: list[tuple[Workload, str]], procs: int) -> dict[tuple[str, str], list[dict]]:
+    """Every variant of every case, compiled in ``procs`` processes (before CUDA starts)."""
+    import multiprocessing as mp
+
+    jobs = []
+    for w, dtype in cases:
+        fusion = build(w, dtype).fusion()
+        jobs += [(w.name, dtype, i) for i in range(len(variants_for(w, dtype, fusion)))]
+    t0 = time.time()
+    with mp.get_context("fork").Pool(procs) as pool:
+        results = pool.map(compile_job, jobs, chunksize=1)
+    print(f"# compiled {len(jobs)} variants in {time.time() - t0:.1f} s", flush=True)
+    out: dict[tuple[str, str], list[dict]] = {}
+    for (wname, dtype, _), res in zip(jobs, results, strict=True):
+        out.setdefault((wname, dtype), []).append(res)
+    return out
+
+
+# ---- measuring --------------------------------------------------------------------------
+
+
+def bench(fn: Any) -> float:
+    from triton.testing import do_bench
+
+    return do_bench(fn, warmup=10, rep=40, return_mode="median") * 1e3
+
+
+def rel_error(out: Any, ref: Any) -> float:
+    out = out.double()
+    if not bool(out.isfinite().all()):
+        return math.inf
+    return float((out - ref).norm() / max(float(ref.norm()), 1e-30))
+
+
+_copy_cache: dict[int, float] = {}
+
+
+def copy_us(nbytes: int) -> float:
+    import torch
+
+    if nbytes not in _copy_cache:
+        buf = torch.empty(nbytes // 8 + 1, dtype=torch.float32, device="cuda")
+        dst = torch.empty_like(buf)
+        _copy_cache[nbytes] = bench(lambda: dst.copy_(buf))
+        del buf, dst
+    return _copy_cache[nbytes]
+
+
+def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float, log: Any) -> list[dict]:
+    import torch
+
+    from codegen.compile_fusion import (
+        CompiledSegment,
+        _scratch,
+        default_compiler,
+        kernel_signature,
+        run_compiled,
+    )
+    from runtime import cuda_driver as drv
+
+    torch.manual_seed(0)
+    tdt = getattr(torch, dtype)
+    inputs = [torch.randn(*s, device="cuda", dtype=tdt) for s in w.shapes]
+    fd = build(w, dtype)
+    (out0,) = fd.execute(inputs)
+    torch.cuda.synchronize()
+    seg0 = default_compiler().last
+    ref = torch_reference(w.torch_key)(*[t.double() for t in inputs])
+    nbytes = sum(t.numel() * t.element_size() for t in inputs)
+    nbytes += sum(math.prod(s) * inputs[0].element_size() for s in w.out_shapes)
+    cp = copy_us(nbytes)
+    head = {"workload": w.name, "dtype": dtype, "kind": seg0.lowered.scheduler, "bytes": nbytes, "copy_us": cp,
+            "fd_execute_us": bench(lambda: fd.execute(inputs)),
+            "eager_us": bench(lambda: torch_reference(w.torch_key)(*inputs)),
+            "execute_rel_err": rel_error(out0, ref)}
+    print(json.dumps(head), flush=True)
+    log.write(json.dumps(head) + "\n")
+    fusion = build(w, dtype).fusion()  # what compile_job lowered
+    outs = [torch.empty(s, dtype=tdt, device="cuda") for s in w.out_shapes]
+    ptrs = [t.data_ptr() for t in inputs]
+    optrs = [o.data_ptr() for o in outs]
+    stream = torch.cuda.current_stream().cuda_stream
+    rows = []
+    for res in compiled:
+        if time.time() > deadline:
+            print(f"# budget spent: skipping the rest of {w.name} {dtype}", flush=True)
+            break
+        row: dict[str, Any] = {"workload": w.name, "dtype": dtype, "variant": res["variant"], "copy_us": cp,
+                               "report": res.get("report", "")}
+        try:
+            if "error" in res:
+                raise RuntimeError(res["error"])
+            lowered = res["lowered"]
+            module = drv.load_module(res["image"])
+            kernels = [module.kernel(k.name, kernel_signature(fusion, k.args)) for k in lowered.kernels]
+            seg = CompiledSegment(fusion, lowered, "", kernels, [s.numel * s.dtype.itemsize for s in lowered.scratch])
+            row["kernels"] = [{"name": k.name, "block": list(lk.block), "grid": list(lk.grid), "regs": k.num_regs,
+                               "local": k.local_bytes} for k, lk in zip(kernels, lowered.kernels, strict=True)]
+            for o in outs:
+                o.fill_(float("nan"))
+            run_compiled(seg, ptrs, optrs, stream)
+            torch.cuda.synchronize()
+            row["rel_err"] = rel_error(outs[0], ref)
+            row["us"] = bench(lambda seg=seg: run_compiled(seg, ptrs, optrs, stream))
+            row["ratio"] = cp / row["us"]
+            if len(kernels) > 1:
+                bufs = [_scratch.take(n, s.zero_init, stream) for n, s in zip(seg.scratch_bytes, lowered.scratch,
+                                                                                strict=True)]
+                sptrs = [b.ptr for b in bufs]
+                for i, (k, lk) in enumerate(zip(kernels, lowered.kernels, strict=True)):
+                    args = [ptrs[a.index] if a.kind == "input" else optrs[a.index] if a.kind == "output"
+                            else sptrs[a.index] for a in lk.args]
+                    row["kernels"][i]["us"] = bench(lambda k=k, lk=lk, args=args: k.launch(lk.grid, lk.block, args,
+                                                                                          lk.shared_bytes, stream))
+                for n, b in zip(seg.scratch_bytes, bufs, strict=True):
+                    _scratch.give(n, b, stream)
+        except Exception as e:  # noqa: BLE001 - report and go on with the next variant
+            row["error"] = f"{type(e).__name__}: {e}"[:300]
+        rows.append(row)
+        log.write(json.dumps(row) + "\n")
+        log.flush()
+        brief = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in row.items()
+                 if k not in ("kernels", "report", "copy_us")}
+        brief["k"] = [(k.get("regs"), k.get("local"), round(k.get("us", 0), 1)) for k in row.get("kernels", [])]
+        print(json.dumps(brief), flush=True)
+    return [head] + rows
+
+
+def dry_run(cases: list[tuple[Workload, str]], procs: int) -> None:
+    """No GPU: lower and compile every variant, print the ptxas report."""
+    for (wname, dtype), results in compile_all(cases, procs).items():
+        print(f"== {wname} {dtype}")
+        for res in results:
+            if "error" in res:
+                print(f"  {res['variant']:28} ERROR {res['error'][:200]}")
+                continue
+            kern = " ".join(f"{k.block}x{k.grid}" for k in res["lowered"].kernels)
+            print(f"  {res['variant']:28} {kern:40} {res['report']}")
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'workload':26} {'dtype':9} {'variant':26} {'us':>8} {'copy':>7} {'ratio':>6} {'rel_err':>8}  kernels (regs/local/us)")
+    for r in rows:
+        if "variant" not in r:
+            print(f"{r['workload']:26} {r['dtype']:9} {'[fd.execute]':26} {r['fd_execute_us']:8.1f} {r['copy_us']:7.1f} "
+                  f"{r['copy_us'] / r['fd_execute_us']:6.2f} {r['execute_rel_err']:8.1e}  eager {r['eager_us']:.1f}")
+            continue
+        if "error" in r:
+            print(f"{r['workload']:26} {r['dtype']:9} {r['variant']:26} ERROR {r['error'][:90]}")
+            continue
+        ks = " ".join(f"{k['regs']}/{k['local']}" + (f"/{k['us']:.1f}" if "us" in k else "") for k in r["kernels"])
+        print(f"{r['workload']:26} {r['dtype']:9} {r['variant']:26} {r['us']:8.1f} {r['copy_us']:7.1f} "
+              f"{r['ratio']:6.2f} {r['rel_err']:8.1e}  {ks}")
+
+
+def print_best(rows: list[dict]) -> None:
+    print("\n# best correct variant per workload (bf16 rel_err < 1e-2, f32 < 1e-5)")
+    best: dict[tuple[str, str], dict] = {}
+    base: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        if "us" not in r:
+            continue
+        tol = 1e-2 if r["dtype"] == "bfloat16" else 1e-5
+        if not r["rel_err"] <= tol:
+            continue
+        key = (r["workload"], r["dtype"])
+        if r["variant"] == "base":
+            base[key] = r
+        if key not in best or r["us"] < best[key]["us"]:
+            best[key] = r
+    for key, r in best.items():
+        b = base.get(key)
+        bs = f"base {b['us']:.1f} ({b['ratio']:.2f})" if b else "base ?"
+        print(f"{key[0]:26} {key[1]:9} {bs:22} best {r['variant']:26} {r['us']:8.1f} ({r['ratio']:.2f})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--budget", type=float, default=300.0, help="seconds before no new variant starts")
+    parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "tune.jsonl"))
+    parser.add_argument("--dry", action="store_true", help="no GPU: lower and compile only")
+    parser.add_argument("--procs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    args = parser.parse_args()
+    by_name = {w.name: w for w in workloads()}
+    only = [s for s in args.only.split(",") if s]
+    dtypes = args.dtypes.split(",")
+    cases = [(by_name[n], d) for n, ds in CASES for d in ds
+             if d in dtypes and (not only or any(s in n for s in only))]
+    if args.dry:
+        dry_run(cases, args.procs)
+        return
+    compiled = compile_all(cases, args.procs)
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}", flush=True)
+    deadline = time.time() + args.budget
+    rows: list[dict] = []
+    with open(args.json, "w") as log:
+        for w, dtype in cases:
+            if time.time() > deadline:
+                break
+            try:
+                rows += tune_workload(w, dtype, compiled[(w.name, dtype)], deadline, log)
+            except Exception as e:  # noqa: BLE001
+                print(f"# {w.name} {dtype}: {type(e).__name__}: {e}", flush=True)
+            torch.cuda.empty_cache()
+    print_table(rows)
+    print_best(rows)
+
+
+if __name__ == "__main__":
+    main()
