@@ -89,18 +89,18 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from codegen.kernel_builders import KernelBuilder
 from codegen.lower.common import (
-    ArgRef,
     LoweredFusion,
     LoweredKernel,
     TensorLayout,
-    index_bits_for,
-    kernel_arg_names,
-    kernel_arg_types,
-    max_offset,
 )
-from codegen.lower.elementwise import Dim, ElementEvaluator, Index, TensorInput, offset_in
+from codegen.lower.elementwise import (
+    Dim,
+    ElementEvaluator,
+    Index,
+    begin_kernel,
+    offset_in,
+)
 from codegen.lower.scalar import LoweringError, is_elementwise
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, compute_dtype
@@ -528,23 +528,7 @@ def lower_rows(
                 f"{fname}: a multi-pass row kernel cannot update input #{aliased[0]} in place"
             )
 
-    args = [ArgRef("input", i) for i in range(len(fusion.inputs))]
-    args += [ArgRef("output", j) for j in range(len(outs))]
-    extents = [rows * cols] + [max_offset(lay) for lay in in_layouts if lay is not None]
-    extents += [max_offset(lay) for lay in out_layouts]
-    b = KernelBuilder(name, list(zip(kernel_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)),
-                      (TPR, RPB, 1), index_bits_for(extents))
-    tensors: dict[int, TensorInput] = {}
-    scalars: dict[int, SSAValue] = {}
-    for i, (a, lay) in enumerate(zip(fusion.inputs, in_layouts, strict=True)):
-        arg = b.func.args[i]
-        if isinstance(a.type, F.TensorType):
-            assert lay is not None
-            tensors[i] = TensorInput(arg, a.type.dtype, lay.shape, lay.strides, lay.pointer_align)
-        else:
-            scalars[i] = arg
-    out_args = b.func.args[len(fusion.inputs):]
-    ev = ElementEvaluator(b, fusion, shapes, tensors, scalars)
+    b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, (TPR, RPB, 1), rows * cols)
     accs = {op: RowReduction(op, ev, cols) for op in reds}
 
     tx = b.thread_id("x")
