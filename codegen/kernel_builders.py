@@ -293,10 +293,14 @@ class KernelBuilder:
             r.name_hint = v.name_hint
         return list(op.results)
 
-    def if_(self, cond: SSAValue, then: Callable[[], Sequence[SSAValue]],
+    def if_(self, cond: SSAValue | bool, then: Callable[[], Sequence[SSAValue]],
             else_: Callable[[], Sequence[SSAValue]] | None = None,
             result_types: Sequence[Attribute] = (), names: Sequence[str] = ()) -> list[SSAValue]:
-        """``scf.if``; each branch callback returns the yielded values."""
+        """``scf.if``; each branch callback returns the yielded values. A condition
+        folded to a Python bool emits only the branch taken, inline."""
+        if isinstance(cond, bool):
+            fn = then if cond else else_
+            return list(fn()) if fn is not None else []
         regions = []
         for fn in (then, else_):
             if fn is None:

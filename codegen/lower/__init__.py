@@ -118,7 +118,16 @@ def lower_segment(
         from codegen.lower.pointwise import lower_pointwise
         from schedulers.params import PointwiseParams
 
-        widest = max((F.dtype_of(v.type).itemsize for v in fusion.output_op.values), default=4)
+        outs = list(fusion.output_op.values)
+        by_shape: dict[tuple[int, ...], list[int]] = {}
+        for i, v in enumerate(outs):
+            by_shape.setdefault(shapes[v], []).append(i)
+        if len(by_shape) > 1:  # one kernel per output shape
+            from codegen.lower.inner_outer import lower_output_groups
+
+            groups = [(idx, f"out{k}") for k, idx in enumerate(by_shape.values())]
+            return lower_output_groups(fusion, groups, in_layouts, scalar_values, out_layouts, target, name, kind)
+        widest = max((F.dtype_of(v.type).itemsize for v in outs), default=4)
         params = PointwiseParams(0, max(1, 16 // widest), 1, (128, 1, 1), (0, 1, 1))
         return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)
     if kind in ("reduction", "outer_persistent"):

@@ -89,8 +89,6 @@ def lower_inner_outer(
     target: object,
     name: str,
 ) -> LoweredFusion:
-    from codegen.lower import lower_segment
-
     cache: dict[SSAValue, frozenset[str]] = {}
     groups: dict[str, list[int]] = {"inner": [], "outer": []}
     for i, v in enumerate(fusion.output_op.values):
@@ -103,10 +101,29 @@ def lower_inner_outer(
         groups["outer" if kinds == {"outer"} else "inner"].append(i)
     if not groups["inner"] or not groups["outer"]:
         raise LoweringError(f"@{fusion.sym_name.data}: an inner-outer segment needs both row and column outputs")
+    return lower_output_groups(
+        fusion, [(groups["inner"], "rows"), (groups["outer"], "cols")], in_layouts, scalar_values, out_layouts,
+        target, name, "inner_outer_persistent",
+    )
+
+
+def lower_output_groups(
+    fusion: F.FusionOp,
+    groups: Sequence[tuple[Sequence[int], str]],
+    in_layouts: Sequence[TensorLayout | None],
+    scalar_values: Sequence[object] | None,
+    out_layouts: Sequence[TensorLayout],
+    target: object,
+    name: str,
+    scheduler: str,
+) -> LoweredFusion:
+    """Lower ``fusion`` as one sub-fusion per group of ``fuser.output`` operands
+    (``half_fusion``), each by its own scheduler, and run their kernels in order."""
+    from codegen.lower import lower_segment
+
     kernels: list[LoweredKernel] = []
     scratch = []
-    for kind, suffix in (("inner", "rows"), ("outer", "cols")):
-        keep = groups[kind]
+    for keep, suffix in groups:
         half = half_fusion(fusion, keep, suffix)
         low = lower_segment(half, in_layouts, scalar_values, [out_layouts[i] for i in keep], target,
                             name=f"{name}_{suffix}")
@@ -120,4 +137,4 @@ def lower_inner_outer(
                 for a in k.args
             ]
             kernels.append(LoweredKernel(k.module, k.name, k.block, k.grid, args, k.shared_bytes))
-    return LoweredFusion("inner_outer_persistent", kernels, scratch)
+    return LoweredFusion(scheduler, kernels, scratch)
