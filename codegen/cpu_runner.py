@@ -39,6 +39,16 @@ def flat_buffer(x: np.ndarray, layout: TensorLayout) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(x, shape=(span,), strides=(x.itemsize,))
 
 
+def compile_with_nvrtc(lowered: LoweredFusion, fusion: F.FusionOp) -> None:
+    """Compile the lowered kernels for sm_90 (through the kernel cache): every kernel
+    the CPU interpreter runs is also proven to compile, with or without a GPU."""
+    from codegen.cuda_printer import print_cuda
+    from codegen.kernel_cache import compile_cached
+
+    for kern in lowered.kernels:
+        compile_cached(print_cuda(kern.module), name=kern.name, fusion=fusion.sym_name.data)
+
+
 def run_segment_on_cpu(
     fusion: F.FusionOp,
     inputs: Sequence[Any],
@@ -50,6 +60,7 @@ def run_segment_on_cpu(
     scalars = [None if isinstance(x, np.ndarray) else x for x in inputs]
     if lowered is None:
         lowered = lower_segment(fusion, in_layouts, scalars)
+    compile_with_nvrtc(lowered, fusion)
     from codegen.lower import concrete_shapes
 
     shapes = concrete_shapes(fusion, [lay.shape if lay else s for lay, s in zip(in_layouts, scalars, strict=True)])
