@@ -34,7 +34,10 @@ from .target import GpuTarget
 
 BLOCK_THREADS = 128
 """Threads per block: 4 warps, 16 blocks per SM at full occupancy."""
-MAX_UNROLL = 4
+MAX_UNROLL = 2
+"""Most 16-byte vectors per thread (2 x 16 bytes of each input in flight). Measured on
+the H100 (``benchmarks/TUNING.md``, gaps run): GELU 8192x3072 f32 runs 73.6 us at
+unroll 4, 72.6 at 2 and 72.4 at 1 (bf16 41.0-41.9 at 4, 41.1 at 2: within noise)."""
 MAX_GRID_Y = 65535
 
 

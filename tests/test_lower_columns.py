@@ -40,14 +40,15 @@ def define(body: Callable[[FusionDefinition], None]) -> F.FusionOp:
     return fd.fusion()
 
 
-def lower_split(fusion: F.FusionOp, inputs: list, splits: int) -> LoweredFusion:
+def lower_split(fusion: F.FusionOp, inputs: list, splits: int, **options: object) -> LoweredFusion:
     """The lowering with ``splits`` row splits (the multi-kernel path)."""
     shapes_in = [x.shape if isinstance(x, np.ndarray) else x for x in inputs]
     in_layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in inputs]
     sel = select(fusion, bind_sizes(fusion, shapes_in), H100)
     shapes = concrete_shapes(fusion, shapes_in)
     outs = default_out_layouts(fusion, shapes, in_layouts)
-    return lower_columns(fusion, shapes, in_layouts, outs, sel.params, "k", sel.kind, splits=splits)
+    return lower_columns(fusion, shapes, in_layouts, outs, sel.params, "k", sel.kind, splits=splits,
+                         **options)  # type: ignore[arg-type]
 
 
 def check(fusion: F.FusionOp, inputs: list, kind: str, splits: int | None = None, rtol: float = 2e-6,
@@ -105,6 +106,29 @@ def test_outer_norm(dtype: str, splits: int | None) -> None:
     low = check(fusion, [x], "outer_persistent", splits, rtol=1e-5, atol=1e-5)
     names = [k.name for k in low.kernels]
     assert names == (["k_partials1", "k_finish1", "k_apply"] if splits else [fusion.sym_name.data])
+
+
+@pytest.mark.parametrize("rows", [37, 64, 300])
+@pytest.mark.parametrize("unroll", [2, 4])
+def test_col_sum_interleaved_splits(rows: int, unroll: int) -> None:
+    """Splits that take interleaved groups of rows (``interleave``): whole groups and
+    the rows past the last one, any number of groups per split, including none."""
+    fusion = build(WORKLOADS["col_sum"], "float32").fusion()
+    x = rand([rows, 40], DataType.Float, seed=rows)
+    low = lower_split(fusion, [x], 3, interleave=True, unroll=unroll)
+    src = print_cuda(low.kernels[0].module)
+    by = low.kernels[0].block[1]
+    # 37 rows: fewer than one group of by * unroll rows, only the strided tail loop.
+    assert ("g += 3)" in src) == (rows >= by * unroll)
+    assert (f"r += {3 * by})" in src) == (rows % (by * unroll) != 0)
+    ours, _ = run_segment_on_cpu(fusion, [x], low)
+    np.testing.assert_allclose(ours[0], x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+    funcs = [f for k in low.kernels for f in kernels_of(k.module)]
+    compile_cuda("\n\n".join([src] + [print_kernel(f) for f in funcs[1:]]), name=low.kernels[0].name,
+                 fusion=fusion.sym_name.data)
+    # Welford partials need each split's row count: the option is ignored there.
+    on = lower_split(build(WORKLOADS["outer_norm"], "float32").fusion(), [x], 3, interleave=True)
+    assert "for (int g = " not in print_cuda(on.kernels[0].module)
 
 
 def test_col_sum_is_vectorized() -> None:

@@ -32,6 +32,11 @@ reduction over ``threadIdx.y``. Three kernel shapes, in launch order::
     //    per-column part of the epilogue (``rsqrt(var + eps)``) once, then loops over
     //    its rows: load x, compute, store (vectorized)
 
+With ``S > 1`` a plain reduction's splits interleave (``INTERLEAVE_SPLITS``): split
+``s`` takes the groups of ``by * UNROLL`` rows ``s, s + S, s + 2S, ...`` (``for (g = s; g <
+rows / group; g += S)``), so the blocks read one band of rows that moves through memory
+together; Welford partials (their counts) and apply passes keep contiguous ranges.
+
 When one block covers all rows of its columns (``S == 1``) the three are one
 kernel: after the block reduction every thread holds its columns' results, stores
 the per-column outputs, and runs the apply loop over the same rows (the second read
@@ -110,6 +115,11 @@ REVERSE_APPLY = True
 WELFORD_BLOCKS_PER_SM = 4
 """The apply pass walks each split's rows from the end (L2 reuse of the statistics
 pass's last reads; see ``benchmarks/TUNING.md``)."""
+INTERLEAVE_SPLITS = True
+"""Plain column reductions split over ``S`` blocks take interleaved groups of rows
+(``_Kernel.interleaved_row_loop``) rather than one contiguous range each. Measured on
+the H100 (``benchmarks/TUNING.md``, gaps run): col_sum 32768x2048 partials 60.0 ->
+58.9 us bf16, 101.3 -> 100.2 us f32, at every split count and unroll tried."""
 MIN_ROWS_PER_THREAD = 8
 FINISH_THREADS = 512
 """Threads of a finish block: 32 columns x up to 16 chunks of the splits."""
@@ -503,6 +513,38 @@ class _Kernel:
         return state
 
 
+    def interleaved_row_loop(self, s: int | SSAValue, splits: int, inits: list[SSAValue],
+                             step: Callable[[list[int | SSAValue], list[SSAValue]], list[SSAValue]]
+                             ) -> list[SSAValue]:
+        """Rows of split ``s`` of ``splits`` when the splits interleave: the rows are
+        cut in groups of ``by * unroll`` consecutive rows and split ``s`` takes groups
+        ``s, s + splits, ...`` (``UNROLL`` rows a thread per group, every load first),
+        then the rows past the last whole group, ``by`` at a time, strided the same way.
+        All blocks then read one band of rows that moves through memory together,
+        instead of ``splits`` bands far apart."""
+        b = self.b
+        by = self.block[1]
+        ty = b.thread_id("y")
+        unroll = self.low.unroll
+        group = by * unroll
+        rows = self.low.plan.rows
+        ngroups = rows // group
+        state = list(inits)
+        if ngroups:
+            def main(g: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+                base = b.add(b.mul(g, group), ty, "row")
+                return step([b.add(base, u * by) for u in range(unroll)], carried)
+
+            state = b.for_(s, ngroups, splits, self.scoped(main), state, iv_name="g")
+        if rows % group:
+            def tail(r: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+                return step([r], carried)
+
+            lb = b.add(b.add(ngroups * group, b.mul(s, by)), ty)
+            state = b.for_(lb, rows, splits * by, self.scoped(tail), state, iv_name="r")
+        return state
+
+
 def _consecutive(lay: TensorLayout, idxs: list[Index]) -> bool:
     """Lanes at consecutive, ``len(idxs)``-aligned offsets of a tensor (vector store)."""
     n = len(idxs)
@@ -526,7 +568,7 @@ class _Lowering:
     def __init__(self, plan: _Plan, in_layouts: Sequence[TensorLayout | None],
                  out_layouts: Sequence[TensorLayout], params: ReductionParams, name: str,
                  target: GpuTarget, splits: int | None = None, unroll: int | None = None,
-                 reverse_apply: bool | None = None) -> None:
+                 reverse_apply: bool | None = None, interleave: bool | None = None) -> None:
         self.plan = plan
         self.unroll = unroll or UNROLL
         self.reverse_apply = REVERSE_APPLY if reverse_apply is None else reverse_apply
@@ -546,6 +588,10 @@ class _Lowering:
         if splits is not None and plan.rows:
             self.rps = -(-plan.rows // max(1, min(splits, plan.rows)))
             self.S = -(-plan.rows // self.rps)
+        # Interleaved splits: only where nothing needs a split's row count or row range
+        # (Welford partials carry per-split counts; the apply pass walks split ranges).
+        self.interleave = bool(INTERLEAVE_SPLITS if interleave is None else interleave) and (
+            self.S > 1 and plan.levels == 1 and not plan.full_outs and not any(r.welford for r in plan.reds))
         self.scratch: list[ScratchBuffer] = []
         self.partial_index: dict[tuple[int, int], int] = {}  # (red, part) -> scratch
         self.stats_index: dict[SSAValue, int] = {}
@@ -653,8 +699,9 @@ class _Lowering:
 
     def accumulate(self, kern: _Kernel, reds: list[_Red], col0: SSAValue | int, col_ok: SSAValue | bool,
                    kidx: list[Index], start: int | SSAValue, length: int | SSAValue,
-                   load_stats: bool) -> list[SSAValue]:
-        """The thread's accumulators over its rows, block-reduced over ``threadIdx.y``."""
+                   load_stats: bool, split: int | SSAValue | None = None) -> list[SSAValue]:
+        """The thread's accumulators over its rows, block-reduced over ``threadIdx.y``
+        (``split``: this block's split index, when the splits interleave)."""
         b = kern.b
         W = len(kidx)
 
@@ -662,8 +709,13 @@ class _Lowering:
             if load_stats:
                 kern.load_stats(col0, kidx, below=reds[0].level)
             inits = self.init_state(kern, reds, W)
-            return kern.row_loop(start, length, inits,
-                                 lambda rows, st: self.update(kern, reds, kidx, rows, st))
+
+            def step(rows: list[int | SSAValue], st: list[SSAValue]) -> list[SSAValue]:
+                return self.update(kern, reds, kidx, rows, st)
+
+            if split is not None:
+                return kern.interleaved_row_loop(split, self.S, inits, step)
+            return kern.row_loop(start, length, inits, step)
 
         if col_ok is True:
             state = kern.scoped(body)()
@@ -833,7 +885,8 @@ class _Lowering:
         for lvl in levels:
             reds = [r for r in plan.reds if r.level == lvl]
             state = self.accumulate(kern, reds, col0, col_ok, kidx, start, length,
-                                    load_stats=not fused and lvl > 1)
+                                    load_stats=not fused and lvl > 1,
+                                    split=s if self.interleave and not fused else None)
             if fused:
                 self.finalize_lanes(kern, reds, state, kidx)
         store_ok: SSAValue | bool = col_ok
@@ -993,12 +1046,14 @@ def lower_columns(
     splits: int | None = None,
     unroll: int | None = None,
     reverse_apply: bool | None = None,
+    interleave: bool | None = None,
 ) -> LoweredFusion:
     """Kernels for an outer reduction / outer persistent segment (module docstring).
     ``splits`` forces the number of row splits ``S`` (tests use it to exercise the
     partials/finish/apply kernels on small shapes); ``unroll`` (rows loaded per loop
-    iteration, default ``UNROLL``) and ``reverse_apply`` (default ``REVERSE_APPLY``) are
-    tuning overrides (``benchmarks/tune.py``)."""
+    iteration, default ``UNROLL``), ``reverse_apply`` (default ``REVERSE_APPLY``) and
+    ``interleave`` (default ``INTERLEAVE_SPLITS``) are tuning overrides
+    (``benchmarks/tune.py``, ``benchmarks/tune_gaps.py``)."""
     if kind == "inner_outer_persistent":
         raise LoweringError(
             f"@{fusion.sym_name.data}: inner_outer_persistent lowering not implemented: a row "
@@ -1011,7 +1066,8 @@ def lower_columns(
     for op in fusion.walk():
         if isinstance(op, F.ReductionOp) and op.name in ("fuser.max", "fuser.min") and plan.rows == 0:
             raise LoweringError(f"@{fusion.sym_name.data}: {op.name} over an empty axis")
-    low = _Lowering(plan, in_layouts, out_layouts, params, name, H100, splits, unroll, reverse_apply)
+    low = _Lowering(plan, in_layouts, out_layouts, params, name, H100, splits, unroll, reverse_apply,
+                    interleave)
     return LoweredFusion(kind, low.kernels(), low.scratch)
 
 

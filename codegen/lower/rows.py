@@ -499,11 +499,14 @@ def lower_rows(
     name: str,
     kind: str,
     defer_epilogue_loads: bool | None = None,
+    stream_unroll: int | None = None,
 ) -> LoweredFusion:
     """One kernel for an inner reduction or inner persistent segment (see the module
     docstring). ``defer_epilogue_loads`` (persistent kernels): issue the loads that only
     the epilogue needs (a layer norm's weight and bias) after the reductions instead of
-    with the row's loads; None decides by register pressure (``_defer_epilogue``)."""
+    with the row's loads; None decides by register pressure (``_defer_epilogue``).
+    ``stream_unroll`` (streaming kernels): vectors a thread loads per chunk (default
+    ``STREAM_UNROLL``; a tuning override, ``benchmarks/tune_gaps.py``)."""
     geo, reds = analyze(fusion, shapes)
     fname = f"@{fusion.sym_name.data}"
     outs = list(fusion.output_op.values)
@@ -598,7 +601,7 @@ def lower_rows(
     def stream(body: Callable[[list[Group], list[SSAValue]], list[SSAValue]], inits: list[SSAValue]) -> tuple[list[SSAValue], list[Group]]:
         """Run ``body`` over the full chunks in an ``scf.for``; return the carried
         values and the groups of the partial last chunk (straight-line)."""
-        U = max(1, min(STREAM_UNROLL, batch))
+        U = max(1, min(stream_unroll or STREAM_UNROLL, batch))
         chunk = step * U
         nfull = cols // chunk
         carried = inits

@@ -66,8 +66,8 @@ def test_pointwise_1d_full_waves_and_unroll() -> None:
     p = _heur(PointwiseScheduler, f, [(1 << 26,)])
     assert isinstance(p, PointwiseParams)
     assert p.break_point == 0 and p.vectorization == 4 and p.block == (128, 1, 1)
-    assert p.unroll == 4
-    assert p.grid[0] * 128 * 4 * 4 == 1 << 26
+    assert p.unroll == 2
+    assert p.grid[0] * 128 * 4 * 2 == 1 << 26
     small = _heur(PointwiseScheduler, f, [(1000,)])
     assert small.unroll == 1 and small.vectorization == 4 and small.grid == (2, 1, 1)
 
