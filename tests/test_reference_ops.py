@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import SSAValue
 
 from fuser_ir.dialects import fuser as F
@@ -51,7 +52,7 @@ def build(
     for op in ops:
         block.add_op(op)
     block.add_op(F.OutputOp(outs))
-    fusion.properties["function_type"] = F.FunctionType.from_lists(in_types, [o.type for o in outs])
+    fusion.properties["function_type"] = FunctionType.from_lists(in_types, [o.type for o in outs])
     fusion.verify()
     return fusion
 

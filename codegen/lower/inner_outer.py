@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import FunctionType, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from codegen.lower.common import ArgRef, LoweredFusion, LoweredKernel, TensorLayout
@@ -54,7 +55,7 @@ def half_fusion(fusion: F.FusionOp, keep: Sequence[int], suffix: str) -> F.Fusio
     """``fusion`` with only the ``fuser.output`` operands ``keep`` (pure ops that no
     kept output needs are removed; inputs stay)."""
     clone = fusion.clone()
-    clone.properties["sym_name"] = F.StringAttr(f"{fusion.sym_name.data}_{suffix}")
+    clone.properties["sym_name"] = StringAttr(f"{fusion.sym_name.data}_{suffix}")
     term = clone.output_op
     aliases = term.get_alias_inputs()
     values = [term.values[i] for i in keep]
@@ -64,7 +65,7 @@ def half_fusion(fusion: F.FusionOp, keep: Sequence[int], suffix: str) -> F.Fusio
     block.erase_op(term)
     returned = _returned_positions(fusion)
     declared = fusion.function_type.outputs.data
-    clone.properties["function_type"] = F.FunctionType.from_lists(
+    clone.properties["function_type"] = FunctionType.from_lists(
         clone.function_type.inputs.data, [declared[returned.index(i)] for i in keep if i in returned]
     )
     # Dead code: erase ops with no uses, innermost first.

@@ -37,22 +37,17 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     FloatAttr,
-    FunctionType,
     IntAttr,
     IntegerAttr,
     IntegerType,
     StringAttr,
-    SymbolNameConstraint,
     i64,
 )
-from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import (
     Attribute,
-    Block,
     Dialect,
     Operation,
     ParametrizedAttribute,
-    Region,
     SSAValue,
     TypeAttribute,
 )
@@ -65,7 +60,6 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -75,13 +69,12 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     ConstantLike,
     HasParent,
-    IsolatedFromAbove,
     IsTerminator,
     Pure,
-    SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
+from fuser_ir.dialects.func_like import FuncLikeOp
 from fuser_ir.dtypes import DType, float_result, is_element_type, result_type
 from fuser_ir.reshape_analysis import (
     STEP_KINDS,
@@ -429,37 +422,15 @@ def promoted(operand_types: Sequence[Attribute]) -> DType:
 
 
 @irdl_op_definition
-class FusionOp(IRDLOperation):
-    """A fusion: ``fuser.fusion @name(%a : T, ...) -> (R, ...) { ... }``."""
+class FusionOp(FuncLikeOp):
+    """A fusion: ``fuser.fusion @name(%a : T, ...) -> (R, ...) { ... }``. Inputs are
+    tensors or scalars; ``fuser.output`` lists the outputs (those written in place into
+    an input are not results)."""
 
     name = "fuser.fusion"
 
-    body = region_def("single_block")
-    sym_name = prop_def(SymbolNameConstraint())
-    function_type = prop_def(FunctionType)
-
-    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
-
-    def __init__(
-        self,
-        name: str,
-        input_types: Sequence[Attribute],
-        output_types: Sequence[Attribute],
-        region: Region | None = None,
-    ) -> None:
-        if region is None:
-            region = Region(Block(arg_types=input_types))
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(input_types, output_types),
-            },
-            regions=[region],
-        )
-
-    @property
-    def inputs(self) -> tuple[SSAValue, ...]:
-        return self.body.block.args
+    TERMINATOR_NAME: ClassVar[str] = "fuser.output"
+    KIND: ClassVar[str] = "fusion"
 
     @property
     def output_op(self) -> OutputOp:
@@ -467,60 +438,15 @@ class FusionOp(IRDLOperation):
         assert isinstance(term, OutputOp)
         return term
 
-    def verify_(self) -> None:
-        block = self.body.block
-        inputs = self.function_type.inputs.data
-        if tuple(block.arg_types) != inputs:
-            raise VerifyException(
-                f"fuser.fusion @{self.sym_name.data}: block arguments "
-                f"({', '.join(map(str, block.arg_types))}) do not match the inputs "
-                f"({', '.join(map(str, inputs))})"
-            )
-        for i, t in enumerate(inputs):
-            if not isinstance(t, TensorType) and not is_element_type(t):
-                raise VerifyException(
-                    f"fuser.fusion @{self.sym_name.data}: input #{i} has type {t}, "
-                    "expected a !fuser.tensor or a scalar"
-                )
-        term = block.last_op
-        if not isinstance(term, OutputOp):
-            raise VerifyException(
-                f"fuser.fusion @{self.sym_name.data}: body must end with fuser.output"
-            )
-        outs = self.function_type.outputs.data
-        returned = term.returned_values()
-        if len(returned) != len(outs):
-            raise VerifyException(
-                f"fuser.fusion @{self.sym_name.data}: fuser.output returns {len(returned)} "
-                f"values but the fusion declares {len(outs)} results"
-            )
-        for i, (v, t) in enumerate(zip(returned, outs, strict=True)):
-            same = t.same_value_type(v.type) if isinstance(t, TensorType) else t == v.type
-            if not same:
-                raise VerifyException(
-                    f"fuser.fusion @{self.sym_name.data}: result #{i} is declared {t} "
-                    f"but fuser.output gives {v.type}"
-                )
+    def input_ok(self, t: Attribute) -> bool:
+        return isinstance(t, TensorType) or is_element_type(t)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> FusionOp:
-        name, inputs, outputs, region, extra, _, _ = parse_func_op_like(
-            parser, reserved_attr_names=("sym_name", "function_type")
-        )
-        op = FusionOp(name, inputs, outputs, region)
-        if extra is not None:
-            op.attributes |= extra.data
-        return op
+    def result_ok(self, declared: Attribute, given: Attribute) -> bool:
+        return declared.same_value_type(given) if isinstance(declared, TensorType) else declared == given
 
-    def print(self, printer: Printer) -> None:
-        print_func_op_like(
-            printer,
-            self.sym_name,
-            self.function_type,
-            self.body,
-            self.attributes,
-            reserved_attr_names=("sym_name", "function_type"),
-        )
+    def terminator(self) -> tuple[type[Operation], Sequence[SSAValue]] | None:
+        term = self.body.block.last_op
+        return (OutputOp, term.returned_values()) if isinstance(term, OutputOp) else None
 
 
 @irdl_op_definition

@@ -70,21 +70,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
-    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
     StringAttr,
-    SymbolNameConstraint,
     SymbolRefAttr,
     UnitAttr,
     i64,
 )
-from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import (
     Attribute,
     Block,
@@ -115,15 +113,14 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
-    IsolatedFromAbove,
     IsTerminator,
     NoTerminator,
     Pure,
-    SymbolOpInterface,
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 
+from fuser_ir.dialects.func_like import FuncLikeOp
 from fuser_ir.dialects.fuser import (
     FusionOp,
     InferError,
@@ -279,7 +276,7 @@ def _dominates(target: SSAValue, user: Operation) -> bool:
 
 
 @irdl_op_definition
-class ProgramOp(IRDLOperation):
+class ProgramOp(FuncLikeOp):
     """A host program: ``hir.program @main(%a : T, ...) -> (R, ...) { ... }``.
 
     The block arguments are the inputs; ``hir.return`` lists the outputs. The body
@@ -287,32 +284,9 @@ class ProgramOp(IRDLOperation):
 
     name = "hir.program"
 
-    body = region_def("single_block")
-    sym_name = prop_def(SymbolNameConstraint())
-    function_type = prop_def(FunctionType)
-
-    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
-
-    def __init__(
-        self,
-        name: str,
-        input_types: Sequence[Attribute],
-        output_types: Sequence[Attribute],
-        region: Region | None = None,
-    ) -> None:
-        if region is None:
-            region = Region(Block(arg_types=input_types))
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(input_types, output_types),
-            },
-            regions=[region],
-        )
-
-    @property
-    def inputs(self) -> tuple[BlockArgument, ...]:
-        return self.body.block.args
+    TERMINATOR_NAME: ClassVar[str] = "hir.return"
+    KIND: ClassVar[str] = "program"
+    INPUT_KINDS: ClassVar[str] = "a !fuser.tensor, an index or a scalar"
 
     @property
     def return_op(self) -> ReturnOp:
@@ -320,55 +294,15 @@ class ProgramOp(IRDLOperation):
         assert isinstance(term, ReturnOp)
         return term
 
-    def verify_(self) -> None:
-        where = f"hir.program @{self.sym_name.data}"
-        block = self.body.block
-        inputs = self.function_type.inputs.data
-        if tuple(block.arg_types) != inputs:
-            raise VerifyException(
-                f"{where}: block arguments ({', '.join(map(str, block.arg_types))}) do not "
-                f"match the inputs ({', '.join(map(str, inputs))})"
-            )
-        for i, t in enumerate(inputs):
-            if not isinstance(t, TensorType | IndexType) and not is_element_type(t):
-                raise VerifyException(
-                    f"{where}: input #{i} has type {t}, expected a !fuser.tensor, an index "
-                    "or a scalar"
-                )
-        term = block.last_op
-        if not isinstance(term, ReturnOp):
-            raise VerifyException(f"{where}: body must end with hir.return")
-        outs = self.function_type.outputs.data
-        if len(term.values) != len(outs):
-            raise VerifyException(
-                f"{where}: hir.return returns {len(term.values)} values but the program "
-                f"declares {len(outs)} results"
-            )
-        for i, (v, t) in enumerate(zip(term.values, outs, strict=True)):
-            if not types_compatible(t, v.type):
-                raise VerifyException(
-                    f"{where}: result #{i} is declared {t} but hir.return gives {v.type}"
-                )
+    def input_ok(self, t: Attribute) -> bool:
+        return isinstance(t, TensorType | IndexType) or is_element_type(t)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> ProgramOp:
-        name, inputs, outputs, region, extra, _, _ = parse_func_op_like(
-            parser, reserved_attr_names=("sym_name", "function_type")
-        )
-        op = ProgramOp(name, inputs, outputs, region)
-        if extra is not None:
-            op.attributes |= extra.data
-        return op
+    def result_ok(self, declared: Attribute, given: Attribute) -> bool:
+        return types_compatible(declared, given)
 
-    def print(self, printer: Printer) -> None:
-        print_func_op_like(
-            printer,
-            self.sym_name,
-            self.function_type,
-            self.body,
-            self.attributes,
-            reserved_attr_names=("sym_name", "function_type"),
-        )
+    def terminator(self) -> tuple[type[Operation], Sequence[SSAValue]] | None:
+        term = self.body.block.last_op
+        return (ReturnOp, list(term.values)) if isinstance(term, ReturnOp) else None
 
 
 @irdl_op_definition
