@@ -45,19 +45,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
 from fuser_ir.dtypes import DType
-from fuser_ir.shapes import DYN, normalize_dim
+from fuser_ir.shapes import DYN
 from runtime import cuda_driver as drv
 from runtime.gpu_arrays import ArrayError, DeviceArray, array_info, contiguous_strides, torch_dtype
-from runtime.host_evaluator import HostIrError
+from runtime.program_walker import HostIrError, HostProgramWalker
 
 __all__ = ["GpuEvaluator", "GpuStream", "Launcher", "run_program_gpu"]
 
@@ -72,10 +71,6 @@ class GpuStream:
 
     index: int
     handle: int
-
-
-def _describe(v: SSAValue) -> str:
-    return f"%{v.name_hint}" if v.name_hint else f"a value of type {v.type}"
 
 
 def _is_torch(x: Any) -> bool:
@@ -103,8 +98,10 @@ def _da_reshape(x: DeviceArray, shape: Sequence[int]) -> DeviceArray | None:
 # ---- the evaluator ------------------------------------------------------------------
 
 
-class GpuEvaluator:
+class GpuEvaluator(HostProgramWalker):
     """Runs the ``hir.program`` symbols of ``module`` on device ``device``."""
+
+    backend: ClassVar[str] = "GPU"
 
     def __init__(
         self,
@@ -113,48 +110,27 @@ class GpuEvaluator:
         num_streams: int = 4,
         device: int = 0,
     ) -> None:
-        if num_streams <= 0:
-            raise ValueError(f"num_streams must be positive, got {num_streams}")
         self.module = module
         self.launcher = launcher
         self.num_streams = num_streams
         self.device = device
+        self._init_walker()
         self._pool: list[drv.Stream] = []
         self._events: list[drv.Event] = []
-        self._env: dict[SSAValue, Any] = {}
-        self._dropped: set[SSAValue] = set()
-        self._alias: dict[SSAValue, SSAValue] = {}
-        self._prealloc: dict[Operation, Any] = {}
         self._torch = False
         self._current = GpuStream(0, 0)
 
-    # ---- entry point --------------------------------------------------------------
-    def program(self, name: str) -> H.ProgramOp:
-        for op in self.module.walk():
-            if isinstance(op, H.ProgramOp) and op.sym_name.data == name:
-                return op
-        raise ValueError(f"no hir.program named @{name} in the module")
-
-    def run(
-        self,
-        inputs: Sequence[Any],
-        name: str = "main",
-        preallocated_outputs: Sequence[Any | None] | None = None,
-    ) -> list[Any]:
-        program = self.program(name)
+    def _prepare(
+        self, inputs: Sequence[Any], preallocated_outputs: Sequence[Any | None] | None
+    ) -> None:
         drv.ensure_context(self.device)
         self._torch = any(_is_torch(x) for x in inputs) or any(
             _is_torch(x) for x in (preallocated_outputs or ()) if x is not None
         )
-        args = self._check_inputs(program, inputs)
-        self._env = dict(zip(program.inputs, args, strict=True))
-        self._dropped = set()
-        self._alias = {op.value: op.target for op in program.walk() if isinstance(op, H.AliasOp)}
-        self._prealloc = self._check_preallocated(program, preallocated_outputs)
+
+    def _enter(self) -> None:
         self._current = GpuStream(0, drv.current_stream(self.device))
         self._events = []
-        self._run_block(program.body.block)
-        return [self._read(v, program.return_op) for v in program.return_op.values]
 
     # ---- streams ------------------------------------------------------------------
     def pool_stream(self, k: int) -> drv.Stream:
@@ -167,6 +143,16 @@ class GpuEvaluator:
         drv.Stream(drv.current_stream(self.device)).synchronize()
         for s in self._pool:
             s.synchronize()
+
+    def _stream_for_index(self, k: int) -> GpuStream:
+        return GpuStream(1 + k, self.pool_stream(k).ptr)
+
+    def _synchronize(self, op: H.SynchronizeStreamOp, stream: GpuStream) -> None:
+        if stream.handle != self._current.handle:
+            ev = drv.Event(timing=False, device=self.device)
+            ev.record(stream.handle)
+            ev.wait(self._current.handle)
+            self._events.append(ev)
 
     # ---- inputs -------------------------------------------------------------------
     def _as_array(self, x: Any, where: str) -> Any:
@@ -188,86 +174,27 @@ class GpuEvaluator:
             return tuple(x.shape), array_info(x).dtype
         return tuple(x.shape), x.dtype
 
-    def _check_tensor(self, x: Any, t: F.TensorType, where: str) -> Any:
-        x = self._as_array(x, where)
+    def _check_tensor(self, x: Any, t: F.TensorType, what: str) -> Any:
+        x = self._as_array(x, what)
         shape, dtype = self._meta(x)
         if dtype != t.dtype:
-            raise ValueError(f"{where} must have dtype {t.dtype}, got {dtype}")
+            raise ValueError(f"{what} must have dtype {t.dtype}, got {dtype}")
         if len(shape) != t.rank or any(
             e != DYN and e != g for e, g in zip(t.get_shape(), shape, strict=True)
         ):
-            raise ValueError(f"{where} must have type {t}, got shape {list(shape)}")
+            raise ValueError(f"{what} must have type {t}, got shape {list(shape)}")
         return x
 
-    def _check_inputs(self, program: H.ProgramOp, inputs: Sequence[Any]) -> list[Any]:
-        where = f"hir.program @{program.sym_name.data}"
-        types = program.function_type.inputs.data
-        if len(inputs) != len(types):
-            raise ValueError(f"{where} takes {len(types)} inputs, got {len(inputs)}")
-        out: list[Any] = []
-        for i, (v, t) in enumerate(zip(inputs, types, strict=True)):
-            what = f"{where}: input #{i}"
-            if isinstance(t, F.TensorType):
-                out.append(self._check_tensor(v, t, what))
-            elif isinstance(t, IndexType) or DType.from_xdsl(t).is_integer:
-                if isinstance(v, bool) or not isinstance(v, int):
-                    raise ValueError(f"{what} must be an integer, got {v!r}")
-                out.append(int(v))
-            else:
-                if not isinstance(v, int | float | bool):
-                    raise ValueError(f"{what} must be a scalar, got {v!r}")
-                out.append(v)
-        return out
-
-    def _check_preallocated(
-        self, program: H.ProgramOp, buffers: Sequence[Any | None] | None
-    ) -> dict[Operation, Any]:
-        if buffers is None:
-            return {}
-        where = f"hir.program @{program.sym_name.data}"
-        results = program.return_op.values
-        if len(buffers) != len(results):
-            raise ValueError(
-                f"{where} has {len(results)} results, got {len(buffers)} preallocated outputs"
-            )
-        out: dict[Operation, Any] = {}
-        for k, (buf, v) in enumerate(zip(buffers, results, strict=True)):
-            if buf is None:
-                continue
-            alloc = v.owner
-            if not isinstance(alloc, H.AllocateOp) or not alloc.is_preallocated:
-                raise ValueError(
-                    f"{where}: preallocated output #{k}: result #{k} is not a hir.allocate "
-                    "marked preallocated"
-                )
-            t = alloc.result.type
-            assert isinstance(t, F.TensorType)
-            out[alloc] = self._check_tensor(buf, t, f"{where}: preallocated output #{k}")
-        return out
-
-    # ---- values -------------------------------------------------------------------
-    def _resolve(self, v: SSAValue) -> SSAValue:
-        while v in self._alias:
-            v = self._alias[v]
+    def _check_float_input(self, v: Any, t: Any, what: str) -> Any:
+        if not isinstance(v, int | float | bool):
+            raise ValueError(f"{what} must be a scalar, got {v!r}")
         return v
 
-    def _read(self, v: SSAValue, user: Operation) -> Any:
-        r = self._resolve(v)
-        if r in self._dropped:
-            raise HostIrError(f"{user.name}: {_describe(v)} is read after hir.deallocate dropped it")
-        if r not in self._env:
-            raise HostIrError(f"{user.name}: {_describe(v)} has no value yet")
-        return self._env[r]
+    # ---- values -------------------------------------------------------------------
+    def _shape_of(self, x: Any) -> tuple[int, ...]:
+        return self._meta(x)[0]
 
-    def _write(self, v: SSAValue, value: Any, op: Operation) -> None:
-        r = self._resolve(v)
-        if r is v:
-            self._env[v] = value
-            self._dropped.discard(v)
-            return
-        self._copy_into(self._read(r, op), value, op)
-
-    def _copy_into(self, target: Any, value: Any, op: Operation) -> None:
+    def _copy_into(self, target: Any, value: Any, op: Operation, what: str) -> None:
         if value is target:
             return
         if self._meta(target)[0] != self._meta(value)[0]:
@@ -288,120 +215,25 @@ class GpuEvaluator:
             raise HostIrError(f"{op.name}: copying between strided DeviceArrays is not supported")
         drv.memcpy_dtod(target.ptr, value.ptr, target.nbytes, self._current.handle)
 
-    def _int(self, v: SSAValue, op: Operation) -> int:
-        return int(self._read(v, op))
-
-    def _shape(self, op: Operation, static: Sequence[int], sizes: Sequence[SSAValue]) -> list[int]:
-        it = iter(self._int(s, op) for s in sizes)
-        shape = [next(it) if d == DYN else d for d in static]
-        if any(d < 0 for d in shape):
-            raise HostIrError(f"{op.name}: negative extent in shape {shape}")
-        return shape
-
-    # ---- execution ----------------------------------------------------------------
-    def _run_block(self, block: Block) -> None:
-        for op in block.ops:
-            if isinstance(op, H.ReturnOp):
-                return
-            self._run_op(op)
-
-    def _run_op(self, op: Operation) -> None:
-        if isinstance(op, H.AliasOp):
-            return
-        if isinstance(op, H.ForOp):
-            lb, ub, step = (self._int(v, op) for v in (op.lb, op.ub, op.step))
-            if step <= 0:
-                raise HostIrError(f"hir.for: step {step} must be positive")
-            for i in range(lb, ub, step):
-                self._env[op.induction_var] = i
-                self._run_block(op.body.block)
-            return
-        if isinstance(op, H.DeallocateOp):
-            self._read(op.buffer, op)
-            r = self._resolve(op.buffer)
-            del self._env[r]
-            self._dropped.add(r)
-            return
-        if isinstance(op, H.AllocateOp) and self._resolve(op.result) is not op.result:
-            return
-        if isinstance(op, H.SetCurrentStreamOp):
-            self._current = self._read(op.stream, op)
-            return
-        if isinstance(op, H.SynchronizeStreamOp):
-            s: GpuStream = self._read(op.stream, op)
-            if s.handle != self._current.handle:
-                ev = drv.Event(timing=False, device=self.device)
-                ev.record(s.handle)
-                ev.wait(self._current.handle)
-                self._events.append(ev)
-            return
-        results = self._evaluate(op)
-        for r, v in zip(op.results, results, strict=True):
-            self._write(r, v, op)
-
-    def _evaluate(self, op: Operation) -> list[Any]:
-        if isinstance(op, H.AllocateOp):
-            return [self._allocate(op)]
-        if isinstance(op, H.LaunchOp):
-            return self._launch(op)
-        if isinstance(op, H.HostViewOp):
-            return [self._view(op)]
-        if isinstance(op, H.GetCurrentStreamOp):
-            return [self._current]
-        if isinstance(op, H.StreamForIndexOp):
-            n = op.get_num_streams() or self.num_streams
-            k = self._int(op.index, op) % n
-            return [GpuStream(1 + k, self.pool_stream(k).ptr)]
-        if isinstance(op, F.SizeOp):
-            x = self._read(op.input, op)
-            shape = self._meta(x)[0]
-            return [int(shape[normalize_dim(op.dim.value.data, len(shape))])]
-        if isinstance(op, arith.ConstantOp):
-            if not isinstance(op.value, IntegerAttr):
-                raise HostIrError(f"arith.constant: host constants are integers, got {op.value}")
-            return [int(op.value.value.data)]
-        binary = _ARITH.get(op.name)
-        if binary is not None:
-            a, b = (self._int(v, op) for v in op.operands)
-            try:
-                return [binary(a, b)]
-            except ZeroDivisionError as e:
-                raise HostIrError(f"{op.name}: division by zero") from e
-        if isinstance(op, arith.IndexCastOp):
-            return [self._int(op.input, op)]
-        raise HostIrError(f"the GPU evaluator cannot run {op.name}")
-
-    def _allocate(self, op: H.AllocateOp) -> Any:
-        t = op.result.type
-        assert isinstance(t, F.TensorType)
-        shape = self._shape(op, t.get_shape(), op.sizes)
-        buf = self._prealloc.get(op)
-        if buf is not None:
-            if list(self._meta(buf)[0]) != shape:
-                raise ValueError(
-                    f"preallocated output for hir.allocate must have shape {shape}, got "
-                    f"{list(self._meta(buf)[0])}"
-                )
-        elif self._torch:
+    # ---- buffers and launches -----------------------------------------------------
+    def _empty(self, shape: list[int], dtype: DType) -> Any:
+        if self._torch:
             import torch
 
-            buf = torch.empty(shape, dtype=torch_dtype(t.dtype), device=f"cuda:{self.device}")
-        else:
-            buf = DeviceArray(shape, t.dtype, device=self.device)
-        if op.is_zero_init:
-            if _is_torch(buf):
-                import torch
+            return torch.empty(shape, dtype=torch_dtype(dtype), device=f"cuda:{self.device}")
+        return DeviceArray(shape, dtype, device=self.device)
 
-                with torch.cuda.stream(torch.cuda.ExternalStream(self._current.handle)):
-                    buf.zero_()
-            elif buf.nbytes:
-                drv.memset_d8(buf.ptr, 0, buf.nbytes, self._current.handle)
-        return buf
+    def _zero(self, buf: Any) -> None:
+        if _is_torch(buf):
+            import torch
+
+            with torch.cuda.stream(torch.cuda.ExternalStream(self._current.handle)):
+                buf.zero_()
+        elif buf.nbytes:
+            drv.memset_d8(buf.ptr, 0, buf.nbytes, self._current.handle)
 
     def _launch(self, op: H.LaunchOp) -> list[Any]:
-        fusion = op.callee_fusion()
-        if fusion is None:  # pragma: no cover - the verifier rules this out
-            raise HostIrError(f"hir.launch: no fuser.fusion named {op.callee}")
+        fusion = self._callee(op)
         args = [self._read(v, op) for v in op.args]
         outs = [self._read(v, op) for v in op.outs] if op.outs else None
         try:
@@ -415,102 +247,71 @@ class GpuEvaluator:
             )
         return outs if outs is not None else results
 
-    def _view(self, op: H.HostViewOp) -> Any:
-        x = self._read(op.view_input(), op)
+    # ---- views --------------------------------------------------------------------
+    def _view_reshape(self, x: Any, new: list[int]) -> Any:
+        shape = list(self._shape_of(x))
+        if math.prod(new) != math.prod(shape):
+            raise HostIrError(f"hir.reshape: shape {shape} cannot become {new}")
+        out = None
+        if _is_torch(x):
+            try:
+                out = x.view(new)
+            except RuntimeError:
+                out = None
+        else:
+            out = _da_reshape(x, new)
+        if out is None:
+            raise HostIrError(f"hir.reshape: cannot view shape {shape} as {new} without a copy")
+        return out
+
+    def _view_permute(self, x: Any, dims: Sequence[int]) -> Any:
+        if _is_torch(x):
+            return x.permute(dims)
+        return _da_view(x, [x.shape[d] for d in dims], [x.strides_elements[d] for d in dims])
+
+    def _view_squeeze(self, x: Any, dims: Sequence[int]) -> Any:
+        shape = self._shape_of(x)
+        keep = [i for i in range(len(shape)) if i not in dims]
+        if _is_torch(x):
+            return x.reshape([shape[i] for i in keep]) if dims else x
+        return _da_view(x, [shape[i] for i in keep], [x.strides_elements[i] for i in keep])
+
+    def _view_broadcast(self, x: Any, shape: list[int], bdims: list[int]) -> Any:
         torch_x = _is_torch(x)
-        shape = list(self._meta(x)[0])
-        if isinstance(op, H.ReshapeOp):
-            new = self._shape(op, [int(d) for d in op.new_shape.get_values()], op.sizes)
-            if math.prod(new) != math.prod(shape):
-                raise HostIrError(f"hir.reshape: shape {shape} cannot become {new}")
-            out = None
-            if torch_x:
-                try:
-                    out = x.view(new)
-                except RuntimeError:
-                    out = None
-            else:
-                out = _da_reshape(x, new)
-            if out is None:
-                raise HostIrError(
-                    f"hir.reshape: cannot view shape {shape} as {new} without a copy"
-                )
-            return out
-        if isinstance(op, H.PermuteOp):
-            dims = op.get_dims()
-            if torch_x:
-                return x.permute(dims)
-            return _da_view(x, [x.shape[d] for d in dims], [x.strides_elements[d] for d in dims])
-        if isinstance(op, H.SqueezeOp):
-            dims = op.get_dims()
-            bad = [d for d in dims if shape[d] != 1]
-            if bad:
-                raise HostIrError(f"hir.squeeze: axis {bad[0]} has extent {shape[bad[0]]}, not 1")
-            keep = [i for i in range(len(shape)) if i not in dims]
-            if torch_x:
-                return x.reshape([shape[i] for i in keep]) if dims else x
-            return _da_view(x, [shape[i] for i in keep], [x.strides_elements[i] for i in keep])
-        if isinstance(op, H.BroadcastOp):
-            out_shape = self._shape(op, [int(d) for d in op.shape.get_values()], op.sizes)
-            bdims = [int(d) for d in op.broadcast_dims.get_values()]
-            strides = [0] * len(out_shape)
-            for i, d in enumerate(bdims):
-                if shape[i] not in (1, out_shape[d]):
-                    raise HostIrError(
-                        f"hir.broadcast: cannot broadcast shape {shape} to {out_shape}"
-                    )
-                if shape[i] != 1:
-                    strides[d] = x.stride(i) if torch_x else x.strides_elements[i]
-            if torch_x:
-                return x.as_strided(out_shape, strides, x.storage_offset())
-            return _da_view(x, out_shape, strides)
-        if isinstance(op, H.SliceOp):
-            starts = [int(v) for v in op.starts.get_values()]
-            ends = [int(v) for v in op.ends.get_values()]
-            steps = [int(v) for v in op.strides.get_values()]
-            if torch_x:
-                return x[tuple(slice(a, b, s) for a, b, s in zip(starts, ends, steps, strict=True))]
-            new_shape, new_strides, offset = [], [], 0
-            for e, st, a, b, s in zip(shape, x.strides_elements, starts, ends, steps, strict=True):
-                r = range(e)[slice(a, b, s)]
-                new_shape.append(len(r))
-                new_strides.append(st * s)
-                offset += (r.start if len(r) else 0) * st
-            return _da_view(x, new_shape, new_strides, offset)
-        assert isinstance(op, H.AliasSelectOp)
-        axis = op.get_axis()
-        i = self._int(op.index, op)
-        if not 0 <= i < shape[axis]:
-            raise HostIrError(
-                f"hir.alias_select: index {i} is out of range for axis {axis} of extent "
-                f"{shape[axis]}"
-            )
+        in_shape = list(self._shape_of(x))
+        strides = [0] * len(shape)
+        for i, d in enumerate(bdims):
+            if in_shape[i] not in (1, shape[d]):
+                raise HostIrError(f"hir.broadcast: cannot broadcast shape {in_shape} to {shape}")
+            if in_shape[i] != 1:
+                strides[d] = x.stride(i) if torch_x else x.strides_elements[i]
         if torch_x:
+            return x.as_strided(shape, strides, x.storage_offset())
+        return _da_view(x, shape, strides)
+
+    def _view_slice(self, x: Any, starts: list[int], ends: list[int], steps: list[int]) -> Any:
+        if _is_torch(x):
+            return x[tuple(slice(a, b, s) for a, b, s in zip(starts, ends, steps, strict=True))]
+        new_shape, new_strides, offset = [], [], 0
+        for e, st, a, b, s in zip(
+            self._shape_of(x), x.strides_elements, starts, ends, steps, strict=True
+        ):
+            r = range(e)[slice(a, b, s)]
+            new_shape.append(len(r))
+            new_strides.append(st * s)
+            offset += (r.start if len(r) else 0) * st
+        return _da_view(x, new_shape, new_strides, offset)
+
+    def _view_select(self, x: Any, axis: int, i: int) -> Any:
+        if _is_torch(x):
             return x.select(axis, i)
-        st = x.strides_elements
+        shape, st = self._shape_of(x), x.strides_elements
         return _da_view(
             x,
             [e for k, e in enumerate(shape) if k != axis],
             [s for k, s in enumerate(st) if k != axis],
             i * st[axis],
         )
-
-
-def _trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-_ARITH: dict[str, Callable[[int, int], int]] = {
-    "arith.addi": lambda a, b: a + b,
-    "arith.subi": lambda a, b: a - b,
-    "arith.muli": lambda a, b: a * b,
-    "arith.divsi": _trunc_div,
-    "arith.remsi": lambda a, b: a - b * _trunc_div(a, b),
-    "arith.floordivsi": lambda a, b: a // b,
-    "arith.maxsi": max,
-    "arith.minsi": min,
-}
 
 
 def run_program_gpu(
