@@ -1484,6 +1484,26 @@ def slice_extent(extent: int, start: int, stop: int, step: int) -> int:
     return len(range(*slice(start, stop, step).indices(extent)))
 
 
+def slice_properties(
+    starts: Sequence[int], ends: Sequence[int], strides: Sequence[int] | None
+) -> dict[str, Attribute]:
+    """The ``starts``/``ends``/``strides`` properties of a slice (strides default to 1)."""
+    strides = list(strides) if strides is not None else [1] * len(starts)
+    return {"starts": _i64_array(starts), "ends": _i64_array(ends), "strides": _i64_array(strides)}
+
+
+def sliced_shape(
+    shape: Sequence[int], starts: Sequence[int], ends: Sequence[int], strides: Sequence[int]
+) -> list[int]:
+    """The shape of ``x[starts:ends:strides]`` (per axis, clamped like Python); raises
+    InferError on a wrong number of entries or a non-positive stride."""
+    if not len(starts) == len(ends) == len(strides) == len(shape):
+        raise InferError(f"starts, ends and strides need {len(shape)} entries each")
+    if any(s <= 0 for s in strides):
+        raise InferError(f"strides {list(strides)} must be positive")
+    return [slice_extent(e, a, b, s) for e, a, b, s in zip(shape, starts, ends, strides, strict=True)]
+
+
 @irdl_op_definition
 class SliceOp(ViewLikeOp):
     """``x[starts:ends:strides]`` per axis (static bounds, clamped like Python)."""
@@ -1506,36 +1526,13 @@ class SliceOp(ViewLikeOp):
     ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
-        strides = list(strides) if strides is not None else [1] * len(starts)
-        shape = [
-            slice_extent(e, a, b, s)
-            for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)
-        ]
-        super().__init__(
-            operands=[input],
-            properties={
-                "starts": _i64_array(starts),
-                "ends": _i64_array(ends),
-                "strides": _i64_array(strides),
-            },
-            result_types=[t.with_shape(shape)],
-        )
+        props = slice_properties(starts, ends, strides)
+        shape = sliced_shape(t.get_shape(), starts, ends, _ints(props["strides"]))
+        super().__init__(operands=[input], properties=props, result_types=[t.with_shape(shape)])
 
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
-        starts, ends, strides = _ints(self.starts), _ints(self.ends), _ints(self.strides)
-        if not len(starts) == len(ends) == len(strides) == t.rank:
-            raise InferError(f"starts/ends/strides need {t.rank} entries each")
-        if any(s <= 0 for s in strides):
-            raise InferError(f"strides {strides} must be positive")
-        return [
-            t.with_shape(
-                [
-                    slice_extent(e, a, b, s)
-                    for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)
-                ]
-            )
-        ]
+        return [t.with_shape(sliced_shape(t.get_shape(), _ints(self.starts), _ints(self.ends), _ints(self.strides)))]
 
 
 @irdl_op_definition

@@ -125,7 +125,8 @@ from fuser_ir.dialects.fuser import (
     FusionOp,
     InferError,
     TensorType,
-    slice_extent,
+    slice_properties,
+    sliced_shape,
 )
 from fuser_ir.dtypes import is_element_type
 from fuser_ir.shapes import DYN, ShapeError, fmt_shape, normalize_dim
@@ -704,31 +705,12 @@ class SliceOp(HostViewOp):
     ) -> None:
         t = input.type
         assert isinstance(t, TensorType)
-        strides = list(strides) if strides is not None else [1] * len(starts)
-        shape = [
-            slice_extent(e, a, b, s)
-            for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)
-        ]
-        super().__init__(
-            operands=[input],
-            properties={
-                "starts": _i64_array(starts),
-                "ends": _i64_array(ends),
-                "strides": _i64_array(strides),
-            },
-            result_types=[t.with_shape(shape)],
-        )
+        props = slice_properties(starts, ends, strides)
+        shape = sliced_shape(t.get_shape(), starts, ends, _ints(props["strides"]))
+        super().__init__(operands=[input], properties=props, result_types=[t.with_shape(shape)])
 
     def infer_shape(self, t: TensorType) -> list[int]:
-        starts, ends, strides = _ints(self.starts), _ints(self.ends), _ints(self.strides)
-        if not len(starts) == len(ends) == len(strides) == t.rank:
-            raise InferError(f"starts, ends and strides need {t.rank} entries each")
-        if any(s <= 0 for s in strides):
-            raise InferError(f"strides {strides} must be positive")
-        return [
-            slice_extent(e, a, b, s)
-            for e, a, b, s in zip(t.get_shape(), starts, ends, strides, strict=True)
-        ]
+        return sliced_shape(t.get_shape(), _ints(self.starts), _ints(self.ends), _ints(self.strides))
 
 
 @irdl_op_definition
