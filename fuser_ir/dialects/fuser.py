@@ -1256,6 +1256,20 @@ class BroadcastOp(ViewLikeOp):
         return [t.with_shape(self.out_shape(t.get_shape(), self.get_flags()))]
 
 
+def check_broadcast_in_dim(in_shape: Sequence[int], shape: Sequence[int], bdims: Sequence[int]) -> None:
+    """Raise InferError unless input axis ``i`` can become output axis ``bdims[i]``
+    of ``shape`` (``bdims`` increasing; extent-1 input axes may expand)."""
+    bdims = list(bdims)
+    if len(bdims) != len(in_shape):
+        raise InferError(f"broadcast_dims {bdims} has {len(bdims)} entries for input rank {len(in_shape)}")
+    if sorted(set(bdims)) != bdims or any(not 0 <= d < len(shape) for d in bdims):
+        raise InferError(f"broadcast_dims {bdims} must be increasing and within rank {len(shape)}")
+    for i, d in enumerate(bdims):
+        e = in_shape[i]
+        if e not in (1, DYN) and shape[d] not in (e, DYN):
+            raise InferError(f"input axis {i} of extent {e} cannot become output axis {d} of extent {shape[d]}")
+
+
 @irdl_op_definition
 class BroadcastInDimOp(ViewLikeOp):
     """``broadcast_in_dim(x, shape, broadcast_dims)``: input axis ``i`` becomes output
@@ -1290,21 +1304,7 @@ class BroadcastInDimOp(ViewLikeOp):
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
         shape = _shape_with_operands(self, _ints(self.shape), self.sizes)
-        bdims = _ints(self.broadcast_dims)
-        if len(bdims) != t.rank:
-            raise InferError(
-                f"broadcast_dims {bdims} has {len(bdims)} entries for input rank {t.rank}"
-            )
-        if sorted(set(bdims)) != bdims or any(not 0 <= d < len(shape) for d in bdims):
-            raise InferError(
-                f"broadcast_dims {bdims} must be increasing and within rank {len(shape)}"
-            )
-        for i, d in enumerate(bdims):
-            e = t.get_shape()[i]
-            if e not in (1, DYN) and shape[d] not in (e, DYN):
-                raise InferError(
-                    f"input axis {i} of extent {e} cannot become output axis {d} of extent {shape[d]}"
-                )
+        check_broadcast_in_dim(t.get_shape(), shape, _ints(self.broadcast_dims))
         return [t.with_shape(shape)]
 
 

@@ -125,6 +125,7 @@ from fuser_ir.dialects.fuser import (
     FusionOp,
     InferError,
     TensorType,
+    check_broadcast_in_dim,
     slice_properties,
     sliced_shape,
 )
@@ -662,22 +663,7 @@ class BroadcastOp(HostViewOp):
 
     def infer_shape(self, t: TensorType) -> list[int]:
         shape = _mixed_shape(self, _ints(self.shape), self.sizes, "shape")
-        bdims = _ints(self.broadcast_dims)
-        if len(bdims) != t.rank:
-            raise InferError(
-                f"broadcast_dims {bdims} has {len(bdims)} entries for input rank {t.rank}"
-            )
-        if sorted(set(bdims)) != bdims or any(not 0 <= d < len(shape) for d in bdims):
-            raise InferError(
-                f"broadcast_dims {bdims} must be increasing and within rank {len(shape)}"
-            )
-        for i, d in enumerate(bdims):
-            e = t.get_shape()[i]
-            if e not in (1, DYN) and shape[d] not in (e, DYN):
-                raise InferError(
-                    f"input axis {i} of extent {e} cannot become output axis {d} of extent "
-                    f"{shape[d]}"
-                )
+        check_broadcast_in_dim(t.get_shape(), shape, _ints(self.broadcast_dims))
         return shape
 
 
