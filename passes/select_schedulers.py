@@ -87,7 +87,16 @@ def _inputs_for(fusion: FusionOp, given: dict[int, tuple[int, ...] | float]) -> 
                     f"select-schedulers: input #{i} of {name} has symbolic extents "
                     f'{fmt_shape(a.type.get_shape())}; give them with sizes="{i}=..."'
                 )
-            out.append(given.get(i, a.type.get_shape()))
+            declared = a.type.get_shape()
+            shape = given.get(i, declared)
+            if not isinstance(shape, tuple) or len(shape) != len(declared) or any(
+                d != DYN and d != s for d, s in zip(declared, shape, strict=True)
+            ):
+                raise SelectSchedulersError(
+                    f"select-schedulers: {name}: input #{i} has type {a.type} but the "
+                    f"given shape is {fmt_shape(shape)}"
+                )
+            out.append(shape)
         else:
             v = given.get(i)
             out.append(v[0] if isinstance(v, tuple) and len(v) == 1 else None)

@@ -117,6 +117,30 @@ def test_errors_exit_1_with_a_diagnostic(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--select-schedulers=sizes=0=8x1024"],
+        ["-p", "select-schedulers{sizes=0=8x1024"],
+        ["-p", ",,"],
+        ["-t", "cuda{"],
+        ["-t", "no-such-target"],
+        ["--no-such-flag"],
+        ["-p", 'lower-to-kernels{sizes="0=8x1x2"}'],
+    ],
+)
+def test_malformed_options_exit_1_without_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    f = _write(tmp_path, GOOD.replace("4x8", "?x?").replace("8x4", "?x?"))
+    with pytest.raises(SystemExit) as exc:
+        opt_main([f, *args])
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    assert "error: " in err
+    assert "Traceback" not in err and "internal error" not in err
+
+
 def test_missing_input_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         opt_main([str(tmp_path / "nope.mlir")])

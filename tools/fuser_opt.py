@@ -27,7 +27,7 @@ from xdsl.dialects import get_all_dialects
 from xdsl.passes import ModulePass
 from xdsl.targets import get_all_targets
 from xdsl.transforms import get_all_passes
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from fuser_ir.dialects import available_dialects
@@ -212,6 +212,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         # An unknown pass, a malformed pass option, an unknown target.
         _error(str(e))
         sys.exit(1)
+    except ArgSpecParseError as e:
+        # A malformed pipeline or target spec (xDSL raises a BaseException here).
+        _error(str(e))
+        if "Malformed pass arguments" in str(e):
+            sys.stderr.write(
+                "fuser-opt: note: quote option values holding '=', ',' or spaces: "
+                "--NAME='opt=\"v\"' or -p 'NAME{opt=\"v\"}'\n"
+            )
+        sys.exit(1)
+    except SystemExit as e:
+        # argparse's usage errors exit 2; every bad command line exits 1 here.
+        sys.exit(1 if e.code == 2 else e.code)
     if tool.args.input_file is not None and not os.path.isfile(tool.args.input_file):
         _error(f"cannot open input file '{tool.args.input_file}': no such file")
         sys.exit(1)
