@@ -105,6 +105,7 @@ from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
 from fuser_ir.dialects import iterdomain as I
 from fuser_ir.shapes import DYN, normalize_dim
+from passes.mark_aliases import drop_outs
 from passes.strip_bookend_views import (
     Extent,
     HostPassError,
@@ -631,8 +632,8 @@ def _deallocate_after_last_use(block: Block, buf: SSAValue) -> None:
     while k < len(family):
         for use in family[k].uses:
             u = use.operation
-            if isinstance(u, H.ReturnOp):
-                return
+            if isinstance(u, H.ReturnOp) or (isinstance(u, H.AliasOp) and u.value == family[k]):
+                return  # returned, or the caller's buffer (an in-place update)
             users.append(u)
             if isinstance(u, H.HostViewOp) and u.view_input() == family[k]:
                 family.extend(u.results)
@@ -669,6 +670,7 @@ def lower_stream_loops(
     for name, (fusion, axes) in targets.items():
         table = _FusionTable(module, fusion)
         for launch in launches.get(name, []):
+            launch = drop_outs(launch)  # mark-aliases' buffers: the loops allocate their own
             if not isinstance(launch.parent_op(), H.ProgramOp):
                 raise HostPassError(
                     f"lower-stream-loops: the launch of @{name} must be at the top level of a "

@@ -100,8 +100,8 @@ def _reads_misaligned(x: BlockArgument, writer: SSAValue) -> bool:
         seen.add(v)
         for use in v.uses:
             op = use.operation
-            if isinstance(op, F.OutputOp):
-                continue
+            if isinstance(op, F.OutputOp) or op.name.startswith("iterdomain."):
+                continue  # the terminator, schedule metadata (stream marks): no read
             ok = isinstance(op, F.ElementwiseOp | F.CastOp) and all(
                 isinstance(r.type, F.TensorType) and r.type.get_shape() == xt.get_shape()
                 for r in op.results

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -179,7 +179,15 @@ def add_fusion_input(fusion: F.FusionOp, t: Attribute) -> BlockArgument:
 
 
 def erase_fusion_input(fusion: F.FusionOp, index: int) -> None:
+    """Erase input ``index`` (unused, and no in-place target) and renumber the
+    ``alias_inputs`` of the later inputs."""
+    term = fusion.output_op
+    aliases = term.get_alias_inputs()
+    assert index not in aliases, "an in-place target is never erased"
     fusion.body.block.erase_arg(fusion.body.block.args[index])
+    if any(a > index for a in aliases):
+        renumbered = [a - 1 if a > index else a for a in aliases]
+        term.alias_inputs = DenseArrayBase.from_list(i64, renumbered)
     sync_fusion_inputs(fusion)
 
 
@@ -474,7 +482,7 @@ def strip_input_end(fusion: F.FusionOp, launches: Sequence[H.LaunchOp]) -> list[
                 _insert_ops_before(vops, launch)
                 rebuilt.append(_replace_launch(launch, [*launch.args, vops[-1].results[0]], None))
             launches = rebuilt
-            if not arg.uses:
+            if not arg.uses and arg.index not in fusion.output_op.get_alias_inputs():
                 idx = arg.index
                 erase_fusion_input(fusion, idx)
                 launches = [
