@@ -30,6 +30,7 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from fuser_ir import lexer_fix
 from fuser_ir.dialects import available_dialects
 
 PassFactory = Callable[[], type[ModulePass]]
@@ -130,6 +131,7 @@ class FuserOptMain(xDSLOptMain):
         description: str = "fuser modular optimizer driver",
         args: Sequence[str] | None = None,
     ) -> None:
+        lexer_fix.install()
         argv = list(sys.argv[1:] if args is None else args)
         super().__init__(description, rewrite_pass_flags(argv, list(pass_table())))
 

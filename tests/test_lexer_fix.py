@@ -1,0 +1,63 @@
+"""Unterminated string literals are rejected in linear time (xDSL 0.74.0's lexer
+backtracks exponentially on them: ``fuser_ir/lexer_fix.py``)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from fuser_ir import FusionDefinition
+from fuser_ir.lexer_fix import LINEAR_PATTERN, UPSTREAM_PATTERN
+from tools.fuser_opt import main as opt_main
+from tools.fuser_run import main as run_main
+
+# Under 1 KB each; with xDSL's own regex the first takes longer than the age of the
+# universe.
+INPUTS = [
+    '"' + "a" * 900,
+    'fuser.fusion @f() {\n  "fuser.output"() {note = "' + "x" * 800 + "} : () -> ()\n}\n",
+    "fuser.fusion @\"" + "f" * 500 + "() {\n}\n",
+    '"' + "ab\\n" * 200,
+]
+
+
+@pytest.mark.parametrize("text", INPUTS)
+def test_unterminated_string_is_rejected_within_a_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    assert len(text.encode()) < 1024
+    path = tmp_path / "in.mlir"
+    path.write_text(text)
+    for main in (opt_main, run_main):
+        start = time.perf_counter()
+        with pytest.raises(SystemExit) as exc:
+            main([str(path)])
+        assert time.perf_counter() - start < 1.0
+        assert exc.value.code == 1
+        err = capsys.readouterr().err
+        assert "End of file reached before closing string literal" in err
+        assert ":1:1" in err or ":2:" in err  # line:col of the literal's start
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="closing string literal"):
+        FusionDefinition.from_mlir(text)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['"abc"', '""', r'"a\"b"', r'"a\0Fb"', r'"\\"', r'"x\\\"y"', r'"a\qb"', '"a\nb"', '"ab', r'"a\"'],
+)
+def test_linear_pattern_matches_what_xdsl_matches(text: str) -> None:
+    upstream = re.compile(UPSTREAM_PATTERN).match(text)
+    linear = re.compile(LINEAR_PATTERN).match(text)
+    assert (upstream and upstream.group()) == (linear and linear.group())
+
+
+def test_escaped_strings_still_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "in.mlir"
+    path.write_text('"test.op"() {s = "a\\"b\\0A\\\\c"} : () -> ()\n')
+    opt_main([str(path), "--allow-unregistered-dialect"])
+    assert 's = "a\\22b\\0A\\\\c"' in capsys.readouterr().out
