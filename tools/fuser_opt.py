@@ -8,6 +8,10 @@ they appear on the command line::
     fuser-opt --canonicalize -p cse,dce --canonicalize input.mlir
     # runs canonicalize, cse, dce, canonicalize
 
+Dialects, passes and targets of third-party packages with an ``xdsl.universe`` entry
+point (as for ``xdsl-opt``) are added too: a plugin pass is a flag and a ``-p`` name
+(``tools/plugins.py``).
+
 Errors in the input (parse errors, verifier errors, pass failures) print a
 diagnostic to stderr and exit with status 1, without a Python traceback (set
 ``FUSER_TRACEBACK=1`` to get one). With ``--verify-diagnostics`` (resp.
@@ -32,6 +36,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from fuser_ir import lexer_fix
 from fuser_ir.dialects import available_dialects
+from tools.plugins import Plugins, discover
 
 PassFactory = Callable[[], type[ModulePass]]
 
@@ -39,13 +44,29 @@ _PASS_SEQUENCE = "fuser_pass_sequence"
 """Namespace attribute holding the pipeline pieces in command-line order."""
 
 
-def pass_table() -> dict[str, PassFactory]:
-    """Every pass fuser-opt knows: xDSL's, then fuser's (fuser's win on a name clash,
-    e.g. ``canonicalize``)."""
+def _builtin_pass_table() -> dict[str, PassFactory]:
+    """xDSL's passes, then fuser's (fuser's win on a name clash, e.g. ``canonicalize``)."""
     from passes import all_passes
 
     table: dict[str, PassFactory] = dict(get_all_passes())
     table.update(all_passes())
+    return table
+
+
+def find_plugins() -> Plugins:
+    """The dialects, passes and targets of third-party ``xdsl.universe`` plugins."""
+    return discover(
+        [*get_all_dialects(), *available_dialects()],
+        _builtin_pass_table(),
+        [*get_all_targets(), "cuda"],
+    )
+
+
+def pass_table(plugins: Plugins | None = None) -> dict[str, PassFactory]:
+    """Every pass fuser-opt knows: xDSL's, fuser's, then the plugins'."""
+    table = _builtin_pass_table()
+    for name, (_, factory) in (plugins or find_plugins()).passes.items():
+        table[name] = factory
     return table
 
 
@@ -132,21 +153,24 @@ class FuserOptMain(xDSLOptMain):
         args: Sequence[str] | None = None,
     ) -> None:
         lexer_fix.install()
+        self.plugins = find_plugins()
         argv = list(sys.argv[1:] if args is None else args)
-        super().__init__(description, rewrite_pass_flags(argv, list(pass_table())))
+        super().__init__(description, rewrite_pass_flags(argv, list(pass_table(self.plugins))))
 
     # ---- registration -----------------------------------------------------------
     def register_all_dialects(self) -> None:
         # Not the xdsl.universe multiverse: fuser's own universe entry point would be
-        # seen twice. Upstream dialects first, fuser's on top.
+        # seen twice. Upstream dialects first, fuser's on top, then the plugins'.
         for name, factory in get_all_dialects().items():
             self.ctx.register_dialect(name, factory)
         for name, factory in available_dialects().items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)
+        for name, (_, factory) in self.plugins.dialects.items():
+            self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
-        for name, factory in pass_table().items():
+        for name, factory in pass_table(self.plugins).items():
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
@@ -156,6 +180,8 @@ class FuserOptMain(xDSLOptMain):
         from codegen.cuda_target import CudaTarget
 
         self.available_targets["cuda"] = lambda: CudaTarget
+        for name, (_, factory) in self.plugins.targets.items():
+            self.available_targets[name] = factory
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(_PipelineArgs(arg_parser))  # type: ignore[arg-type]
@@ -171,6 +197,12 @@ class FuserOptMain(xDSLOptMain):
         )
         ours = _fuser_pass_names()
         for name in self.available_passes:
+            if name in ours:
+                help_text = f"run the {name} pass"
+            elif name in self.plugins.passes:
+                help_text = f"run the {name} pass (plugin {self.plugins.passes[name][0]})"
+            else:
+                help_text = argparse.SUPPRESS
             try:
                 group.add_argument(
                     f"--{name}",
@@ -178,7 +210,7 @@ class FuserOptMain(xDSLOptMain):
                     pass_name=name,
                     dest=argparse.SUPPRESS,
                     default=argparse.SUPPRESS,
-                    help=f"run the {name} pass" if name in ours else argparse.SUPPRESS,
+                    help=help_text,
                 )
             except argparse.ArgumentError:
                 continue  # the name of a driver option: reachable through -p only
