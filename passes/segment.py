@@ -95,6 +95,7 @@ from passes.mark_aliases import preallocate_outputs as _preallocate
 from passes.strip_bookend_views import (
     HostPassError,
     ensure_programs,
+    erase_dead_ops,
     erase_op,
     fusions_by_name,
     host_view_ops_typed,
@@ -647,6 +648,7 @@ def segment_fusion_launches(
     if not launches:
         return []
     launches = inplace_to_aliases(fusion, launches)
+    erase_dead_ops(fusion.body.block)  # an unused op must not become a segment
     first = launches[0]
     program = first.parent_op()
     if not isinstance(program, H.ProgramOp):

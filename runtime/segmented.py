@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fuser_ir.dialects import fuser as F
+from fuser_ir.dialects import hir as H
 from passes.segment import SegmentRecord, segment_module
 from runtime.host_evaluator import run_program
 from runtime.reference import evaluate_op, run_fusion
@@ -38,6 +39,7 @@ __all__ = [
     "SegmentInfo",
     "execute_segmented",
     "execute_with_maps",
+    "returned_indices",
     "segment_fusion",
     "value_indices",
 ]
@@ -120,6 +122,36 @@ def segment_fusion(
     records = segment_module(module, input_shapes, target).get(fusion.sym_name.data, [])
     infos = [_info(k, rec, indices) for k, rec in enumerate(records)]
     return module, infos
+
+
+def returned_indices(module: ModuleOp, infos: Sequence[SegmentInfo]) -> list[int | None]:
+    """The original index of each value the segmented program returns (the fusion's
+    returned outputs, in order), None where the host computes it (a view, an alias).
+
+    The index can differ from the output's index in the unsegmented fusion: the
+    segmenter may move a view through the pointwise op that produced an output
+    (``view(e(x))`` becomes ``e(view(x))``), and the output is then the new value."""
+    by_callee = {info.fusion.sym_name.data: info for info in infos if info.fusion is not None}
+    produced: dict[SSAValue, int] = {}
+    returns: list[H.ReturnOp] = []
+    for prog in module.body.block.ops:
+        if not isinstance(prog, H.ProgramOp):
+            continue
+        for op in prog.body.block.ops:
+            if isinstance(op, H.ReturnOp):
+                returns.append(op)
+            if not isinstance(op, H.LaunchOp):
+                continue
+            info = by_callee.get(op.callee.string_value())
+            if info is None:
+                continue
+            for p, r in enumerate(op.res):
+                produced[r] = info.output_map[p]
+            for p, o in enumerate(op.outs):
+                produced[o] = info.output_map[p]
+    if len(returns) != 1:
+        return []
+    return [produced.get(v) for v in returns[0].values]
 
 
 def execute_segmented(

@@ -59,7 +59,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from fuser_ir.dialects import fuser as F
-from fuser_ir.frontend.state import Value
+from fuser_ir.frontend.state import InputSpec, Value
 
 if TYPE_CHECKING:
     from fuser_ir.frontend.fusion_definition import FusionDefinition
@@ -182,7 +182,7 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
     from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import meta_array
-    from runtime.segmented import segment_fusion, value_indices
+    from runtime.segmented import returned_indices, segment_fusion, value_indices
     from schedulers.target import DEFAULT_TARGET
 
     entry = fd._ensure_defined()
@@ -195,7 +195,7 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
     flat = flatten_inputs(entry.inputs, plain)
     shapes = [tuple(x.shape) if isinstance(x, np.ndarray) else None for x in flat]
     try:
-        _module, infos = segment_fusion(rt.fusion, shapes, target or DEFAULT_TARGET)
+        module, infos = segment_fusion(rt.fusion, shapes, target or DEFAULT_TARGET)
     except Exception as e:  # noqa: BLE001 - pass diagnostics become ValueErrors
         raise ValueError(f"segment: fusion {entry.id} cannot be segmented: {e}") from None
     ir_to_state, num_states = original_index_map(fd, plain)
@@ -203,8 +203,16 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
     def orig(i: int) -> int:
         return ir_to_state.get(i, num_states + i)
 
-    indices = value_indices(rt.fusion)
     term = rt.fusion.output_op
+    # An output the segmenter recomputed (a view moved through its producer) is a new
+    # value: its index is the one the program returns.
+    indices = value_indices(rt.fusion)
+    moved = {
+        v: i
+        for v, i in zip(term.returned_values(), returned_indices(module, infos), strict=False)
+        if i is not None
+    }
+    indices.update(moved)
     name = rt.fusion.sym_name.data
     parts: list[tuple[F.FusionOp, dict[int, int], str | None, int]] = []
     for info in infos:
@@ -290,6 +298,8 @@ def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[A
                 f"execute: segment {k} reads original value {e.args[0]}, which no earlier "
                 "segment produced"
             ) from None
+        specs = step.definition._ensure_defined().inputs
+        args = [_as_declared(spec, x) for spec, x in zip(specs, args, strict=True)]
         outs = step.definition.execute(args)
         for i, v in zip(step.output_map, outs, strict=True):
             values[i] = v
@@ -302,6 +312,49 @@ def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[A
     if any(is_torch_tensor(x) and not ga.is_gpu_array(x) for x in inputs):
         outs = [numpy_to_torch(o) if isinstance(o, np.ndarray) else o for o in outs]
     return outs
+
+
+def dense_strides(shape: Sequence[int], stride_order: Sequence[int]) -> list[int]:
+    """Element strides of a dense array with ``stride_order`` (rank of each axis's
+    stride, ``ndim-1`` outermost)."""
+    strides = [0] * len(shape)
+    running = 1
+    for a in sorted(range(len(shape)), key=lambda a: stride_order[a]):
+        strides[a] = running
+        running *= max(shape[a], 1)
+    return strides
+
+
+def _as_declared(spec: InputSpec, x: Any) -> Any:
+    """``x``, or a dense copy of it in the layout the segment input declares when its
+    strides break the declaration (a segment's result can be a view: a slice, a
+    broadcast, a permute done without a copy). Numpy arrays and torch tensors are
+    copied; other GPU arrays are left to the segment's input validation."""
+    from fuser_ir.frontend.validation import is_torch_tensor, layout_mismatch
+    from runtime import gpu_arrays as ga
+    from runtime.gpu_executor import meta_array
+
+    t = spec.type
+    if spec.kind != "tensor" or not isinstance(t, F.TensorType):
+        return x
+    if isinstance(x, np.ndarray):
+        meta = x
+    elif is_torch_tensor(x) and ga.is_gpu_array(x):
+        meta = meta_array(ga.array_info(x))
+    else:
+        return x
+    if meta.ndim != t.rank or layout_mismatch(t, meta) is None:
+        return x
+    strides = dense_strides(meta.shape, t.get_stride_order())
+    if isinstance(x, np.ndarray):
+        dense = np.lib.stride_tricks.as_strided(
+            np.empty(max(x.size, 1), x.dtype), x.shape, [s * x.itemsize for s in strides]
+        )
+        np.copyto(dense, x)
+        return dense
+    import torch
+
+    return torch.empty_strided(x.shape, strides, dtype=x.dtype, device=x.device).copy_(x)
 
 
 def _copy_into(target: Any, value: Any) -> None:

@@ -126,17 +126,23 @@ def _check_tensor(where: str, t: Any, x: Any) -> None:
         if e != DYN and e != g:
             kind = "broadcast axis" if e == 1 else "static axis"
             raise ValueError(f"{where}: {kind} {a} must have size {e}, got shape {list(x.shape)}")
+    problem = layout_mismatch(t, x)
+    if problem is not None:
+        raise ValueError(f"{where}: {problem}")
+
+
+def layout_mismatch(t: TensorType, x: np.ndarray) -> str | None:
+    """Why the strides of ``x`` (of ``t``'s shape) break ``t``'s declared contiguity
+    or stride order; None when they do not."""
     if x.size == 0:
-        return
+        return None
     declared = t.get_contiguity()
     order = t.get_stride_order()
     got_contig = actual_contiguity(x)
+    strides = [s // x.itemsize for s in x.strides]
     for a, c in enumerate(declared):
         if c and got_contig[a] is False:
-            raise ValueError(
-                f"{where}: axis {a} is declared contiguous but the array's strides "
-                f"{[s // x.itemsize for s in x.strides]} (in elements) are not"
-            )
+            return f"axis {a} is declared contiguous but the array's strides {strides} (in elements) are not"
     # Declared contiguous axes also fix the order of the strides.
     if any(declared):
         got_order = actual_stride_order(x)
@@ -144,10 +150,8 @@ def _check_tensor(where: str, t: Any, x: Any) -> None:
         want_rank = sorted(relevant, key=lambda a: order[a])
         got_rank = sorted(relevant, key=lambda a: got_order[a])
         if want_rank != got_rank:
-            raise ValueError(
-                f"{where}: expected stride order {list(order)}, but the array's strides are "
-                f"{[s // x.itemsize for s in x.strides]} (in elements)"
-            )
+            return f"expected stride order {list(order)}, but the array's strides are {strides} (in elements)"
+    return None
 
 
 def _check_scalar(where: str, dt: DType, x: Any) -> None:

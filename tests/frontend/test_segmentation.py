@@ -345,3 +345,50 @@ def test_stream_errors() -> None:
     other, _ = stream_chain()
     with pytest.raises(ValueError, match="does not belong"):
         fd.parallelize_stream(other.outputs()[0], 0)
+
+
+# ---- issue 10: segmentation failures found by random fusions ------------------------------
+
+
+def test_segment_maps_an_output_whose_view_was_moved_through_its_producer() -> None:
+    """``reshape(neg(slice(x)))``: the segmenter moves the reshape through ``neg``; the
+    output is then a new value, and ``fd.segment`` must still find its segment."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        s = fd.ops.slice(x, [4, 0], [12, 8], [1, 3])
+        fd.add_output(fd.ops.reshape(fd.ops.neg(s), [8, 1, 3]))
+        fd.add_output(fd.ops.sin(s))
+    x = randn(16, 8)
+    segments = fd.segment([x])
+    assert len(segments) > 1
+    a, b = fd.execute([x])
+    np.testing.assert_array_equal(a, -x[4:12, ::3].reshape(8, 1, 3))
+    np.testing.assert_allclose(b, np.sin(x[4:12, ::3]), rtol=1e-6)
+
+
+def broadcast_then_pointwise(fd: FusionDefinition, unused: bool) -> None:
+    x = fd.define_tensor(shape=[-1, -1, 1], contiguity=[True, True, None], dtype=DataType.Half)
+    y = fd.define_tensor(shape=[-1, -1, 1], contiguity=[True, True, None], dtype=DataType.Half)
+    if unused:
+        fd.ops.cast(x, DataType.BFloat16)
+    b = fd.ops.broadcast_in_dim(y, shape=[8, 8, 8], broadcast_dims=[0, 1, 2])
+    b2 = fd.ops.broadcast_in_dim(b, shape=[8, 8, 3, 8], broadcast_dims=[0, 1, 3])
+    fd.add_output(fd.ops.silu(b))
+    fd.add_output(b2)
+
+
+@pytest.mark.parametrize("unused", [False, True])
+def test_segment_receives_the_layout_it_declares(unused: bool) -> None:
+    """The first segment returns broadcast views (stride 0); the ``silu`` segment
+    declares a contiguous input and must get a dense copy, not a validation error.
+    An unused op (the cast) is no segment: every segment has outputs."""
+    fd = define(broadcast_then_pointwise, unused)
+    x = np.random.default_rng(0).standard_normal((8, 8, 1)).astype(np.float16)
+    y = np.random.default_rng(1).standard_normal((8, 8, 1)).astype(np.float16)
+    segments = fd.segment([x, y])
+    assert all(len(s.outputs()) > 0 for s in segments)
+    assert "BFloat16" not in "".join(repr(s) for s in segments)
+    a, b = fd.execute([x, y])
+    full = np.broadcast_to(y, (8, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(a, full / (1 + np.exp(-full)), rtol=2e-3, atol=2e-3)
+    np.testing.assert_array_equal(b, np.broadcast_to(y.reshape(8, 8, 1, 1), (8, 8, 3, 8)))
