@@ -554,9 +554,16 @@ def _iter_with(shape: Sequence[int], flags: Sequence[bool]) -> list[int]:
 
 
 def _check_indices(op: Operation, idx: np.ndarray, extent: int) -> np.ndarray:
-    if idx.size and (idx.min() < -extent or idx.max() >= extent):
+    """The indices of ``op``'s index operand as offsets in ``[0, extent)``. As in torch,
+    ``select`` and ``take_along_axis`` count negative indices from the end;
+    ``index_select`` and ``gather`` raise for them."""
+    wraps = isinstance(op, F.SelectOp | F.TakeAlongAxisOp)
+    low = -extent if wraps else 0
+    if idx.size and (idx.min() < low or idx.max() >= extent):
+        bad = int(idx.min()) if idx.min() < low else int(idx.max())
         raise InterpreterError(
-            f"{op.name}: index out of range [{int(idx.min())}, {int(idx.max())}] for an axis of extent {extent}"
+            f"{op.name}: the index operand holds {bad}, out of range [{low}, {extent}) for "
+            f"axis {op.get_dim()} of the input (extent {extent})"
         )
     return np.where(idx < 0, idx + extent, idx)
 

@@ -573,8 +573,26 @@ def test_index_out_of_range_is_a_value_error_naming_the_op() -> None:
         [F.TensorType([5], DType.float32), F.TensorType([2], DType.int64)],
         lambda e, a, i: e(F.IndexSelectOp(a, i, 0)),
     )
-    with pytest.raises(InterpreterError, match="fuser.index_select: index out of range"):
+    with pytest.raises(InterpreterError, match="fuser.index_select: the index operand holds 5"):
         run_fusion(f, [np.zeros(5, np.float32), np.array([1, 5])])
+
+
+@pytest.mark.parametrize("op", ["index_select", "gather"])
+def test_negative_index_raises_like_torch(op: str) -> None:
+    """torch raises for a negative index in index_select and gather (select and
+    take_along_dim count it from the end): the reference must not wrap it."""
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    idx = np.array([-1, 0], np.int64) if op == "index_select" else np.array([[-1, 0]], np.int64)
+    with pytest.raises((IndexError, RuntimeError)):
+        tx, ti = torch.from_numpy(x), torch.from_numpy(idx)
+        torch.index_select(tx, 0, ti) if op == "index_select" else torch.gather(tx, 0, ti)
+    make = F.IndexSelectOp if op == "index_select" else F.GatherOp
+    f = build(
+        [F.TensorType([5, 2], DType.float32), F.TensorType(list(idx.shape), DType.int64)],
+        lambda e, a, i: e(make(a, i, 0)),
+    )
+    with pytest.raises(InterpreterError, match=f"fuser.{op}: the index operand holds -1, out of"):
+        run_fusion(f, [x, idx])
 
 
 def test_factories_iota_full_size() -> None:
