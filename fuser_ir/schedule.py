@@ -289,6 +289,20 @@ class Schedule:
         self.ids[a] = op.result
         return self
 
+    def view(self, steps: Sequence[ReshapeStep]) -> Schedule:
+        """Replay a reshape's keep/merge/split ``steps`` (resolved sizes) on the whole
+        loop domain, as ``emit_reshape_view`` does from the root: the loop domain
+        becomes the reshape result's shape (nvFuser replays a consumer's reshape on
+        its producer this way)."""
+        try:
+            ops, ids = view_transforms(self.ids, steps)
+        except ShapeError as e:
+            raise ValueError(str(e)) from e
+        for op in ops:
+            self._add(op)
+        self.ids = ids
+        return self
+
     def parallelize(self, axis: int, ptype: ParallelType | str) -> Schedule:
         a = self._axis(axis)
         op = self._add(ParallelizeOp(self.ids[a], ParallelType(ptype)))

@@ -70,7 +70,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from fuser_ir.dialects.fuser import FusionOp, ReshapeOp, TensorType
+from fuser_ir.dialects.fuser import FusionOp, ReshapeOp, TensorType, ViewAttr
 from fuser_ir.dialects.iterdomain import (
     MAX_VECTOR_BYTES,
     IterType,
@@ -80,6 +80,7 @@ from fuser_ir.dialects.iterdomain import (
     logical_domain_types,
     logical_to_tensor_axes,
 )
+from fuser_ir.reshape_analysis import analyze_reshape
 from fuser_ir.schedule import Schedule, emit_reshape_view
 from fuser_ir.shapes import DYN, fmt_shape
 from passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, parse_sizes
@@ -213,12 +214,29 @@ def _vectorizable(tensor: SSAValue, sched: Schedule, axis: int, global_io: set[S
     )
 
 
+Through = Sequence[tuple[Sequence[int], ReshapeOp]]
+"""Reshapes to replay on a tensor before the reference's steps: for each, the
+permutation lining the current loop domain up with the reshape's input, then the
+reshape's keep/merge/split transforms."""
+
+
 def replay(
-    tensor: SSAValue, perm: Sequence[int], steps: Sequence[Step], global_io: set[SSAValue]
+    tensor: SSAValue,
+    perm: Sequence[int],
+    steps: Sequence[Step],
+    global_io: set[SSAValue],
+    through: Through = (),
 ) -> LoopOp:
-    """Schedule ``tensor``: reorder its logical ids by ``perm`` (into the reference's
-    axis order), apply ``steps``, emit and verify. Loop ids get readable names."""
+    """Schedule ``tensor``: replay the reshapes ``through`` on its logical ids, reorder
+    them by ``perm`` (into the reference's axis order), apply ``steps``, emit and
+    verify. Loop ids get readable names."""
     s = Schedule(tensor)
+    for p, reshape in through:
+        if list(p) != list(range(len(p))):
+            s.reorder(p)
+        in_t = reshape.input.type
+        assert reshape.view is not None and isinstance(in_t, TensorType)
+        s.view(reshape.view.resolved_steps(in_t.get_shape()))
     if list(perm) != list(range(len(perm))):
         s.reorder(perm)
     for step in steps:
@@ -292,6 +310,94 @@ def alignment(dmap: DomainMap, ref: SSAValue, v: SSAValue, identity_only: bool) 
         if red_v and not red_r:
             return None
     return out
+
+
+def with_static_view(reshape: ReshapeOp) -> None:
+    """Give a static reshape written without ``#fuser.view`` its keep/merge/split view
+    (the one ``fuser.reshape``'s builder computes); symbolic ones keep none."""
+    t, r = reshape.input.type, reshape.result.type
+    if reshape.view is not None or reshape.sizes:
+        return
+    if not isinstance(t, TensorType) or not isinstance(r, TensorType):
+        return
+    if DYN in t.get_shape() or DYN in r.get_shape():
+        return
+    reshape.view = ViewAttr(analyze_reshape(t.get_shape(), r.get_shape()))
+
+
+def static_reshapes(fusion: FusionOp) -> list[ReshapeOp]:
+    """The reshapes written as root -> rfactor transforms (a static ``#fuser.view``)."""
+    return [op for op in body_ops(fusion) if isinstance(op, ReshapeOp) and op.view is not None]
+
+
+def reshape_covered(dmap: DomainMap, out: SSAValue, reshapes: Sequence[ReshapeOp]) -> set[Axis]:
+    """The axis classes a loop nest over all of ``out`` visits once the reshapes'
+    transforms are replayed: ``out``'s own classes, and the input classes of every
+    reshape whose result axes are all visited (its rfactor domain is a split/merge
+    of its root domain, so covering one covers the other)."""
+    covered = set(logical_classes(dmap, out))
+    changed = True
+    while changed:
+        changed = False
+        for r in reshapes:
+            shape = r.result.type.get_shape()
+            result = [c for c, e in zip(dmap.classes(r.result), shape, strict=True) if e != 1]
+            if all(c in covered for c in result):
+                new = set(dmap.classes(r.input)) - covered
+                if new:
+                    covered |= new
+                    changed = True
+    return covered
+
+
+def reshape_reference(dmap: DomainMap, fusion: FusionOp) -> SSAValue | None:
+    """nvFuser's pointwise reference with reshapes: the returned output of highest rank
+    whose loop nest, with the reshapes' transforms replayed, visits every non-broadcast
+    axis of every tensor input."""
+    reshapes = static_reshapes(fusion)
+    inputs = [a for a in fusion.inputs if isinstance(a.type, TensorType)]
+    best: SSAValue | None = None
+    for out in returned_outputs(fusion):
+        t = out.type
+        if not isinstance(t, TensorType):
+            continue
+        covered = reshape_covered(dmap, out, reshapes)
+        if not all(
+            c in covered
+            for x in inputs
+            for c, e in zip(dmap.classes(x), x.type.get_shape(), strict=True)  # type: ignore[union-attr]
+            if e != 1
+        ):
+            continue
+        if best is None or t.rank > best.type.rank:  # type: ignore[union-attr]
+            best = out
+    return best
+
+
+def reshape_path(
+    dmap: DomainMap, ref: SSAValue, v: SSAValue, reshapes: Sequence[ReshapeOp]
+) -> tuple[list[tuple[list[int], ReshapeOp]], list[int]] | None:
+    """The reshapes to replay on ``v`` so that its loop domain lines up with ``ref``
+    (each with the permutation into the reshape input's order) and the final
+    permutation into ``ref``'s order; None when no chain of reshapes gets there.
+    Breadth first: the shortest chain."""
+    frontier: list[tuple[SSAValue, list[tuple[list[int], ReshapeOp]]]] = [(v, [])]
+    seen: set[SSAValue] = {v}
+    while frontier:
+        nxt: list[tuple[SSAValue, list[tuple[list[int], ReshapeOp]]]] = []
+        for w, path in frontier:
+            final = alignment(dmap, ref, w, identity_only=False)
+            if final is not None and path:
+                return path, final
+            for r in reshapes:
+                if r.result in seen:
+                    continue
+                perm = alignment(dmap, r.input, w, identity_only=False)
+                if perm is not None:
+                    seen.add(r.result)
+                    nxt.append((r.result, [*path, (perm, r)]))
+        frontier = nxt
+    return None
 
 
 def fusion_tensors(fusion: FusionOp) -> list[SSAValue]:
@@ -592,8 +698,10 @@ class _FusionScheduler:
             self.fusion, self.given, need=max(vecs) > 1 or bool(self.given)
         )
         for op in body_ops(self.fusion):
-            if isinstance(op, ReshapeOp) and op.view is not None:
-                emit_reshape_view(op)
+            if isinstance(op, ReshapeOp):
+                with_static_view(op)
+                if op.view is not None:
+                    emit_reshape_view(op)
         self.dmap = build_domain_map(self.fusion)
         getattr(self, f"_{self.kind}")()
 
@@ -631,11 +739,41 @@ class _FusionScheduler:
             self.done.add(v)
 
     # ---- kinds --------------------------------------------------------------------
+    def propagate_through_reshapes(self, ref: SSAValue, steps: Steps) -> None:
+        """Schedule the tensors that line up with ``ref`` only through reshapes: the
+        reshapes' transforms are replayed on them first (nvFuser's replay through a
+        view), so producers and consumers of a reshape share the loop structure."""
+        reshapes = static_reshapes(self.fusion)
+        for v in fusion_tensors(self.fusion):
+            if v in self.done:
+                continue
+            found = reshape_path(self.dmap, ref, v, reshapes)
+            if found is None:
+                continue
+            through, perm = found
+            try:
+                replay(v, perm, steps.steps, self.global_io, through)
+            except (VerifyException, ValueError):
+                continue  # this tensor cannot take the schedule; codegen indexes it
+            self.done.add(v)
+
     def _pointwise(self) -> None:
         p: PointwiseParams = self.params
-        ref = self.dmap.reference()
+        ref = self.dmap.reference() or reshape_reference(self.dmap, self.fusion)
         if ref is None:
-            raise self.fail("no output covers every input axis (no pointwise reference)")
+            symbolic = [
+                op for op in body_ops(self.fusion) if isinstance(op, ReshapeOp) and op.view is None
+            ]
+            why = (
+                f"; the reshape of {symbolic[0].input.name_hint or 'a tensor'} has symbolic extents (no "
+                "static view to replay)"
+                if symbolic
+                else ""
+            )
+            raise self.fail(
+                "no output covers every input axis, even with the reshapes' transforms "
+                f"replayed (no pointwise reference){why}"
+            )
         sizes = self.sizes(p.vectorization)
         if sizes is not None:
             inner = sizes.shape(ref)[-1] if sizes.shape(ref) else 1
@@ -651,6 +789,7 @@ class _FusionScheduler:
         steps = pointwise_steps(rank, p)
         self.emit_ref(ref, steps)
         self.propagate(ref, steps)
+        self.propagate_through_reshapes(ref, steps)
 
     def _reduction_like(self) -> None:
         p: ReductionParams = self.params
