@@ -404,8 +404,38 @@ def _pad(x: np.ndarray, widths: Sequence[int], value: Value, dtype: DType) -> np
     return np.pad(_as(x, dtype), grow, mode="constant", constant_values=_as(value, dtype))
 
 
+def _check_elementwise_extents(op: F.ElementwiseOp, args: Sequence[Value]) -> None:
+    """Operands of an elementwise op agree on every run-time extent, except operands
+    whose type says the axis is a broadcast (static extent 1). A symbolic axis that is
+    1 at run time (a slice's result) does not broadcast: the kernel indexes every
+    operand alike, so numpy's broadcasting would compute something no kernel does."""
+    tensors = [(k, v, a) for k, (v, a) in enumerate(zip(op.operands, args, strict=True))
+               if isinstance(v.type, F.TensorType) and v.type.rank > 0]
+    if len(tensors) < 2:
+        return
+    rank = max(v.type.rank for _, v, _ in tensors)  # type: ignore[union-attr]
+    for axis in range(rank):
+        seen: tuple[int, int] | None = None
+        for k, v, a in tensors:
+            shape = v.type.get_shape()  # type: ignore[union-attr]
+            i = axis - (rank - len(shape))
+            if i < 0 or shape[i] == 1:
+                continue
+            extent = int(np.shape(a)[i])
+            if seen is None:
+                seen = (k, extent)
+            elif seen[1] != extent:
+                raise InterpreterError(
+                    f"{op.name}: operand #{seen[0]} has extent {seen[1]} and operand #{k} "
+                    f"extent {extent} in axis {axis} at run time; only an axis of static "
+                    "extent 1 broadcasts"
+                )
+
+
 def evaluate_op(op: Operation, args: list[Value]) -> list[Value]:
     """Evaluate one ``fuser`` op on concrete arguments (arrays and numpy scalars)."""
+    if isinstance(op, F.ElementwiseOp):
+        _check_elementwise_extents(op, args)
     try:
         results = _evaluate(op, args)
     except InterpreterError:

@@ -329,3 +329,21 @@ def test_scalar_inputs_and_integer_tensor_promotion() -> None:
         fd.add_output(t0 + s1)
 
     check(fn, [x, 0.5, 3], [x * 0.5, x + 3], [np.float32, np.int64])
+
+
+def test_symbolic_extent_one_at_run_time_does_not_broadcast() -> None:
+    """``slice(x, [7, 6], [8, 7])`` of an 8x8 input is 1x1 at run time, but its axes
+    are symbolic, not broadcasts: adding it to ``x`` is an error naming the op and the
+    operands (it crashed in the host evaluator's output write before)."""
+    from fuser_ir import FusionDefinition
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        s = fd.ops.slice(x, [7, 6], [8, 7])
+        fd.add_output(fd.ops.add(s, x))
+        fd.add_output(s)
+    x8 = randn(8, 8)
+    with pytest.raises(
+        ValueError, match=r"fuser.add: operand #0 has extent 1 and operand #1 extent 8 in axis 0"
+    ):
+        fd.execute([x8])
