@@ -1,11 +1,11 @@
 """Segmented fusions on the GPU: the host program of ``runtime.segmented`` run by
 ``runtime.gpu_evaluator.GpuEvaluator`` with generated kernels.
 
-``fd.execute`` on GPU arrays first builds a ``runtime.gpu_executor.GpuPlan`` (one
-segment). When no single scheduler accepts the fusion at these sizes (softmax over
-rows of 2^21 floats, a fusion with an explicit ``fuser.segment_set``), that raises
-``LoweringError("no scheduler accepts ...")`` and ``execute_gpu`` builds a
-``SegmentedGpuPlan`` instead::
+``fd.execute`` on GPU arrays builds a ``runtime.gpu_executor.GpuPlan`` (one segment)
+when one scheduler accepts the fusion at these sizes, and a ``SegmentedGpuPlan`` when
+none does (softmax over rows of 2^21 floats, seed 000 at ``[2, 32]`` / ``[2, 128]``) or
+the fusion has a ``fuser.segment_set`` cut (``schedulers.plan.needs_segmentation``, the
+decision ``fd.plan`` makes)::
 
     plan = SegmentedGpuPlan(fusion, flat)     # segment_fusion for these shapes
     outs = plan.run(flat, first=True)          # hir program on the GPU

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fuser_ir.dialects.fuser import FusionOp
+from fuser_ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.graph import reductions
+from .analysis.output_groups import half_fusion, split_by_reduction_kind
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
-from .analysis.sizes import ConcreteSizes
+from .analysis.sizes import ConcreteSizes, bind_sizes
 from .base import Reject, Scheduler, ceil_div, vector_width
 from .params import InnerOuterParams
 from .persistent import (
@@ -34,6 +35,27 @@ PARTIAL_BYTES = 4
 def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
     outer = [r for r in reductions(fusion) if not reduction_extents(r, sizes).fastest_dim]
     return sum(reduction_extents(r, sizes).iteration * PARTIAL_BYTES for r in outer)
+
+
+def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> Reject | None:
+    """The kernels run the row half and the column half of the fusion one after the
+    other (``codegen/lower/inner_outer.py``): each half must be a fusion the registry
+    accepts at these sizes."""
+    from .registry import select  # the registry imports this module
+
+    groups = split_by_reduction_kind(fusion)
+    if isinstance(groups, str):
+        return Reject(groups)
+    args = [
+        sizes.shape(a) if isinstance(a.type, TensorType) else sizes.scalar(a)
+        for a in fusion.inputs
+    ]
+    for keep, suffix in zip(groups, ("rows", "cols"), strict=True):
+        half = half_fusion(fusion, keep, suffix)
+        sel = select(half, bind_sizes(half, args), target)
+        if sel.scheduler is None:
+            return Reject(f"no scheduler accepts its {suffix} half:\n{sel.explain()}")
+    return None
 
 
 class InnerOuterPersistentScheduler(Scheduler):
@@ -75,7 +97,7 @@ class InnerOuterPersistentScheduler(Scheduler):
                 f"persistent buffers need {need} B per row; {target.name} has {have} B "
                 f"(registers + shared memory less {partial} B of partial outer results)"
             )
-        return None
+        return halves_reject(fusion, sizes, target)
 
     @classmethod
     def heuristic(

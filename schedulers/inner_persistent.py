@@ -8,6 +8,7 @@ from fuser_ir.dialects.fuser import FusionOp
 
 from .analysis.graph import reductions
 from .analysis.reduction_type import ReductionType
+from .analysis.row_kernel import row_kernel_reject
 from .analysis.sizes import ConcreteSizes
 from .base import Reject, Scheduler
 from .params import ReductionParams
@@ -40,6 +41,8 @@ class InnerPersistentScheduler(Scheduler):
     ) -> Reject | None:
         if reject := same_sizes_reject(reductions(fusion), sizes):
             return reject
+        if why := row_kernel_reject(fusion, sizes.shape):
+            return Reject(why)
         buf = fusion_buffer_sizes(fusion, sizes)
         return buffers_fit(buf.bytes_per_row, target) or too_few_rows(
             first_extents(fusion, sizes), target

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fuser_ir.dialects.fuser import FusionOp
 
+from .analysis.column_kernel import column_kernel_reject
 from .analysis.graph import reductions
 from .analysis.reduction_type import ReductionType
 from .analysis.sizes import ConcreteSizes
@@ -58,6 +59,8 @@ class OuterPersistentScheduler(Scheduler):
     ) -> Reject | None:
         if reject := same_sizes_reject(reductions(fusion), sizes):
             return reject
+        if why := column_kernel_reject(fusion, sizes.shape):
+            return Reject(why)
         split, _, _ = cls._grid_split(fusion, sizes, target)
         if split > target.sm_count // 2:
             return Reject(

@@ -52,6 +52,10 @@ class Segment:
     """Original value index (inputs, then op results) of each segment input
     (segmented plans only)."""
     output_map: tuple[int, ...] = ()
+    kernels: int | None = None
+    """Kernels the segment's lowering launches (``fd.plan`` lowers each segment to count
+    them: an outer reduction split over blocks is a partials, a finish and an apply
+    kernel); None when not lowered, counted as one per launching segment."""
 
     @staticmethod
     def from_selection(fusion: FusionOp, sel: Selection) -> Segment:
@@ -97,7 +101,11 @@ class Plan:
 
     @property
     def num_kernels(self) -> int:
-        return sum(1 for s in self.segments if s.launches_kernel)
+        """Kernel launches of one run: the lowering's count for every segment that has
+        one, else one per segment that launches a kernel."""
+        return sum(
+            s.kernels if s.kernels is not None else int(s.launches_kernel) for s in self.segments
+        )
 
     @property
     def is_complete(self) -> bool:

@@ -78,6 +78,15 @@ def unroll_factor(blocks: int, target: GpuTarget) -> int:
     return unroll
 
 
+def output_shapes_reject(fusion: FusionOp, sizes: ConcreteSizes) -> Reject | None:
+    """The pointwise lowering (also the transpose scheduler's, when the innermost axes
+    coincide at the run-time layouts) writes outputs of one shape."""
+    shapes = {sizes.shape(v) for v in fusion.output_op.values if isinstance(v.type, TensorType)}
+    if len(shapes) > 1:
+        return Reject(f"outputs of different shapes {sorted(shapes)}: one kernel writes one iteration space")
+    return None
+
+
 class PointwiseScheduler(Scheduler):
     kind = "pointwise"
 
@@ -94,10 +103,7 @@ class PointwiseScheduler(Scheduler):
 
     @classmethod
     def can_schedule_run_time(cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> Reject | None:
-        shapes = {sizes.shape(v) for v in fusion.output_op.values if isinstance(v.type, TensorType)}
-        if len(shapes) > 1:
-            return Reject(f"outputs of different shapes {sorted(shapes)}: one kernel writes one iteration space")
-        return None
+        return output_shapes_reject(fusion, sizes)
 
     @classmethod
     def heuristic(

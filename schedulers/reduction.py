@@ -12,7 +12,7 @@ split across ``grid.y`` blocks (``cross_grid``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.ir import Operation
 
@@ -25,6 +25,7 @@ from fuser_ir.dialects.fuser import (
     TensorType,
 )
 
+from .analysis.column_kernel import column_kernel_reject
 from .analysis.graph import (
     body_ops,
     descendant_ops,
@@ -34,6 +35,7 @@ from .analysis.graph import (
 )
 from .analysis.persistent_buffers import find_persistent_buffers
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction, reduction_type
+from .analysis.row_kernel import row_kernel_reject
 from .analysis.sizes import ConcreteSizes
 from .base import (
     Reject,
@@ -117,10 +119,28 @@ def post_reduction_broadcast(fusion: FusionOp) -> Operation | None:
         for x in op.operands:
             if x not in downstream or not isinstance(x.type, TensorType):
                 continue
+            if x.type.rank > len(out):
+                continue  # a reduction or an indexing op of fewer axes: nothing grows
             shape = (1,) * (len(out) - x.type.rank) + x.type.get_shape()
             if any(a == 1 and b != 1 for a, b in zip(shape, out, strict=True)):
                 return op
     return None
+
+
+def reduction_kernel(fusion: FusionOp, sizes: ConcreteSizes) -> bool | Reject:
+    """Whether a plain reduction runs as a row kernel (True: ``fastest_dim`` parameters,
+    ``codegen/lower/rows.py``) or as column kernels (False: ``columns.py``), or why
+    neither lowering can compute it. The reduction's memory order picks one; when only
+    the other can lower the fusion (a reduction over the fastest axis that is not the
+    trailing logical axis, for example) that one runs it."""
+    first = reductions(fusion)[0]
+    rows_why = row_kernel_reject(fusion, sizes.shape)
+    cols_why = column_kernel_reject(fusion, sizes.shape)
+    if rows_why is None and (cols_why is not None or is_fastest_dim_reduction(first)):
+        return True
+    if cols_why is None:
+        return False
+    return Reject(rows_why if is_fastest_dim_reduction(first) else cols_why)
 
 
 def reduction_params(
@@ -199,7 +219,10 @@ class ReductionScheduler(Scheduler):
     def can_schedule_run_time(
         cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
     ) -> Reject | None:
-        return same_sizes_reject(reductions(fusion), sizes)
+        if reject := same_sizes_reject(reductions(fusion), sizes):
+            return reject
+        kernel = reduction_kernel(fusion, sizes)
+        return kernel if isinstance(kernel, Reject) else None
 
     @classmethod
     def heuristic(
@@ -207,6 +230,9 @@ class ReductionScheduler(Scheduler):
     ) -> ReductionParams:
         reds = reductions(fusion)
         ext = reduction_extents(reds[0], sizes)
+        kernel = reduction_kernel(fusion, sizes)
+        if isinstance(kernel, bool):  # else the run-time check rejects it
+            ext = replace(ext, fastest_dim=kernel)
         if ext.fastest_dim:  # the row lowering loads 16 bytes of the fusion's own tensors
             itemsize = max_itemsize(tensor_io(fusion))
         else:

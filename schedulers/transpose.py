@@ -14,6 +14,7 @@ from .analysis.sizes import ConcreteSizes
 from .analysis.transpose import find_transpose_groups
 from .base import Reject, Scheduler, ceil_div, prod, vector_width
 from .params import TransposeParams
+from .pointwise import output_shapes_reject
 from .target import GpuTarget
 
 MIN_INNER_EXTENT = 32
@@ -39,6 +40,8 @@ class TransposeScheduler(Scheduler):
     def can_schedule_run_time(
         cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
     ) -> Reject | None:
+        if reject := output_shapes_reject(fusion, sizes):
+            return reject
         groups = find_transpose_groups(fusion)
         assert groups is not None
         shape = sizes.shape(groups.reference)

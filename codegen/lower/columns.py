@@ -102,9 +102,11 @@ from codegen.lower.elementwise import (
     index_key,
     offset_in,
 )
-from codegen.lower.scalar import LoweringError, is_elementwise
+from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, compute_dtype
+from schedulers.analysis.column_kernel import column_kernel_reject, reduction_levels
+from schedulers.analysis.graph import is_elementwise
 from schedulers.params import ReductionParams
 from schedulers.target import H100, GpuTarget
 
@@ -210,79 +212,24 @@ class _Plan:
 
 
 def _plan(fusion: F.FusionOp, shapes: dict[SSAValue, tuple[int, ...]]) -> _Plan:
-    name = f"@{fusion.sym_name.data}"
+    """What the kernels compute, or a ``LoweringError`` when the fusion does not fit the
+    column model (``schedulers.analysis.column_kernel``, the constraints the schedulers
+    check before accepting a fusion for column kernels)."""
+    if why := column_kernel_reject(fusion, shapes.__getitem__):
+        raise LoweringError(why)
     ops = [op for op in fusion.walk() if isinstance(op, REDUCTION_TYPES)]
-    if not ops:
-        raise LoweringError(f"{name}: a column reduction segment needs a reduction")
     reds = [_describe(op) for op in ops]
     in_shape = shapes[ops[0].operands[0]]
-    rdims = tuple(sorted({d % len(in_shape) for d in F._ints(ops[0].dims)})) if in_shape else ()
-    for op in ops[1:]:
-        dims = tuple(sorted({d % len(in_shape) for d in F._ints(op.dims)})) if in_shape else ()
-        if shapes[op.operands[0]] != in_shape or dims != rdims:
-            raise LoweringError(
-                f"{name}: {op.name} reduces dims {list(dims)} of shape {list(shapes[op.operands[0]])}, "
-                f"{ops[0].name} dims {list(rdims)} of {list(in_shape)}; a column lowering needs one "
-                "reduction domain"
-            )
-    if not rdims or len(rdims) == len(in_shape):
-        raise LoweringError(f"{name}: a column reduction must keep some axes and reduce others")
+    rdims = tuple(sorted({d % len(in_shape) for d in F._ints(ops[0].dims)}))
     results = {v: r for r in reds for v in r.op.results}
-
-    # Levels: a reduction whose input depends on another reduction's result runs later.
-    memo: dict[SSAValue, int] = {}
-
-    def level_of(v: SSAValue) -> int:
-        """Highest level of a reduction result ``v`` depends on (0: none)."""
-        if v in memo:
-            return memo[v]
-        if v in results:
-            r = results[v]
-            lvl = 1 + level_of(r.op.operands[0])
-        elif isinstance(v, BlockArgument):
-            lvl = 0
-        else:
-            owner = v.owner
-            assert isinstance(owner, Operation)
-            lvl = max((level_of(u) for u in owner.operands), default=0)
-        memo[v] = lvl
-        return lvl
-
+    levels = reduction_levels(fusion)
     for r in reds:
-        r.level = level_of(r.op.results[0])
-
-    def reaches(v: SSAValue) -> bool:
-        return level_of(v) > 0
-
-    kept = tuple(e for a, e in enumerate(in_shape) if a not in rdims)
-    keep_shape = tuple(1 if a in rdims else e for a, e in enumerate(in_shape))
-
-    def direct(v: SSAValue, shape: tuple[int, ...]) -> bool:
-        if v in results or isinstance(v, BlockArgument) or not reaches(v):
-            return shapes.get(v) == shape if v in results else True
-        op = v.owner
-        assert isinstance(op, Operation)
-        if not is_elementwise(op) or shapes[v] != shape:
-            return False
-        return all(direct(u, shape) for u in op.operands if reaches(u))
-
+        r.level = levels[r.op.results[0]]
     full: list[int] = []
     per_col: list[int] = []
     term = fusion.output_op
     for j, v in enumerate(term.values):
-        if not isinstance(v.type, F.TensorType):
-            raise LoweringError(f"{name}: output #{j} is a scalar; column kernels write tensors")
-        shape = shapes[v]
-        if shape == in_shape:
-            full.append(j)
-        elif shape in (kept, keep_shape) and direct(v, shape):
-            per_col.append(j)
-        else:
-            raise LoweringError(
-                f"{name}: output #{j} has shape {list(shape)}: a column lowering writes outputs of the "
-                f"reduced input's shape {list(in_shape)} or per-column results of shape {list(kept)} "
-                f"(or {list(keep_shape)}) computed elementwise from the reductions"
-            )
+        (full if shapes[v] == in_shape else per_col).append(j)
 
     # Results read back from scratch: those of earlier levels, and those the full
     # outputs (the apply pass) use.
@@ -1063,9 +1010,6 @@ def lower_columns(
     if not isinstance(params, ReductionParams):
         raise LoweringError(f"@{fusion.sym_name.data}: the {kind} lowering needs ReductionParams")
     plan = _plan(fusion, shapes)
-    for op in fusion.walk():
-        if isinstance(op, F.ReductionOp) and op.name in ("fuser.max", "fuser.min") and plan.rows == 0:
-            raise LoweringError(f"@{fusion.sym_name.data}: {op.name} over an empty axis")
     low = _Lowering(plan, in_layouts, out_layouts, params, name, H100, splits, unroll, reverse_apply,
                     interleave)
     return LoweredFusion(kind, low.kernels(), low.scratch)

@@ -39,9 +39,10 @@ from codegen.lower.common import (
     kernel_arg_types,
     max_offset,
 )
-from codegen.lower.scalar import LoweringError, ScalarEmitter, is_elementwise
+from codegen.lower.scalar import LoweringError, ScalarEmitter
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType
+from schedulers.analysis.graph import is_elementwise
 
 
 @dataclass(frozen=True)

@@ -24,62 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import FunctionType, StringAttr
-from xdsl.ir import Operation, SSAValue
-
 from codegen.lower.common import ArgRef, LoweredFusion, LoweredKernel, TensorLayout
 from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
+from schedulers.analysis.output_groups import half_fusion, split_by_reduction_kind
 
-
-def _reduction_kinds(v: SSAValue, cache: dict[SSAValue, frozenset[str]]) -> frozenset[str]:
-    """``{"inner", "outer"}``: which kinds of reduction ``v`` depends on."""
-    hit = cache.get(v)
-    if hit is not None:
-        return hit
-    op = v.owner
-    kinds: frozenset[str] = frozenset()
-    if isinstance(op, Operation):
-        for u in op.operands:
-            kinds |= _reduction_kinds(u, cache)
-        if isinstance(op, F.ReductionOp | F.VarOp | F.VarMeanOp | F.WelfordOp):
-            t = op.operands[0].type
-            assert isinstance(t, F.TensorType)
-            dims = [d % t.rank for d in F._ints(op.dims)]
-            kinds |= {"inner" if t.rank - 1 in dims else "outer"}
-    cache[v] = kinds
-    return kinds
-
-
-def half_fusion(fusion: F.FusionOp, keep: Sequence[int], suffix: str) -> F.FusionOp:
-    """``fusion`` with only the ``fuser.output`` operands ``keep`` (pure ops that no
-    kept output needs are removed; inputs stay)."""
-    clone = fusion.clone()
-    clone.properties["sym_name"] = StringAttr(f"{fusion.sym_name.data}_{suffix}")
-    term = clone.output_op
-    aliases = term.get_alias_inputs()
-    values = [term.values[i] for i in keep]
-    new_term = F.OutputOp(values, [aliases[i] for i in keep])
-    block = clone.body.block
-    block.insert_op_before(new_term, term)
-    block.erase_op(term)
-    returned = _returned_positions(fusion)
-    declared = fusion.function_type.outputs.data
-    clone.properties["function_type"] = FunctionType.from_lists(
-        clone.function_type.inputs.data, [declared[returned.index(i)] for i in keep if i in returned]
-    )
-    # Dead code: erase ops with no uses, innermost first.
-    for op in reversed(list(clone.body.block.ops)):
-        if op is new_term:
-            continue
-        if all(not r.uses for r in op.results):
-            block.erase_op(op)
-    clone.verify()
-    return clone
-
-
-def _returned_positions(fusion: F.FusionOp) -> list[int]:
-    return [i for i, a in enumerate(fusion.output_op.get_alias_inputs()) if a < 0]
+__all__ = ["half_fusion", "lower_inner_outer", "lower_output_groups"]
 
 
 def lower_inner_outer(
@@ -90,20 +40,12 @@ def lower_inner_outer(
     target: object,
     name: str,
 ) -> LoweredFusion:
-    cache: dict[SSAValue, frozenset[str]] = {}
-    groups: dict[str, list[int]] = {"inner": [], "outer": []}
-    for i, v in enumerate(fusion.output_op.values):
-        kinds = _reduction_kinds(v, cache)
-        if kinds == {"inner", "outer"}:
-            raise LoweringError(
-                f"@{fusion.sym_name.data}: output #{i} depends on both row and column reductions; "
-                "the inner-outer lowering splits outputs by reduction kind"
-            )
-        groups["outer" if kinds == {"outer"} else "inner"].append(i)
-    if not groups["inner"] or not groups["outer"]:
-        raise LoweringError(f"@{fusion.sym_name.data}: an inner-outer segment needs both row and column outputs")
+    groups = split_by_reduction_kind(fusion)
+    if isinstance(groups, str):
+        raise LoweringError(groups)
+    inner, outer = groups
     return lower_output_groups(
-        fusion, [(groups["inner"], "rows"), (groups["outer"], "cols")], in_layouts, scalar_values, out_layouts,
+        fusion, [(inner, "rows"), (outer, "cols")], in_layouts, scalar_values, out_layouts,
         target, name, "inner_outer_persistent",
     )
 

@@ -101,9 +101,10 @@ from codegen.lower.elementwise import (
     begin_kernel,
     offset_in,
 )
-from codegen.lower.scalar import LoweringError, is_elementwise
+from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, compute_dtype
+from schedulers.analysis.row_kernel import RowGeometry, row_geometry, row_kernel_reject
 from schedulers.params import ReductionParams
 
 REDUCTION_TYPES = (F.ReductionOp, F.VarMeanOp, F.VarOp, F.WelfordOp)
@@ -118,139 +119,14 @@ block load with their rows, before the reductions; more are loaded after them
 # ---- analysis --------------------------------------------------------------------------
 
 
-@dataclass
-class RowGeometry:
-    """The common ``[R..., C...]`` shape of the reductions and its per-row forms."""
-
-    full: tuple[int, ...]
-    k: int
-    """Number of kept (leading) axes."""
-
-    @property
-    def row_shape(self) -> tuple[int, ...]:
-        return self.full[: self.k]
-
-    @property
-    def col_shape(self) -> tuple[int, ...]:
-        return self.full[self.k:]
-
-    @property
-    def keep_shape(self) -> tuple[int, ...]:
-        return self.row_shape + (1,) * (len(self.full) - self.k)
-
-    @property
-    def rows(self) -> int:
-        return math.prod(self.row_shape)
-
-    @property
-    def cols(self) -> int:
-        return math.prod(self.col_shape)
-
-    def form(self, shape: tuple[int, ...]) -> str | None:
-        """``full``, ``row`` (``[R...]`` or ``[R..., 1...]``) or None."""
-        if shape == self.full:
-            return "full"
-        if shape in (self.row_shape, self.keep_shape):
-            return "row"
-        return None
-
-
-def _reduction_dims(op: Operation, rank: int) -> list[int]:
-    return sorted({d % rank for d in F._ints(op.dims)}) if rank else []  # type: ignore[attr-defined]
-
-
 def analyze(fusion: F.FusionOp, shapes: dict[SSAValue, tuple[int, ...]]) -> tuple[RowGeometry, list[Operation]]:
     """The row geometry and the reductions, or a ``LoweringError`` naming the op that
-    does not fit the row model (see the module docstring)."""
-    fname = f"@{fusion.sym_name.data}"
-    body = [op for op in fusion.body.block.ops if not isinstance(op, F.OutputOp)]
-    reds = [op for op in body if isinstance(op, REDUCTION_TYPES)]
-    if not reds:
-        raise LoweringError(f"{fname}: a row reduction kernel needs a reduction")
-    first = reds[0]
-    full = tuple(shapes[first.input])
-    dims = _reduction_dims(first, len(full))
-    k = len(full) - len(dims)
-    if dims != list(range(k, len(full))):
-        raise LoweringError(
-            f"{fname}: {first.name} reduces axes {dims} of shape {list(full)}; a row kernel "
-            f"reduces trailing axes"
-        )
-    geo = RowGeometry(full, k)
-    for red in reds[1:]:
-        shape = tuple(shapes[red.input])
-        if shape != full or _reduction_dims(red, len(shape)) != dims:
-            raise LoweringError(
-                f"{fname}: {red.name} reduces axes {_reduction_dims(red, len(shape))} of shape "
-                f"{list(shape)}, {first.name} axes {dims} of {list(full)}; a row kernel needs one "
-                f"row shape"
-            )
-    if geo.cols == 0 or geo.rows == 0:
-        raise LoweringError(f"{fname}: empty reduction shape {list(full)} (nothing to launch)")
-    _check_epilogue(fusion, body, shapes, geo)
-    for i, v in enumerate(fusion.output_op.values):
-        if not isinstance(v.type, F.TensorType) or geo.form(tuple(shapes[v])) is None:
-            what = list(shapes[v]) if isinstance(v.type, F.TensorType) else "a scalar"
-            raise LoweringError(
-                f"{fname}: output #{i} ({_producer_name(v)}) is {what}; a row kernel writes "
-                f"full {list(full)} or per-row {list(geo.row_shape)} / {list(geo.keep_shape)} tensors"
-            )
-    return geo, reds
-
-
-def _producer_name(v: SSAValue) -> str:
-    return v.owner.name if isinstance(v.owner, Operation) else "an input"
-
-
-def _check_epilogue(
-    fusion: F.FusionOp, body: list[Operation], shapes: dict[SSAValue, tuple[int, ...]], geo: RowGeometry
-) -> None:
-    """Every value computed from a reduction result must keep the row index: the
-    evaluator hands a reduction's hook an index that must name the current row."""
-    if geo.rows == 1:
-        return  # every index names row 0
-    dependent: set[SSAValue] = set()
-    fname = f"@{fusion.sym_name.data}"
-    n, k = len(geo.full), geo.k
-    for op in body:
-        deps = [u for u in op.operands if u in dependent and isinstance(u.type, F.TensorType)]
-        if isinstance(op, REDUCTION_TYPES):
-            dependent.update(op.results)
-            continue
-        if not deps:
-            continue
-        dependent.update(op.results)
-        out = tuple(shapes[op.results[0]]) if op.results else ()
-
-        def bad(why: str, op: Operation = op, out: tuple[int, ...] = out) -> LoweringError:
-            return LoweringError(
-                f"{fname}: {op.name} (result {list(out)}) uses a reduction result {why}; a row "
-                f"kernel supports per-row values {list(geo.row_shape)} / {list(geo.keep_shape)} "
-                f"broadcast to {list(geo.full)}"
-            )
-
-        if geo.form(out) is None:
-            raise bad("with a shape that is neither per-row nor full")
-        for u in deps:
-            su = tuple(shapes[u])
-            if geo.form(su) is None:
-                raise bad(f"of shape {list(su)}")
-            if is_elementwise(op) or isinstance(op, F.ExpandOp):
-                if len(su) != len(out):
-                    raise bad(f"of shape {list(su)} broadcast against trailing axes")
-            elif isinstance(op, F.BroadcastOp):
-                flags = list(op.get_flags())
-                if len(su) != k or flags != [False] * k + [True] * (n - k):
-                    raise bad(f"broadcast along {flags}, not along the reduced axes")
-            elif isinstance(op, F.BroadcastInDimOp):
-                bdims = F._ints(op.broadcast_dims)
-                if list(bdims) != list(range(len(su))) or len(su) not in (k, n):
-                    raise bad(f"broadcast into axes {list(bdims)}")
-            elif isinstance(op, F.ReshapeOp | F.SqueezeOp):
-                if not (su == out or (geo.form(su) == "row" and geo.form(out) == "row")):
-                    raise bad(f"reshaped from {list(su)}")
-            else:
-                raise bad("through an op that moves it off its row")
+    does not fit the row model (``schedulers.analysis.row_kernel``, the constraints the
+    schedulers check before accepting a fusion for a row kernel)."""
+    if why := row_kernel_reject(fusion, shapes.__getitem__):
+        raise LoweringError(why)
+    reds = [op for op in fusion.body.block.ops if isinstance(op, REDUCTION_TYPES)]
+    return row_geometry(fusion, shapes.__getitem__), reds
 
 
 # ---- reductions as accumulators ----------------------------------------------------------

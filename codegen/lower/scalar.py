@@ -279,17 +279,3 @@ class ScalarEmitter:
         raise LoweringError(f"{op.name}: no floating-point lowering")
 
 
-ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
-    F.UnaryOp,
-    F.BinaryOp,
-    F.WhereOp,
-    F.ClampOp,
-    F.LerpOp,
-    F.ThresholdOp,
-    F.AddcmulOp,
-    F.CastOp,
-)
-
-
-def is_elementwise(op: Operation) -> bool:
-    return isinstance(op, ELEMENTWISE_OPS)

@@ -178,7 +178,8 @@ def _any_gpu_input(inputs: Sequence[Any]) -> bool:
 def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
     """Run on the GPU: the same validation as on the CPU (on the arrays' metadata),
     then ``runtime.gpu_executor.GpuPlan`` (one segment), or, when no single scheduler
-    accepts the fusion at these sizes (``LoweringError("no scheduler accepts ...")``),
+    accepts the fusion at these sizes or it has a ``fuser.segment_set`` cut (the same
+    decision as ``fd.plan``: ``schedulers.plan.needs_segmentation``),
     ``runtime.segmented_gpu.SegmentedGpuPlan`` (the segmented host program on the GPU
     evaluator); the plan is cached per input signature. Outputs are the caller's
     array type."""
@@ -205,21 +206,20 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = flatten_inputs(entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)])
-    from codegen.lower.scalar import LoweringError
     from runtime.segmented_gpu import SegmentedGpuPlan
-    from schedulers.plan import has_segment_boundary
+    from schedulers.analysis.sizes import bind_sizes
+    from schedulers.plan import needs_segmentation
+    from schedulers.registry import select
+    from schedulers.target import DEFAULT_TARGET
 
     try:
-        try:
-            if has_segment_boundary(rt.fusion):
-                plan = SegmentedGpuPlan(rt.fusion, flat)  # the user marked a cut
-            else:
-                plan = GpuPlan(rt.fusion, flat)
-        except LoweringError as e:
-            if not str(e).startswith("no scheduler accepts"):
-                raise
-            # No single kernel: run the segmented host program on the GPU.
-            plan = SegmentedGpuPlan(rt.fusion, flat)
+        shape_args = [ga.array_info(x).shape if ga.is_gpu_array(x) else x for x in flat]
+        selection = select(rt.fusion, bind_sizes(rt.fusion, shape_args), DEFAULT_TARGET)
+        if needs_segmentation(rt.fusion, selection):
+            # No single kernel (or the user marked a cut): the segmented host program.
+            plan = SegmentedGpuPlan(rt.fusion, flat, DEFAULT_TARGET)
+        else:
+            plan = GpuPlan(rt.fusion, flat)
     except ValueError as e:
         raise ValueError(f"fusion {entry.id}: {e}") from None
     plans[key] = (plan, rt)
@@ -232,13 +232,35 @@ def _plain_scalar(x: Any) -> Any:
 
 
 def cuda_code_for(entry: CacheEntry, inputs: Sequence[Any]) -> str:
-    """CUDA source for the fusion at these inputs' layouts (see FusionDefinition)."""
-    from codegen.cpu_runner import layout_of
+    """CUDA source for the fusion at these inputs' layouts (see FusionDefinition): its
+    kernels, or for a fusion that needs segmentation the kernels of every segment, each
+    segment under a ``// segment k: @name (scheduler, n kernel(s))`` header."""
     from codegen.cuda_printer import print_cuda
+
+    lowered = lowered_segments(entry, inputs)
+    if len(lowered) == 1 and lowered[0][0] is None:
+        return "\n\n".join(print_cuda(m) for m in lowered[0][1].modules())
+    parts = []
+    for k, (seg, low) in enumerate(lowered):
+        assert seg is not None
+        header = f"// segment {k}: @{seg.sym_name.data} ({low.scheduler}, {len(low.kernels)} kernel(s))"
+        parts.append("\n\n".join([header, *(print_cuda(m) for m in low.modules())]))
+    return "\n\n".join(parts)
+
+
+def lowered_segments(entry: CacheEntry, inputs: Sequence[Any]) -> list[tuple[FusionOp | None, Any]]:
+    """The lowering (``LoweredFusion``) of the fusion at these inputs' layouts:
+    ``[(None, lowered)]`` when one scheduler takes it, else ``(segment, lowered)`` for
+    every kernel launch of its segmented host program, in order."""
+    from codegen.cpu_runner import layout_of
     from codegen.lower import lower_segment
     from codegen.lower.common import TensorLayout
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import meta_array
+    from schedulers.analysis.sizes import bind_sizes
+    from schedulers.plan import needs_segmentation
+    from schedulers.registry import select
+    from schedulers.target import DEFAULT_TARGET
 
     metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
     plain = plain_inputs(metas)
@@ -254,8 +276,56 @@ def cuda_code_for(entry: CacheEntry, inputs: Sequence[Any]) -> str:
         else:
             layouts.append(None)
             scalars.append(x)
-    lowered = lower_segment(rt.fusion, layouts, scalars)
-    return "\n\n".join(print_cuda(m) for m in lowered.modules())
+    shape_args = [lay.shape if lay is not None else v for lay, v in zip(layouts, scalars, strict=True)]
+    selection = select(rt.fusion, bind_sizes(rt.fusion, shape_args), DEFAULT_TARGET)
+    if not needs_segmentation(rt.fusion, selection):
+        return [(None, lower_segment(rt.fusion, layouts, scalars))]
+    return [
+        (seg, lower_segment(seg, seg_layouts, seg_scalars))
+        for seg, seg_layouts, seg_scalars in segment_launches(rt.fusion, layouts, scalars)
+    ]
+
+
+def segment_launches(
+    fusion: FusionOp, layouts: Sequence[Any], scalars: Sequence[Any]
+) -> list[tuple[FusionOp, list[Any], list[Any]]]:
+    """Each kernel launch of the segmented host program of ``fusion`` (``fd.segment``'s
+    segmentation, the one the GPU runs) with its input layouts and scalar values: a
+    program input keeps the caller's layout, an intermediate is the dense buffer the
+    program allocates for it (in the stride order the segment declares)."""
+    from codegen.lower.common import TensorLayout
+    from fuser_ir.dialects import hir as H
+    from passes.segment import host_shapes
+    from runtime.segmented import segment_fusion
+    from schedulers.target import DEFAULT_TARGET
+
+    shapes = [lay.shape if lay is not None else None for lay in layouts]
+    module, _ = segment_fusion(fusion, shapes, DEFAULT_TARGET)
+    program = next(op for op in module.walk() if isinstance(op, H.ProgramOp))
+    callees = {op.sym_name.data: op for op in module.walk() if isinstance(op, FusionOp)}
+    env = host_shapes(program, {i: s for i, s in enumerate(shapes) if s is not None})
+    launches = []
+    for op in program.walk():
+        if not isinstance(op, H.LaunchOp):
+            continue
+        seg = callees[op.callee.root_reference.data]
+        seg_layouts: list[Any] = []
+        seg_scalars: list[Any] = []
+        for a, decl in zip(op.args, seg.inputs, strict=True):
+            if isinstance(a, BlockArgument) and a.owner is program.body.block:
+                seg_layouts.append(layouts[a.index])
+                seg_scalars.append(scalars[a.index])
+            elif isinstance(decl.type, TensorType):
+                shape = env.get(a)
+                if not isinstance(shape, tuple):
+                    raise ValueError(f"cuda_code_for: no concrete shape for an input of @{seg.sym_name.data}")
+                seg_layouts.append(TensorLayout.with_stride_order(shape, decl.type.get_stride_order()))
+                seg_scalars.append(None)
+            else:
+                seg_layouts.append(None)
+                seg_scalars.append(env.get(a))
+        launches.append((seg, seg_layouts, seg_scalars))
+    return launches
 
 
 def run_runtime(rt: Runtime, flat: list[Any], executor: Executor, fusion_id: int) -> list[Any]:

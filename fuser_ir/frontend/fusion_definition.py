@@ -476,6 +476,8 @@ class FusionDefinition:
         or GPU arrays: only their shapes are used): every segment with its scheduler
         and parameters (segmented when no single scheduler accepts the fusion), the
         host views, ``num_kernels``; ``str(plan)`` lists the rejections."""
+        from dataclasses import replace
+
         from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
         from runtime import gpu_arrays as ga
         from runtime.gpu_executor import meta_array
@@ -487,7 +489,24 @@ class FusionDefinition:
         validate_inputs(entry.inputs, plain)
         rt = execution.runtime_for(entry, plain)
         flat = flatten_inputs(entry.inputs, plain)
-        return make_plan(rt.fusion, flat, target or DEFAULT_TARGET, segment=True)
+        plan = make_plan(rt.fusion, flat, target or DEFAULT_TARGET, segment=True)
+        if target not in (None, DEFAULT_TARGET) or not plan.is_complete:
+            return plan
+        # Kernels per segment, as the lowering launches them (what cuda_code_for prints).
+        counts = {
+            None if seg is None else seg.sym_name.data: len(low.kernels)
+            for seg, low in execution.lowered_segments(entry, inputs)
+        }
+        # A segmented program launches every segment fusion (a view-only segment the
+        # host cannot view, e.g. a slice handed to a later segment, is a copy kernel);
+        # one whole view-only fusion runs as host views.
+        segments = tuple(
+            replace(s, kernels=counts.get(s.fusion.sym_name.data if plan.segmented else None))
+            if s.fusion is not None and (plan.segmented or s.launches_kernel)
+            else s
+            for s in plan.segments
+        )
+        return replace(plan, segments=segments)
 
 
 class Fusion:

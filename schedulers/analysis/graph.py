@@ -8,19 +8,42 @@ from collections.abc import Iterable, Iterator
 from xdsl.ir import Operation, SSAValue
 
 from fuser_ir.dialects.fuser import (
+    AddcmulOp,
+    BinaryOp,
+    CastOp,
+    ClampOp,
     FusionOp,
+    LerpOp,
     OutputOp,
     ReductionOp,
     TensorType,
+    ThresholdOp,
+    UnaryOp,
     VarMeanOp,
     VarOp,
     WelfordOp,
+    WhereOp,
 )
 from fuser_ir.dtypes import DType
 from fuser_ir.shapes import normalize_dim
 
 ReductionLike = ReductionOp | VarMeanOp | VarOp | WelfordOp
 REDUCTION_TYPES = (ReductionOp, VarMeanOp, VarOp, WelfordOp)
+ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
+    UnaryOp,
+    BinaryOp,
+    WhereOp,
+    ClampOp,
+    LerpOp,
+    ThresholdOp,
+    AddcmulOp,
+    CastOp,
+)
+"""Ops computing each element from the operands' elements at the same (broadcast) index."""
+
+
+def is_elementwise(op: Operation) -> bool:
+    return isinstance(op, ELEMENTWISE_OPS)
 
 
 def body_ops(fusion: FusionOp) -> list[Operation]:

@@ -1,0 +1,98 @@
+"""Every plan fuser accepts lowers (issue 10, items 2 and 3): a scheduler accepts only
+what its lowering can lower, a fusion that needs segmentation gets kernels for every
+segment, and ``plan.num_kernels`` counts the kernels the lowering launches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codegen.cpu_runner import run_segment_on_cpu
+from codegen.lower import concrete_shapes
+from codegen.lower.rows import analyze
+from codegen.lower.scalar import LoweringError
+from fuser_ir import DataType, FusionDefinition
+from schedulers.analysis.sizes import bind_sizes
+from schedulers.inner_persistent import InnerPersistentScheduler
+from schedulers.target import H100
+
+
+def seed000() -> FusionDefinition:
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t2 = fd.ops.sum(t0, dims=[1], keepdim=False, dtype=DataType.Float)
+        t3 = fd.ops.broadcast(t2, is_broadcast_dim=[False, True])
+        fd.add_output(fd.ops.add(t1, t3))
+    return fd
+
+
+@pytest.mark.parametrize("cols", [32, 128])
+def test_seed000_at_nvfuser_sizes_segments_and_runs_its_kernels(cols: int) -> None:
+    rng = np.random.default_rng(0)
+    t0 = rng.standard_normal((2, 32)).astype(np.float32)
+    t1 = rng.standard_normal((2, cols)).astype(np.float32)
+    fd = seed000()
+    plan = fd.plan([t0, t1])
+    code = fd.cuda_code_for([t0, t1])
+    assert code.count("__global__") == plan.num_kernels
+    if cols == 32:  # one row kernel
+        assert [s.scheduler for s in plan.segments] == ["inner_persistent"]
+        return
+    assert [s.scheduler for s in plan.segments] == ["reduction", "pointwise"]
+    assert code.count("// segment ") == 2
+    # The CPU analogue of the GPU run: each segment's kernels in the interpreter.
+    values: dict[int, np.ndarray] = {0: t0, 1: t1}
+    for seg in plan.segments:
+        assert seg.fusion is not None
+        outs, _ = run_segment_on_cpu(seg.fusion, [values[i] for i in seg.input_map])
+        values.update(zip(seg.output_map, outs, strict=True))
+    expected = t1 + t0.sum(1, keepdims=True)
+    np.testing.assert_allclose(values[max(values)], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_row_scheduler_rejects_what_rows_cannot_lower_with_the_lowerings_message() -> None:
+    fd = seed000()
+    fusion = fd.fusion()
+    sizes = bind_sizes(fusion, [(2, 32), (2, 128)])
+    reject = InnerPersistentScheduler.can_schedule(fusion, sizes, H100)
+    assert reject is not None and "neither per-row nor full" in reject.reason
+    with pytest.raises(LoweringError) as e:
+        analyze(fusion, concrete_shapes(fusion, [(2, 32), (2, 128)]))
+    assert str(e.value) == reject.reason
+
+
+def test_index_select_and_cat_of_a_reduction_lower() -> None:
+    x = np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32)
+    idx = np.array([3, 0, 7, 1], dtype=np.int64)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        i = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        s = fd.ops.sum(t, dims=[1], keepdim=True)
+        fd.add_output(fd.ops.index_select(s, i, 0))
+        fd.add_output(fd.ops.cat([s, s], 0))
+    plan = fd.plan([x, idx])
+    assert plan.is_complete
+    assert fd.cuda_code_for([x, idx]).count("__global__") == plan.num_kernels
+
+
+def test_plan_of_a_reduction_of_a_reduction_does_not_crash() -> None:
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        s = fd.ops.sum(fd.ops.sum(t, dims=[1]), dims=[0])
+        fd.add_output(fd.ops.add(s, s))
+    x = np.ones((4, 8), np.float32)
+    plan = fd.plan([x])  # ValueError: zip() argument 2 is shorter before the fix
+    assert plan.is_complete
+    np.testing.assert_allclose(fd.execute([x])[0], 64.0)
+
+
+def test_num_kernels_counts_launches() -> None:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.sub(x, fd.ops.sum(x, dims=[0], keepdim=True)))
+    ins = [np.zeros((2048, 256), np.float32)]
+    plan = fd.plan(ins)
+    assert plan.segments[0].scheduler == "outer_persistent"
+    assert plan.num_kernels == 3 == fd.cuda_code_for(ins).count("__global__")
+    assert "1 segment(s), 3 kernel(s)" in str(plan)
