@@ -9,6 +9,8 @@ dtype; scalars (block arguments or constants of a builtin type, and Python numbe
 the frontend) are *weak*: they only contribute their category (bool < integer <
 floating). When a scalar's category is higher than every tensor's, the result takes
 the default dtype of that category (``int64`` for integers, ``float32`` for floats).
+Zero-dim tensors sit between the two: they count with their full dtype only when
+their category is higher than that of every tensor with dimensions.
 """
 
 from __future__ import annotations
@@ -155,25 +157,48 @@ def promote_pair(a: DType, b: DType) -> DType:
     return DType.float32
 
 
-def result_type(tensors: Iterable[DType], scalars: Iterable[DType] = ()) -> DType:
-    """torch.result_type: ``tensors`` are full-strength, ``scalars`` are weak."""
+def _promote_all(dtypes: list[DType]) -> DType | None:
+    out = dtypes[0] if dtypes else None
+    for d in dtypes[1:]:
+        out = promote_pair(out, d)  # type: ignore[arg-type]
+    return out
+
+
+def _combine_categories(higher: DType | None, lower: DType | None) -> DType | None:
+    """torch's ``combine_categories``: the higher priority class wins unless the lower
+    one is of a higher category (then the two promote)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_float:
+        return higher
+    if higher.is_bool or lower.is_float:
+        return promote_pair(higher, lower)
+    return higher
+
+
+def result_type(
+    tensors: Iterable[DType], scalars: Iterable[DType] = (), zero_dim: Iterable[DType] = ()
+) -> DType:
+    """torch.result_type over three priority classes: ``tensors`` (with dimensions),
+    ``zero_dim`` tensors, then ``scalars`` (weak: only their category counts, as the
+    default dtype of the category). A lower class changes the result only when its
+    category is higher: ``f16[4] + f32[]`` is f16, ``i32[4] + f16[]`` is f16."""
     tensors = list(tensors)
     scalars = list(scalars)
-    if not tensors and not scalars:
+    zero_dim = list(zero_dim)
+    if not tensors and not scalars and not zero_dim:
         raise ValueError("result_type needs at least one operand")
-    if not tensors:
-        out = scalars[0]
-        for s in scalars[1:]:
-            out = promote_pair(out, s)
+    weak = _promote_all(scalars)
+    if not tensors and not zero_dim:
+        assert weak is not None
         # Scalars alone compute in double / long / bool, like Python numbers.
-        return {0: DType.bool, 1: DType.int64, 2: DType.float64}[out.category]
-    out = tensors[0]
-    for t in tensors[1:]:
-        out = promote_pair(out, t)
-    if scalars:
-        top = max(s.category for s in scalars)
-        if top > out.category:
-            out = DType.int64 if top == 1 else DType.float32
+        return {0: DType.bool, 1: DType.int64, 2: DType.float64}[weak.category]
+    if weak is not None:
+        weak = {0: DType.bool, 1: DType.int64, 2: DType.float32}[weak.category]
+    out = _combine_categories(
+        _promote_all(tensors), _combine_categories(_promote_all(zero_dim), weak)
+    )
+    assert out is not None
     return out
 
 

@@ -411,9 +411,10 @@ def elementwise_type(operand_types: Sequence[Attribute], dtype: DType) -> Attrib
 
 
 def promoted(operand_types: Sequence[Attribute]) -> DType:
-    tensors = [t.dtype for t in operand_types if isinstance(t, TensorType)]
+    tensors = [t.dtype for t in operand_types if isinstance(t, TensorType) and t.rank > 0]
+    zero_dim = [t.dtype for t in operand_types if isinstance(t, TensorType) and t.rank == 0]
     scalars = [dtype_of(t) for t in operand_types if not isinstance(t, TensorType)]
-    return result_type(tensors, scalars)
+    return result_type(tensors, scalars, zero_dim)
 
 
 # =====================================================================================

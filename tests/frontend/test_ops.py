@@ -347,3 +347,20 @@ def test_symbolic_extent_one_at_run_time_does_not_broadcast() -> None:
         ValueError, match=r"fuser.add: operand #0 has extent 1 and operand #1 extent 8 in axis 0"
     ):
         fd.execute([x8])
+
+
+def test_zero_dim_tensor_promotes_like_torch() -> None:
+    """``add(f16[4], sum(f32[4]))``: a zero-dim tensor does not raise the dtype of a
+    tensor with dimensions of the same category (torch gives float16)."""
+    from fuser_ir import FusionDefinition
+
+    with FusionDefinition() as fd:
+        h = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Half)
+        f = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.add(h, fd.ops.sum(f, dims=[0])))
+    h16 = randn(4).astype(np.float16)
+    f32 = randn(4)
+    (out,) = fd.execute([h16, f32])
+    assert out.dtype == np.float16
+    want = (h16.astype(np.float32) + f32.sum(dtype=np.float32)).astype(np.float16)
+    np.testing.assert_allclose(out.astype(np.float32), want.astype(np.float32), rtol=1e-3)
