@@ -543,6 +543,10 @@ def _literal(attr: Attribute, t: Attribute) -> str:
             return f"__float2half_rn({text}f)"
         if isinstance(t, BFloat16Type):
             return f"__float2bfloat16_rn({text}f)"
+        if text.endswith("INFINITY") or text == "NAN":
+            # INFINITY and NAN are float: a double needs its own value, or a call such
+            # as fuser_max(double, INFINITY) is ambiguous between the overloads.
+            return f"({text[:-8]}(double)INFINITY)" if text.endswith("INFINITY") else "((double)NAN)"
         return text
     raise CudaPrintError(f"no CUDA literal for {attr}")
 
