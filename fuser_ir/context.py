@@ -5,10 +5,10 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 
-from fuser_ir import lexer_fix
+from fuser_ir import xdsl_fixes
 from fuser_ir.dialects import available_dialects
 
-lexer_fix.install()
+xdsl_fixes.install()
 
 # Upstream dialects that fuser's IR may contain (kernel lowering uses some of them).
 _UPSTREAM = ("builtin", "func", "arith", "math", "scf", "memref", "gpu", "vector", "test")

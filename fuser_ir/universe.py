@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from xdsl.universe import Universe
 
-from fuser_ir import lexer_fix
+from fuser_ir import xdsl_fixes
 from fuser_ir.dialects import available_dialects
 
-lexer_fix.install()
+xdsl_fixes.install()
 
 
 class _LazyPasses(dict):

@@ -1,5 +1,5 @@
 """Unterminated string literals are rejected in linear time (xDSL 0.74.0's lexer
-backtracks exponentially on them: ``fuser_ir/lexer_fix.py``)."""
+backtracks exponentially on them: ``fuser_ir/xdsl_fixes.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fuser_ir import FusionDefinition
-from fuser_ir.lexer_fix import LINEAR_PATTERN, UPSTREAM_PATTERN
+from fuser_ir.xdsl_fixes import LINEAR_PATTERN, UPSTREAM_PATTERN
 from tools.fuser_opt import main as opt_main
 from tools.fuser_run import main as run_main
 

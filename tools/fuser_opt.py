@@ -34,7 +34,7 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from fuser_ir import lexer_fix
+from fuser_ir import xdsl_fixes
 from fuser_ir.dialects import available_dialects
 from tools.plugins import Plugins, discover
 
@@ -152,7 +152,7 @@ class FuserOptMain(xDSLOptMain):
         description: str = "fuser modular optimizer driver",
         args: Sequence[str] | None = None,
     ) -> None:
-        lexer_fix.install()
+        xdsl_fixes.install()
         self.plugins = find_plugins()
         argv = list(sys.argv[1:] if args is None else args)
         super().__init__(description, rewrite_pass_flags(argv, list(pass_table(self.plugins))))
