@@ -76,10 +76,10 @@ class DType(Enum):
 
     @staticmethod
     def from_xdsl(attr: Attribute) -> DType:
-        for dtype, ctor in _TO_XDSL.items():
-            if attr == ctor():
-                return dtype
-        raise ValueError(f"unsupported element type {attr}")
+        try:
+            return _FROM_XDSL[attr]
+        except (KeyError, TypeError):  # TypeError: an unhashable attribute
+            raise ValueError(f"unsupported element type {attr}") from None
 
     @staticmethod
     def from_numpy(dtype: np.dtype | type) -> DType:
@@ -112,6 +112,9 @@ _TO_XDSL = {
     DType.float32: Float32Type,
     DType.float64: Float64Type,
 }
+
+# The reverse lookup, built once: constructing xDSL types on every query was a hot spot.
+_FROM_XDSL: dict[Attribute, DType] = {ctor(): dtype for dtype, ctor in _TO_XDSL.items()}
 
 _TO_NUMPY = {
     DType.bool: np.bool_,
