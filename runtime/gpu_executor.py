@@ -147,6 +147,11 @@ class GpuPlan:
             self._first = outs
         self.compiler = default_compiler()
 
+    def cuda_sources(self) -> list[str]:
+        """The CUDA C of the kernels this plan launches (none when its outputs are
+        views of the inputs or it runs on the host)."""
+        return [] if self.segment is None else [self.segment.source]
+
     def _allocate(self) -> list[Any]:
         if self.kind == "torch":
             import torch

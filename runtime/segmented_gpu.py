@@ -36,7 +36,7 @@ from fuser_ir.dialects import fuser as F
 from runtime import gpu_arrays as ga
 from schedulers.target import DEFAULT_TARGET, GpuTarget
 
-__all__ = ["SegmentedGpuPlan", "launch_segment", "stream_evaluator"]
+__all__ = ["RecordingLauncher", "SegmentedGpuPlan", "launch_segment", "stream_evaluator"]
 
 
 def _shape_args(args: Sequence[Any]) -> list[Any]:
@@ -70,6 +70,28 @@ def launch_segment(
     return outs
 
 
+class RecordingLauncher:
+    """``launch_segment`` that remembers the CUDA C of every segment it launched
+    (keyed by segment name, in first-launch order) for ``fd.last_cuda_code``."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, str] = {}
+
+    def __call__(self, fusion: F.FusionOp, args: list[Any], outs: list[Any] | None, stream: int) -> list[Any]:
+        from codegen.compile_fusion import default_compiler
+
+        result = launch_segment(fusion, args, outs, stream)
+        name = fusion.sym_name.data
+        if name not in self.sources:
+            last = default_compiler().last
+            if last is not None:
+                self.sources[name] = last.source
+        return result
+
+    def cuda_sources(self) -> list[str]:
+        return list(self.sources.values())
+
+
 class SegmentedGpuPlan:
     """The segmented host program of ``fusion`` for the shapes of ``flat``, run on
     the GPU (same ``run(flat, first)`` interface as ``GpuPlan``)."""
@@ -92,11 +114,16 @@ class SegmentedGpuPlan:
             self.module, self.segments = segment_fusion(fusion, shapes, target)
         except Exception as e:  # noqa: BLE001 - pass diagnostics become ValueErrors
             raise ValueError(f"cannot segment @{fusion.sym_name.data}: {e}") from None
-        self.evaluator = GpuEvaluator(self.module, launch_segment, num_streams, self.device)
+        self.launcher = RecordingLauncher()
+        self.evaluator = GpuEvaluator(self.module, self.launcher, num_streams, self.device)
 
     @property
     def num_kernels(self) -> int:
         return sum(1 for s in self.segments if s.launches_kernel)
+
+    def cuda_sources(self) -> list[str]:
+        """The CUDA C of the segments launched so far (one entry per segment)."""
+        return self.launcher.cuda_sources()
 
     def run(self, flat: Sequence[Any], first: bool = False) -> list[Any]:
         del first  # every run goes through the evaluator; kernels are cached
@@ -114,5 +141,5 @@ def stream_evaluator(fd: Any, module: ModuleOp, num_streams: int, flat: Sequence
     key = (id(module), num_streams, device)
     ev = cache.get(key)
     if ev is None:
-        ev = cache[key] = GpuEvaluator(module, launch_segment, num_streams, device)
+        ev = cache[key] = GpuEvaluator(module, RecordingLauncher(), num_streams, device)
     return ev

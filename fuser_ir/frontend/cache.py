@@ -43,6 +43,10 @@ class CacheEntry:
     runtimes: dict[tuple, Runtime] = field(default_factory=dict)
     gpu_plans: dict[tuple, tuple[Any, Runtime]] = field(default_factory=dict)
     """GPU input signature -> (runtime.gpu_executor.GpuPlan, runtime): the fast path."""
+    last_run: Any = None
+    """What the last ``execute`` ran: ``"cpu"`` (the reference path), or the GPU plan
+    (``GpuPlan``/``SegmentedGpuPlan``, whose ``cuda_sources()`` are the kernels it
+    launched); None before the first run. ``fd.last_cuda_code`` reads it."""
 
     @cached_property
     def concrete(self) -> bool:

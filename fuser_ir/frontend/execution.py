@@ -164,6 +164,7 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     else:
         outs = run_runtime(rt, flat, run, entry.id)
     rt.runs += 1
+    entry.last_run = "cpu"
     if use_torch:
         outs = [numpy_to_torch(o) for o in outs]
     return outs
@@ -193,6 +194,7 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
     if plan is not None:
         # Same dtypes, shapes, strides and alignment as a validated call: the cached
         # plan holds the compiled kernels and output shapes.
+        entry.last_run = plan[0]
         return plan[0].run(flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs]))
     metas: list[Any] = []
     for x in inputs:
@@ -224,6 +226,7 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
         raise ValueError(f"fusion {entry.id}: {e}") from None
     plans[key] = (plan, rt)
     rt.runs += 1
+    entry.last_run = plan
     return plan.run(flat, first=True)
 
 

@@ -464,12 +464,35 @@ class FusionDefinition:
         their shapes, dtypes and strides are used; no GPU is needed)."""
         return execution.cuda_code_for(self._ensure_defined(), inputs)
 
-    def last_cuda_code(self) -> str | None:
-        """The CUDA C of the last segment launched on the GPU (None before any)."""
-        from codegen.compile_fusion import default_compiler
-
-        last = default_compiler().last
-        return None if last is None else last.source
+    def last_cuda_code(self) -> str:
+        """The CUDA C of the kernels the last ``execute`` of this fusion launched on
+        the GPU (each segment's kernels, in launch order). Raises ``RuntimeError``
+        saying why there is none: the fusion has not run, it last ran on the CPU
+        (numpy or CPU torch inputs use the reference interpreter and generate no
+        CUDA), or its last GPU run launched no kernel (outputs that are views of the
+        inputs, or empty). ``cuda_code_for(inputs)`` shows the CUDA for any inputs
+        without running (no GPU needed)."""
+        seg = self.segmentation
+        if seg is not None:  # after fd.segment: the segments' own last runs
+            codes = [d.last_cuda_code() for d in self.segments]
+            return "\n".join(codes)
+        entry = self._ensure_defined()
+        last = entry.last_run
+        hint = "fd.cuda_code_for(inputs) shows the CUDA for given inputs without running them"
+        if last is None:
+            raise RuntimeError(f"fusion {entry.id} has not been executed; {hint}")
+        if last == "cpu":
+            raise RuntimeError(
+                f"fusion {entry.id} last ran on the CPU (numpy or CPU torch inputs run "
+                f"through the reference interpreter; no CUDA is generated); {hint}"
+            )
+        sources = last.cuda_sources()
+        if not sources:
+            raise RuntimeError(
+                f"the last GPU run of fusion {entry.id} launched no kernel (its outputs are "
+                f"views of its inputs, or empty); {hint}"
+            )
+        return "\n".join(sources)
 
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
         """The scheduling plan of ``schedulers.plan.make_plan`` for these inputs (host

@@ -145,11 +145,13 @@ def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> lis
         )
         ev: Any = stream_evaluator(fd, module, num_streams, flat)
         outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
+        entry.last_run = ev.launcher  # a RecordingLauncher: the kernels it launched
     else:
         flat = flatten_inputs(entry.inputs, plain)
         ev = HostEvaluator(module, num_streams)
         outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
         if any(is_torch_tensor(x) for x in inputs):
             outs = [numpy_to_torch(o) for o in outs]
+        entry.last_run = "cpu"
     fd.last_stream_evaluator = ev
     return outs
