@@ -496,6 +496,11 @@ class OutputOp(IRDLOperation):
         args = fusion.body.block.args
         seen: set[int] = set()
         for i, (v, a) in enumerate(zip(self.values, aliases, strict=True)):
+            if a < -1:
+                raise VerifyException(
+                    f"fuser.output: alias_inputs entry {a} of output #{i} must be -1 (not "
+                    f"aliased) or an input index in [0, {len(args)})"
+                )
             if a < 0:
                 continue
             if a >= len(args):

@@ -72,6 +72,7 @@ from collections.abc import Sequence
 from math import prod
 from typing import ClassVar
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
@@ -890,6 +891,12 @@ class ForOp(IRDLOperation):
                 f"hir.for: the body must have one block argument of type {t} (the "
                 "induction variable)"
             )
+        step = self.step.owner
+        if isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr):
+            if step.value.value.data <= 0:
+                raise VerifyException(
+                    f"hir.for: step must be positive, got {step.value.value.data}"
+                )
 
     def print(self, printer: Printer) -> None:
         iv = self.induction_var

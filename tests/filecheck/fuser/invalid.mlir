@@ -321,3 +321,31 @@ fuser.fusion @f(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4xf16> {
   fuser.output %v : !fuser.tensor<4xf16>
 }
 // CHECK: fuser.var_mean: result #0 has type !fuser.tensor<4xf16>, but the operands give !fuser.tensor<4xf32>
+
+// -----
+
+// Bad alias_inputs: negative entries other than -1.
+fuser.fusion @f(%a : !fuser.tensor<4xf32>) {
+  %r = fuser.exp %a : (!fuser.tensor<4xf32>) -> !fuser.tensor<4xf32>
+  fuser.output %r : !fuser.tensor<4xf32> {alias_inputs = array<i64: -5>}
+}
+// CHECK: fuser.output: alias_inputs entry -5 of output #0 must be -1 (not aliased) or an input index in [0, 1)
+
+// -----
+
+// Use before definition: swapped lines.
+fuser.fusion @f(%a : !fuser.tensor<4xf32>) -> !fuser.tensor<4xf32> {
+  %1 = fuser.neg %0 : (!fuser.tensor<4xf32>) -> !fuser.tensor<4xf32>
+  %0 = fuser.exp %a : (!fuser.tensor<4xf32>) -> !fuser.tensor<4xf32>
+  fuser.output %1 : !fuser.tensor<4xf32>
+}
+// CHECK: fuser.fusion @f: fuser.neg operand #0 (result #0 of a fuser.exp) is used before it is defined
+
+// -----
+
+// An unsupported float type in a constant (printing it crashed).
+fuser.fusion @f() -> f80 {
+  %c = fuser.constant 1.5 : f80
+  fuser.output %c : f80
+}
+// CHECK: fuser.constant: value 1.5 : f80 must be an integer or float literal of a fuser type

@@ -191,7 +191,8 @@ builtin.module {
   }
   hir.program @main(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
     %c0 = arith.constant 0 : index
-    hir.for %i = %c0 to %c0 step %c0 {
+    %c1 = arith.constant 1 : index
+    hir.for %i = %c0 to %c0 step %c1 {
       %y = hir.allocate {preallocated} : !fuser.tensor<4x8xf32>
     }
     hir.return %x : !fuser.tensor<4x8xf32>
@@ -581,3 +582,46 @@ builtin.module {
 }
 
 // CHECK: Operation does not verify: hir.stream_for_index: num_streams 0 must be positive
+
+// -----
+
+builtin.module {
+  hir.program @main(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %st = arith.constant 0 : index
+    hir.for %i = %c0 to %c4 step %st {
+    }
+    hir.return %x : !fuser.tensor<4x8xf32>
+  }
+}
+
+// CHECK: Operation does not verify: hir.for: step must be positive, got 0
+
+// -----
+
+builtin.module {
+  hir.program @main(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %st = arith.constant -1 : index
+    hir.for %i = %c0 to %c4 step %st {
+    }
+    hir.return %x : !fuser.tensor<4x8xf32>
+  }
+}
+
+// CHECK: Operation does not verify: hir.for: step must be positive, got -1
+
+// -----
+
+// Use before definition inside a program.
+builtin.module {
+  hir.program @main(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+    %q = hir.squeeze %e {dims = array<i64: 1>} : !fuser.tensor<4x1x8xf32> -> !fuser.tensor<4x8xf32>
+    %e = hir.allocate : !fuser.tensor<4x1x8xf32>
+    hir.return %q : !fuser.tensor<4x8xf32>
+  }
+}
+
+// CHECK: hir.program @main: hir.squeeze operand #0 (%e, result #0 of a hir.allocate) is used before it is defined
