@@ -15,12 +15,14 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import FunctionType, StringAttr, SymbolNameConstraint
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
+
+from fuser_ir.dialects.dominance import check_defined_before_use
 
 
 class FuncLikeOp(IRDLOperation):
@@ -81,7 +83,7 @@ class FuncLikeOp(IRDLOperation):
         for i, t in enumerate(inputs):
             if not self.input_ok(t):
                 raise VerifyException(f"{where}: input #{i} has type {t}, expected {self.INPUT_KINDS}")
-        _check_defined_before_use(where, block, set())
+        check_defined_before_use(where, block)
         found = self.terminator()
         term_name = self.TERMINATOR_NAME
         if found is None:
@@ -120,29 +122,4 @@ class FuncLikeOp(IRDLOperation):
             self.attributes,
             reserved_attr_names=("sym_name", "function_type"),
         )
-
-
-def _check_defined_before_use(where: str, block: Block, visible: set[SSAValue]) -> None:
-    """Every operand in ``block`` (and the blocks nested in it) is defined before its
-    use: a block argument of an enclosing block, or the result of an earlier op of an
-    enclosing block. xDSL's parser resolves forward references and its verifier does
-    not check dominance, so ``%1 = fuser.neg %1`` or swapped lines would reach the
-    passes as a cycle."""
-    scope = visible | set(block.args)
-    for op in block.ops:
-        for i, operand in enumerate(op.operands):
-            if operand not in scope:
-                if isinstance(operand, OpResult):
-                    what = f"result #{operand.index} of a {operand.owner.name}"
-                else:
-                    what = "a block argument"
-                name = f"%{operand.name_hint}, {what}" if operand.name_hint else what
-                raise VerifyException(
-                    f"{where}: {op.name} operand #{i} ({name}) is used before it is "
-                    "defined (or outside the region that defines it)"
-                )
-        for region in op.regions:
-            for nested in region.blocks:
-                _check_defined_before_use(where, nested, scope)
-        scope.update(op.results)
 

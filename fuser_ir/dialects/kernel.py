@@ -109,6 +109,8 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from fuser_ir.dialects.dominance import check_defined_before_use
+
 WARP_SIZE = 32
 SHARED_MEMORY_SPACE = 3
 SHUFFLE_MODES = ("xor", "down", "up", "idx")
@@ -183,6 +185,7 @@ class FuncOp(IRDLOperation):
                         f"got {t}")
             elif not isinstance(t, AnyFloat | IntegerType | IndexType):
                 raise VerifyException(f"{where}: argument #{i} has unsupported type {t}")
+        check_defined_before_use(where, self.body.block)
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:

@@ -33,7 +33,8 @@ from tools.fuser_opt import main as opt_main
 from tools.fuser_run import main as run_main
 
 LIMIT_S = 1.0
-"""No input may take longer than this to be accepted or rejected."""
+"""No input may take longer than this to be accepted or rejected: CPU seconds of this
+process, so that other work on a shared machine does not make a run look slow."""
 
 HANG_S = 10.0
 """A run still going after this long is stopped and reported as a hang."""
@@ -82,7 +83,7 @@ def call(tool: str, main: Callable[[Sequence[str]], None], argv: list[str]) -> O
     out, err = io.StringIO(), io.StringIO()
     code: int | None = 0
     problem: str | None = None
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         with _hang_guard(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             main(argv)
@@ -96,7 +97,7 @@ def call(tool: str, main: Callable[[Sequence[str]], None], argv: list[str]) -> O
         frame = traceback.extract_tb(e.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
         problem = f"traceback: {type(e).__name__} at {where}: {str(e).splitlines()[0][:120] if str(e) else ''}"
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     text = err.getvalue()
     if problem is None:
         if code not in (0, None, 1):

@@ -59,3 +59,13 @@ kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>
   kernel.return
 }
 // CHECK: kernel.from_elements: 2 elements for a vector<4xf32>
+
+// -----
+
+// Use before definition (swapped lines): the CUDA printer failed on it.
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %v = memref.load %x[%tid] : memref<?xf32>
+  %tid = kernel.thread_id x
+  kernel.return
+}
+// CHECK: kernel.func @k: memref.load operand #1 (%tid, result #0 of a kernel.thread_id) is used before it is defined
