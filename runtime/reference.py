@@ -63,7 +63,8 @@ def _result_dtype(op: Operation) -> DType:
 def _finish(op: Operation, out: np.ndarray | np.generic) -> Value:
     """Round to the op's result dtype; scalars come back as numpy scalars."""
     dt = _result_dtype(op)
-    arr = np.asarray(out).astype(_np(dt), copy=False)
+    with _errstate():  # rounding a large value to a narrow float gives inf, as in torch
+        arr = np.asarray(out).astype(_np(dt), copy=False)
     if not isinstance(op.results[0].type, F.TensorType):
         return arr.reshape(()).item() if dt is DType.bool else _np(dt).type(arr.reshape(()))
     return arr
