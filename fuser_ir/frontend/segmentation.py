@@ -314,7 +314,7 @@ def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[A
     return outs
 
 
-def dense_strides(shape: Sequence[int], stride_order: Sequence[int]) -> list[int]:
+def _dense_strides(shape: Sequence[int], stride_order: Sequence[int]) -> list[int]:
     """Element strides of a dense array with ``stride_order`` (rank of each axis's
     stride, ``ndim-1`` outermost)."""
     strides = [0] * len(shape)
@@ -345,7 +345,7 @@ def _as_declared(spec: InputSpec, x: Any) -> Any:
         return x
     if meta.ndim != t.rank or layout_mismatch(t, meta) is None:
         return x
-    strides = dense_strides(meta.shape, t.get_stride_order())
+    strides = _dense_strides(meta.shape, t.get_stride_order())
     if isinstance(x, np.ndarray):
         dense = np.lib.stride_tricks.as_strided(
             np.empty(max(x.size, 1), x.dtype), x.shape, [s * x.itemsize for s in strides]
