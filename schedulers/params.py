@@ -24,6 +24,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from fuser_ir.dialects.fuser import FusionOp
+
 Dim3 = tuple[int, int, int]
 
 
@@ -154,3 +156,48 @@ def params_from_entries(typ: type, entries: dict[str, Attribute]) -> object:
     if unknown:
         raise ValueError(f"unknown {typ.__name__} fields: {', '.join(sorted(unknown))}")
     return typ(**kwargs)
+
+
+_POSITIVE = {
+    "vectorization", "unroll", "threads_per_row", "rows_per_block", "persistent_batch",
+    "tile1", "tile2", "vectorization1", "vectorization2", "outer_vectorization",
+    "outer_threads_per_column",
+}
+"""Fields that must be at least 1; the other integers must be at least 0."""
+
+
+def _range_problem(params: object) -> str | None:
+    for f in fields(params):  # type: ignore[arg-type]
+        value = getattr(params, f.name)
+        if hasattr(value, "__dataclass_fields__"):
+            if (problem := _range_problem(value)) is not None:
+                return f"{f.name}.{problem}"
+        elif isinstance(value, tuple):
+            if len(value) != 3 or any(not isinstance(v, int) or v < 1 for v in value):
+                return f"{f.name} must be 3 positive extents, got {list(value)}"
+            if f.name == "block" and value[0] * value[1] * value[2] > 1024:
+                return f"block {list(value)} has more than 1024 threads"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            low = 1 if f.name in _POSITIVE else 0
+            if value < low:
+                return f"{f.name} must be at least {low}, got {value}"
+    return None
+
+
+def schedule_problem(attr: Attribute) -> str | None:
+    """What is wrong with a ``fuser.schedule`` attribute, or None: a dictionary with a
+    known ``kind`` and that scheduler's parameters, in range."""
+    if not isinstance(attr, DictionaryAttr):
+        return f"must be a dictionary, got {attr}"
+    entries = dict(attr.data)
+    kind = entries.pop("kind", None)
+    if not isinstance(kind, StringAttr) or kind.data not in PARAMS_TYPES:
+        return f"kind must be one of {', '.join(PARAMS_TYPES)}, got {kind}"
+    try:
+        params = params_from_entries(PARAMS_TYPES[kind.data], entries)
+    except (ValueError, TypeError) as e:
+        return f"bad {kind.data} parameters: {e}"
+    return _range_problem(params)
+
+
+FusionOp.SCHEDULE_CHECK = schedule_problem

@@ -27,7 +27,7 @@ for fusion inputs and outputs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import prod
 from typing import ClassVar
 
@@ -432,6 +432,18 @@ class FusionOp(FuncLikeOp):
 
     TERMINATOR_NAME: ClassVar[str] = "fuser.output"
     KIND: ClassVar[str] = "fusion"
+
+    SCHEDULE_CHECK: ClassVar[Callable[[Attribute], str | None] | None] = None
+    """What is wrong with a ``fuser.schedule`` attribute (None: nothing). The
+    scheduler registry defines the kinds and their parameters, above this layer:
+    ``schedulers.params`` installs its check here when imported."""
+
+    def verify_(self) -> None:
+        super().verify_()
+        schedule = self.attributes.get("fuser.schedule")
+        check = FusionOp.SCHEDULE_CHECK
+        if schedule is not None and check is not None and (problem := check(schedule)):
+            raise VerifyException(f"fuser.fusion @{self.sym_name.data}: fuser.schedule: {problem}")
 
     @property
     def output_op(self) -> OutputOp:

@@ -6,5 +6,6 @@ fuser.fusion @bad(%x : !fuser.tensor<4xf32>) -> !fuser.tensor<4xf32> attributes 
   %y = fuser.neg %x : (!fuser.tensor<4xf32>) -> !fuser.tensor<4xf32>
   fuser.output %y : !fuser.tensor<4xf32>
 }
-// CHECK: fuser-opt: error: lower-to-kernels: @bad has a fuser.schedule without a known kind
+// The verifier rejects it before the pass runs.
+// CHECK: fuser-opt: error: fuser.fusion @bad: fuser.schedule: kind must be one of no_op, {{.*}}, got None
 
