@@ -11,12 +11,15 @@ of a symbolic axis never creates a new fusion id.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
 from fuser_ir.dialects.fuser import FusionOp, ReshapeOp
 from fuser_ir.frontend.state import InputSpec, Record
+
+_SERIAL_FORMAT = "fuser-fusion-cache-1"
 
 
 @dataclass
@@ -93,6 +96,48 @@ class FusionCache:
         self._entries.append(entry)
         self._by_key[key] = entry.id
         return entry
+
+    def serialize(self, path: Any) -> None:
+        """Write the cached definitions (level one, in fusion-id order) to ``path`` as
+        JSON holding their printed Python; ``deserialize`` rebuilds them. Runtimes are
+        not written: they are rebuilt on the next ``execute`` (compiled kernels have
+        their own disk cache)."""
+        from fuser_ir.frontend.printing import definition_text
+
+        texts = [definition_text(e.records, e.id) for e in self._entries]
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"format": _SERIAL_FORMAT, "fusions": texts}, f)
+
+    def deserialize(self, path: Any) -> None:
+        """Define again, in order, the fusions ``serialize`` wrote to ``path`` (into an
+        empty cache, so that they keep their ids). The file holds Python definitions
+        that are executed: load only files you wrote."""
+        from fuser_ir.frontend.datatype import DataType
+        from fuser_ir.frontend.fusion_definition import FusionDefinition
+
+        if self._entries:
+            raise ValueError(f"deserialize: the cache already holds {len(self._entries)} fusions")
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"deserialize: cannot read {path}: {e}") from None
+        if not isinstance(data, dict) or data.get("format") != _SERIAL_FORMAT:
+            raise ValueError(f"deserialize: {path} is not a serialized fuser FusionCache")
+        texts = data.get("fusions")
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"deserialize: {path} has no list of definitions")
+        for i, text in enumerate(texts):
+            scope: dict[str, Any] = {"FusionDefinition": FusionDefinition, "DataType": DataType,
+                                     "__builtins__": {"float": float}}
+            try:
+                exec(text, scope)  # noqa: S102 - fuser's own printed definitions
+                with FusionDefinition() as fd:
+                    scope[f"nvfuser_fusion_id{i}"](fd)
+            except Exception as e:  # noqa: BLE001 - reported as a bad file
+                raise ValueError(f"deserialize: definition {i} in {path} does not load: {e}") from None
+            if fd.id() != i:
+                raise ValueError(f"deserialize: definition {i} in {path} repeats definition {fd.id()}")
 
     def entry(self, fusion_id: Any) -> CacheEntry:
         if isinstance(fusion_id, bool) or not isinstance(fusion_id, int) or not 0 <= fusion_id < len(self._entries):

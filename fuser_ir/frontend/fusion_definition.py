@@ -339,7 +339,16 @@ class FusionDefinition:
         return None if self._entry is None else self._entry.id
 
     def __repr__(self) -> str:
-        return printing.definition_text(self._state.records, self.id())
+        """nvFuser's print: a blank line, ``def nvfuser_fusion_idN(fd : ...) -> None :``,
+        the records, a blank line (check_captured_python_definition reads line 2)."""
+        return "\n" + printing.definition_text(self._state.records, self.id()) + "\n"
+
+    def last_repro_script(self) -> str:
+        """The repro script kept by ``execute(inputs, save_repro_inputs=True)``."""
+        script = self.__dict__.get("_last_repro_script")
+        if script is None:
+            raise ValueError("last_repro_script: execute with save_repro_inputs=True first")
+        return script
 
     __str__ = __repr__
 
@@ -429,6 +438,14 @@ class FusionDefinition:
         *,
         executor: execution.Executor | None = None,
         num_streams: int | None = None,
+        device: Any = None,
+        override_user_schedule: bool = False,
+        capture_debug_output: bool = False,
+        print_repro: bool = False,
+        profile: bool = False,
+        save_repro_inputs: bool = False,
+        _enable_options: Sequence[str] = (),
+        _disable_options: Sequence[str] = (),
     ) -> list[Any]:
         """Run the fusion; returns the outputs (aliased outputs are written in place).
 
@@ -439,7 +456,17 @@ class FusionDefinition:
         and return the caller's array type on the same device. After ``segment``,
         the stored segments run in order (nvFuser's ``_execute_segments``). With
         stream-parallel axes (``parallelize_stream``), the stream-loop program runs
-        on ``num_streams`` streams (default 4)."""
+        on ``num_streams`` streams (default 4). nvFuser's other keywords are checked
+        by ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
+        NVFUSER_ENABLE/DISABLE option lists, ...)."""
+        from fuser_ir.frontend.execute_options import check_execute_options
+
+        check_execute_options(
+            self, inputs, device=device, override_user_schedule=override_user_schedule,
+            capture_debug_output=capture_debug_output, print_repro=print_repro,
+            profile=profile, save_repro_inputs=save_repro_inputs,
+            enable_options=_enable_options, disable_options=_disable_options,
+        )
         entry = self._ensure_defined()
         if executor is None:
             from fuser_ir.frontend.streams import execute_streams, stream_axes_of

@@ -61,7 +61,7 @@ def test_seed_000_definition_prints_back_verbatim() -> None:
         scope["nvfuser_fusion_id1"](fd)
     body = SEED_000.strip().splitlines()[1:]
     assert repr(fd).strip().splitlines()[1:] == body
-    assert repr(fd).startswith(f"def nvfuser_fusion_id{fd.id()}(fd : FusionDefinition) -> None :")
+    assert repr(fd).startswith(f"\ndef nvfuser_fusion_id{fd.id()}(fd : FusionDefinition) -> None :\n")
     pytest.importorskip("runtime.reference")
     x, y = randn(3, 4), randn(3, 4)
     (out,) = fd.execute([x, y])

@@ -54,7 +54,7 @@ def softmax_ref(x: np.ndarray) -> np.ndarray:
 
 def rerun_printed(seg: FusionDefinition, args: list) -> list:
     """Execute the printed text of ``seg`` as a new definition."""
-    text = repr(seg)
+    text = repr(seg).strip()
     ns: dict = {"FusionDefinition": FusionDefinition, "DataType": DataType}
     exec(text, ns)  # noqa: S102 - the printed definition is the thing under test
     name = text.split("(")[0].removeprefix("def ")
@@ -82,7 +82,7 @@ def test_segmentation_reduction_pointwise_epilogue() -> None:
     # [T1, T3, T4 (the segment_set), T5] of the original
     assert fd.segment_index_space_maps[second] == {0: 1, 1: 3, 2: 4, 3: 5}
     assert [s.scheduler for s in fd.segmentation.steps] == ["reduction", "pointwise"]
-    body0 = repr(first).split("\n", 1)[1]
+    body0 = repr(first).strip("\n").split("\n", 1)[1] + "\n"
     assert body0 == (
         "    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)\n"
         "    T1 = fd.ops.sum(T0, dims=[1], keepdim=False, dtype=DataType.Float)\n"
@@ -101,7 +101,7 @@ def test_plain_seed000_is_one_inner_persistent_segment() -> None:
     (seg,) = fd.segment([x, y])
     assert fd.segmentation.steps[0].scheduler == "inner_persistent"
     assert fd.segment_index_space_maps[seg] == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4}
-    assert repr(seg).split("\n", 1)[1] == repr(fd).split("\n", 1)[1]
+    assert repr(seg).strip().split("\n", 1)[1] == repr(fd).strip().split("\n", 1)[1]
     np.testing.assert_allclose(fd.execute([x, y])[0], y + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
 
 

@@ -1,0 +1,109 @@
+"""nvFuser's ``fd.execute`` keywords beyond the inputs, checked before a run.
+
+- ``device``: ``None``, a device index, ``"cpu"``/``"cuda"``/``"cuda:N"`` or a
+  ``torch.device``. fuser runs where the inputs are (CPU inputs on the reference
+  interpreter, GPU arrays on their GPU); a CUDA device given with CPU inputs, or a
+  device other than the GPU inputs', is a ``ValueError`` rather than a silent run
+  elsewhere.
+- ``_enable_options`` / ``_disable_options``: lists of NVFUSER_ENABLE/DISABLE option
+  names (strings). They tune nvFuser's C++ kernels and checks; fuser's results do not
+  depend on them, so they are checked for type only.
+- ``print_repro``: prints ``fd.repro_script_for(inputs)`` before running;
+  ``save_repro_inputs``: keeps that script for ``fd.last_repro_script()``.
+- ``profile``, ``capture_debug_output``, ``override_user_schedule``: booleans; fuser has
+  no CUPTI profiler, no debug-output capture and no user schedules, so ``True`` is a
+  ``ValueError`` saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fuser_ir.frontend.validation import is_torch_tensor
+
+
+def parse_device(device: Any) -> tuple[str, int] | None:
+    """``None`` or (``"cpu"``/``"cuda"``, index); ``ValueError`` for anything else."""
+    if device is None:
+        return None
+    if isinstance(device, bool):
+        raise ValueError(f"execute: device must be an index, a string or a torch.device, got {device!r}")
+    if isinstance(device, int):
+        if device < 0:
+            raise ValueError(f"execute: device index must be >= 0, got {device}")
+        return ("cuda", device)
+    text = str(device) if type(device).__name__ == "device" else device
+    if not isinstance(text, str):
+        raise ValueError(f"execute: device must be an index, a string or a torch.device, got {device!r}")
+    kind, _, index = text.partition(":")
+    if kind not in ("cpu", "cuda") or (index and not index.isdigit()):
+        raise ValueError(f"execute: unknown device {device!r} (expected 'cpu', 'cuda' or 'cuda:N')")
+    return (kind, int(index) if index else 0)
+
+
+def _input_device(value: Any) -> tuple[str, int] | None:
+    """Where a tensor input lives: ``("cuda", i)`` for torch CUDA tensors, ``("cpu", 0)``
+    for CPU tensors and numpy arrays, None for scalars and other arrays."""
+    if is_torch_tensor(value):
+        dev = value.device
+        return ("cuda", dev.index or 0) if dev.type == "cuda" else ("cpu", 0)
+    if hasattr(value, "__array_interface__") and hasattr(value, "shape"):
+        return ("cpu", 0)
+    return None
+
+
+def _check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"execute: {name} must be True or False, got {value!r}")
+    return value
+
+
+def _check_options(name: str, value: Any) -> None:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValueError(f"execute: {name} must be a list of option names, got {value!r}")
+    for v in value:
+        if not isinstance(v, str):
+            raise ValueError(f"execute: {name} entries must be strings, got {v!r}")
+
+
+def check_execute_options(
+    fd: Any,
+    inputs: Sequence[Any],
+    *,
+    device: Any,
+    override_user_schedule: Any,
+    capture_debug_output: Any,
+    print_repro: Any,
+    profile: Any,
+    save_repro_inputs: Any,
+    enable_options: Any,
+    disable_options: Any,
+) -> None:
+    """Check the keywords; print or keep the repro script when asked."""
+    wanted = parse_device(device)
+    _check_options("_enable_options", enable_options)
+    _check_options("_disable_options", disable_options)
+    for name, value, why in (
+        ("profile", profile, "fuser has no CUPTI profiler"),
+        ("capture_debug_output", capture_debug_output, "fuser prints no debug output"),
+        ("override_user_schedule", override_user_schedule, "fuser has no user schedules"),
+    ):
+        if _check_flag(name, value):
+            raise ValueError(f"execute: {name}=True is not supported ({why})")
+    if wanted is not None and isinstance(inputs, Sequence) and not isinstance(inputs, str):
+        for i, v in enumerate(inputs):
+            where = _input_device(v)
+            if where is not None and where != wanted:
+                raise ValueError(
+                    f"execute: input {i} is on {where[0]}:{where[1]} but device "
+                    f"{device!r} was given"
+                )
+    repro = _check_flag("print_repro", print_repro)
+    keep = _check_flag("save_repro_inputs", save_repro_inputs)
+    if repro or keep:
+        script = fd.repro_script_for(inputs)
+        if repro:
+            print(script)
+        if keep:
+            fd.__dict__["_last_repro_script"] = script

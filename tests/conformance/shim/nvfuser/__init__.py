@@ -1,0 +1,38 @@
+"""Test-only ``nvfuser`` module: nvFuser's names mapped onto fuser's, nothing of its own.
+
+It lets nvFuser's frontend suite (``tests/conformance/upstream/``) run unchanged with
+``from nvfuser import ...``. Every name is fuser's own object; a name fuser lacks is
+added to fuser (``fuser_ir.frontend``), never here.
+"""
+
+from fuser_ir.frontend import (
+    DataType,
+    FusionCache,
+    FusionDefinition,
+    Scalar,
+    Tensor,
+    Vector,
+)
+from fuser_ir.frontend.nvfuser_api import (
+    clone,
+    compute_contiguity,
+    compute_tensor_descriptor,
+    disable_automatic_serialization,
+    enable_automatic_serialization,
+    version,
+)
+
+__all__ = [
+    "DataType",
+    "FusionCache",
+    "FusionDefinition",
+    "Scalar",
+    "Tensor",
+    "Vector",
+    "clone",
+    "compute_contiguity",
+    "compute_tensor_descriptor",
+    "disable_automatic_serialization",
+    "enable_automatic_serialization",
+    "version",
+]
