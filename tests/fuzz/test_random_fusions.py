@@ -2,7 +2,8 @@
 (``tests/fuzz/fusion_gen.py``) ``fd.plan``, ``fd.segment``, ``fd.cuda_code_for`` (every
 accepted plan lowers and prints) and ``fd.execute`` never raise, and the outputs match
 torch in dtype, shape and value (``fd.execute``, and again through ``fd.segment``'s
-segments).
+segments); ``plan.num_kernels`` is the number of kernels ``cuda_code_for`` prints, and
+every 10th seed's kernels compile with NVRTC for sm_90.
 
 CI runs seeds ``[0, 500)``; a longer run picks other seeds from the environment::
 
@@ -23,9 +24,10 @@ from typing import Any
 import pytest
 
 from tests.fuzz.fusion_gen import Case, random_case
-from tests.fuzz.triage import stages
+from tests.fuzz.triage import compile_with_nvrtc, stages
 
 STAGES = ("plan", "segment", "cuda", "execute")
+NVRTC_EVERY = 10  # every 10th seed's kernels are also compiled by NVRTC
 DEFAULT_COUNT = 500
 
 
@@ -77,6 +79,14 @@ def test_random_fusion(seed: int, stage: str) -> None:
             f"{case.source}\n\n{tb}",
             pytrace=False,
         )
+
+
+@pytest.mark.parametrize(
+    "seed", [s for s in range(SEED_START, SEED_START + COUNT) if s % NVRTC_EVERY == 0]
+)
+def test_random_fusion_kernels_compile(seed: int) -> None:
+    case, _ = _case(seed)
+    compile_with_nvrtc(case)
 
 
 def test_cases_are_deterministic() -> None:

@@ -22,6 +22,8 @@ import torch
 
 from tests.fuzz.fusion_gen import TOL, Case, random_case
 
+KERNEL = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)')
+
 
 def as_torch(x: Any) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
@@ -70,12 +72,40 @@ def stages(case: Case, use_torch: bool) -> list[tuple[str, Callable[[], Any]]]:
         if msg:
             raise AssertionError(msg)
 
+    state: dict[str, Any] = {}
+
+    def plan() -> None:
+        p = state["plan"] = fd.plan(ins)
+        if not p.is_complete:
+            raise AssertionError(f"a segment has no scheduler:\n{p}")
+
+    def cuda() -> None:
+        code = fd.cuda_code_for(ins)
+        p = state.get("plan") or fd.plan(ins)
+        kernels = KERNEL.findall(code)
+        if (p.segmented or p.segments[0].launches_kernel) and len(kernels) != p.num_kernels:
+            raise AssertionError(
+                f"cuda_code_for prints {len(kernels)} kernels, the plan counts {p.num_kernels}"
+            )
+
     return [
-        ("plan", lambda: fd.plan(ins)),
-        ("cuda", lambda: fd.cuda_code_for(ins)),
+        ("plan", plan),
+        ("cuda", cuda),
         ("execute", execute),
         ("segment", segmented),
     ]
+
+
+def compile_with_nvrtc(case: Case) -> None:
+    """Every kernel of ``case`` compiled by NVRTC for sm_90 (no GPU needed)."""
+    from codegen.cuda_printer import print_cuda
+    from codegen.nvrtc import compile_cuda
+    from fuser_ir.frontend.execution import lowered_segments
+
+    entry = case.fd._ensure_defined()
+    for _, lowered in lowered_segments(entry, case.numpy_inputs()):
+        for k in lowered.kernels:
+            compile_cuda(print_cuda(k.module), name=k.name)
 
 
 def failure_key(stage: str, e: BaseException) -> str:
