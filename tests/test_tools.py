@@ -217,6 +217,8 @@ def test_run_seed_changes_inputs(tmp_path: Path) -> None:
         (["gelu_bookend_views.mlir", "--shapes", "8x8"], "does not match the declared 8192"),
         (["gelu_bookend_views.mlir", "--fusion", "nope"], "no fusion @nope in the module (fusions: @gelu)"),
         (["missing.mlir"], "cannot open input file"),
+        (["layer_norm.mlir", "-o", "/nonexistent-dir/out.npz"], "cannot write '/nonexistent-dir/out.npz'"),
+        (["sum_broadcast_add.mlir", "--shapes", "3000000x3000000", "3000000x3000000"], "do not fit in this machine's memory"),
     ],
 )
 def test_run_errors(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:

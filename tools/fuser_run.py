@@ -278,10 +278,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ValueError as e:  # the interpreter's run-time errors (bad inputs, shapes)
         sys.stderr.write(f"fuser-run: error: {e}\n")
         sys.exit(1)
+    except MemoryError:
+        sys.stderr.write(
+            "fuser-run: error: the inputs or outputs do not fit in this machine's memory; "
+            "give smaller shapes with --shapes\n"
+        )
+        sys.exit(1)
     if ns.output:
         arrays = {f"out{i}": _storable(v) for i, v in enumerate(outputs)}
         arrays |= {f"arg{i}": _storable(v) for i, v in enumerate(inputs) if isinstance(v, np.ndarray)}
-        np.savez(ns.output, **arrays)
+        try:
+            np.savez(ns.output, **arrays)
+        except OSError as e:
+            sys.stderr.write(f"fuser-run: error: cannot write '{ns.output}': {e.strerror or e}\n")
+            sys.exit(1)
         print(f"wrote {len(outputs)} outputs to {ns.output}")
         return
     for i, v in enumerate(outputs):

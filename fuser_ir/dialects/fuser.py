@@ -89,6 +89,8 @@ from fuser_ir.shapes import DYN, ShapeError, broadcast_shapes, fmt_shape, normal
 # =====================================================================================
 
 _CONTIG_WORDS = {1: "true", 0: "false", -1: "none"}
+INT64_MAX = 2**63 - 1
+"""The largest byte offset a tensor may need (kernels index in 64 bits at most)."""
 
 
 @irdl_attr_definition
@@ -173,6 +175,15 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(
                 f"!fuser.tensor: element type {self.element_type} is not one of "
                 "i1, i32, i64, f16, bf16, f32, f64"
+            )
+        numel = 1
+        for d in self.shape.data:
+            numel *= max(d.data, 1)  # a ? extent counts as at least 1
+        nbytes = numel * self.dtype.itemsize
+        if nbytes > INT64_MAX:
+            raise VerifyException(
+                f"!fuser.tensor: {list(self.get_shape())} of {self.element_type} is {nbytes} bytes, "
+                f"beyond int64 offsets ({INT64_MAX})"
             )
         if self.contiguity.data:
             if len(self.contiguity.data) != self.rank:

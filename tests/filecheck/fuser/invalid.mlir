@@ -349,3 +349,11 @@ fuser.fusion @f() -> f80 {
   fuser.output %c : f80
 }
 // CHECK: fuser.constant: value 1.5 : f80 must be an integer or float literal of a fuser type
+
+// -----
+
+// Extents whose byte size is beyond int64 offsets (2^32 x 2^32 f32 = 2^66 bytes).
+fuser.fusion @f(%x : !fuser.tensor<4294967296x4294967296xf32>) -> !fuser.tensor<4294967296x4294967296xf32> {
+  fuser.output %x : !fuser.tensor<4294967296x4294967296xf32>
+}
+// CHECK: !fuser.tensor: [4294967296, 4294967296] of f32 is 73786976294838206464 bytes, beyond int64 offsets (9223372036854775807)
