@@ -10,6 +10,7 @@
 # 3. runs every frontend test on the GPU (FUSER_TEST_DEVICE=cuda: torch CUDA inputs,
 #    generated kernels), then the full test suite;
 # 4. runs benchmarks/run.py when it exists.
+# GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests benchmarks").
 # Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds); logs: $OUT/{env.txt,
 # gpu_tests.log, full_tests.log, bench.log, summary.txt}. Exit status: 0 when every
 # stage that ran passed.
@@ -62,8 +63,11 @@ cat "$OUT/env.txt"
 status=0
 summary="$OUT/summary.txt"
 : >"$summary"
+# GPU_CHECK_STAGES: the stages to run (default: all), e.g. "gpu-tests benchmarks".
+STAGES=${GPU_CHECK_STAGES:-gpu-tests frontend-on-gpu full-tests benchmarks}
 stage() {  # stage NAME TIMEOUT LOG CMD...
   local name=$1 limit=$2 log=$3; shift 3
+  case " $STAGES " in *" $name "*) ;; *) echo "=== $name: skipped (GPU_CHECK_STAGES)"; return ;; esac
   echo "=== $name: $*"
   local t0=$SECONDS
   timeout "$limit" "$@" >"$log" 2>&1
