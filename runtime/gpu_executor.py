@@ -31,10 +31,16 @@ def meta_array(info: ga.ArrayInfo) -> np.ndarray:
 
 
 def _torch_view_chain(x: Any, ops: Sequence[Any], flat: Sequence[Any]) -> Any:
-    """Apply fuser view ops to a torch tensor as torch views (no copy)."""
+    """Apply fuser view ops to a torch tensor as torch views (no copy); None when one
+    of them is no view of ``x``'s memory (a reshape merging an expanded or strided
+    axis needs a copy: a kernel then materializes the output)."""
     for op in ops:
         if isinstance(op, F.ReshapeOp):
-            x = x.view(op.result.type.get_shape() if -1 not in op.result.type.get_shape() else _scalar_shape(op, flat))
+            shape = op.result.type.get_shape()
+            try:
+                x = x.view(shape if -1 not in shape else _scalar_shape(op, flat))
+            except RuntimeError:  # torch: "view size is not compatible with ... stride"
+                return None
         elif isinstance(op, F.PermuteOp):
             x = x.permute(*op.get_dims())
         elif isinstance(op, F.SqueezeOp):

@@ -79,7 +79,7 @@ stage() {  # stage NAME TIMEOUT LOG CMD...
   [ "$rc" -eq 0 ] || status=1
 }
 
-stage gpu-tests "${GPU_CHECK_GPU_TIMEOUT:-150}" "$OUT/gpu_tests.log" \
+stage gpu-tests "${GPU_CHECK_GPU_TIMEOUT:-480}" "$OUT/gpu_tests.log" \
   "$PY" -m pytest -m gpu -vv -s -rs -p no:cacheprovider tests
 stage frontend-on-gpu "${GPU_CHECK_FRONTEND_TIMEOUT:-300}" "$OUT/frontend_gpu.log" \
   env FUSER_TEST_DEVICE=cuda "$PY" -m pytest -rs -p no:cacheprovider tests/frontend

@@ -27,7 +27,7 @@ KERNEL = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(
 
 def as_torch(x: Any) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
-        return x
+        return x.cpu()
     import ml_dtypes
 
     a = np.asarray(x)
