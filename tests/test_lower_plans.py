@@ -96,3 +96,18 @@ def test_num_kernels_counts_launches() -> None:
     assert plan.segments[0].scheduler == "outer_persistent"
     assert plan.num_kernels == 3 == fd.cuda_code_for(ins).count("__global__")
     assert "1 segment(s), 3 kernel(s)" in str(plan)
+
+
+def test_num_kernels_counts_launches_of_inner_outer() -> None:
+    # Row sums and column sums of one input (the shape of layer-norm backward's dx
+    # and db) at 4096x1024: inner-outer persistent, a row half and a column half.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.sub(x, fd.ops.sum(x, dims=[1], keepdim=True)))
+        fd.add_output(fd.ops.sum(x, dims=[0]))
+    ins = [np.zeros((4096, 1024), np.float32)]
+    plan = fd.plan(ins)
+    assert [s.scheduler for s in plan.segments] == ["inner_outer_persistent"]
+    kernels = fd.cuda_code_for(ins).count("__global__")
+    assert plan.num_kernels == kernels > 1
+    assert f"1 segment(s), {kernels} kernel(s)" in str(plan)
