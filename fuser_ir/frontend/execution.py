@@ -18,7 +18,8 @@ the executor and post-processes the outputs:
 * outputs that are only views of an input (reshape, permute, squeeze, slice,
   broadcast, expand chains) are returned as numpy views of that input, computed
   here at the frontend, whatever the executor does;
-* with torch inputs, outputs are torch tensors.
+* with torch inputs, outputs are torch tensors; with no tensor input at all (scalars
+  only, or none) too when torch is importable (nvFuser always returns torch tensors).
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
     if executor is None and _any_gpu_input(inputs):
         return execute_gpu(entry, inputs)
-    use_torch = any(is_torch_tensor(x) for x in inputs)
+    use_torch = _returns_torch(inputs)
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
@@ -168,6 +169,21 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     if use_torch:
         outs = [numpy_to_torch(o) for o in outs]
     return outs
+
+
+def _returns_torch(inputs: Sequence[Any]) -> bool:
+    """Torch tensors out for torch tensors in; numpy in, numpy out (fuser's CPU
+    convention); with no tensor input at all (scalars only, or none), torch tensors when
+    torch is importable, as nvFuser always returns torch tensors."""
+    if any(is_torch_tensor(x) for x in inputs):
+        return True
+    if any(isinstance(x, np.ndarray) for x in inputs):
+        return False
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _any_gpu_input(inputs: Sequence[Any]) -> bool:

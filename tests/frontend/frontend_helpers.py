@@ -44,9 +44,10 @@ def _to_host(x: Any) -> Any:
 
 
 def run(fd: Any, inputs: Sequence[Any]) -> list[Any]:
-    """``fd.execute`` on the CPU, or on the GPU under ``FUSER_TEST_DEVICE=cuda``."""
+    """``fd.execute`` on the CPU, or on the GPU under ``FUSER_TEST_DEVICE=cuda``; outputs
+    as numpy arrays (a fusion without tensor inputs returns torch tensors)."""
     if not ON_GPU:
-        return fd.execute(list(inputs))
+        return [_to_host(o) for o in fd.execute(list(inputs))]
     return [_to_host(o) for o in fd.execute([_to_cuda(x) for x in inputs])]
 
 

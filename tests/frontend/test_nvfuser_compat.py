@@ -1,0 +1,38 @@
+"""nvFuser behaviours the conformance suite checks (issue 11, part 2): output kinds,
+keyword aliases, fusion information, more ops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from fuser_ir import DataType, FusionDefinition
+
+
+def test_fusion_without_tensor_inputs_returns_torch_tensors() -> None:
+    with FusionDefinition() as fd:
+        n = fd.define_scalar(3, dtype=DataType.Int)
+        fd.add_output(fd.ops.iota(n, fd.define_scalar(100), fd.define_scalar(1), DataType.Int32))
+    out = fd.execute([])
+    assert isinstance(out[0], torch.Tensor)
+    assert torch.equal(out[0], torch.tensor([100, 101, 102], dtype=torch.int32))
+
+
+def test_numpy_inputs_still_give_numpy_outputs() -> None:
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.neg(t0))
+    out = fd.execute([np.ones(3, dtype=np.float32)])
+    assert isinstance(out[0], np.ndarray)
+    np.testing.assert_array_equal(out[0], -np.ones(3, dtype=np.float32))
+
+
+@pytest.mark.parametrize("scalar", [2, np.int64(2)])
+def test_scalar_only_inputs_give_torch_tensors(scalar: object) -> None:
+    with FusionDefinition() as fd:
+        s = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.iota(s, dtype=DataType.Int))
+    out = fd.execute([scalar])
+    assert isinstance(out[0], torch.Tensor)
+    assert out[0].tolist() == [0, 1]
