@@ -9,11 +9,27 @@
 # 2. runs `pytest -m gpu` (verbose, with prints: device properties, launch overhead);
 # 3. runs every frontend test on the GPU (FUSER_TEST_DEVICE=cuda: torch CUDA inputs,
 #    generated kernels), then the full test suite;
-# 4. runs benchmarks/run.py when it exists.
-# GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests benchmarks").
-# Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds); logs: $OUT/{env.txt,
-# gpu_tests.log, full_tests.log, bench.log, summary.txt}. Exit status: 0 when every
-# stage that ran passed.
+# 4. runs nvFuser's conformance suite (tests/conformance) on the GPU
+#    (FUSER_CONFORMANCE_DEVICE=cuda: upstream unrewritten, torch CUDA tensors, fuser's GPU
+#    path; the CPU-measured xfails are not strict, so -rxX lists which pass there);
+# 5. runs benchmarks/run.py when it exists;
+# 6. (not by default) runs a focused selection of the GPU tests under compute-sanitizer:
+#    memcheck (--report-api-errors no) and racecheck (--racecheck-report all), each with
+#    --error-exitcode 1. Sanitized runs are 10-100x slower, so they are opt-in:
+#
+#   GPU_CHECK_STAGES="memcheck racecheck" bash tools/gpu_check.sh
+#   GPU_CHECK_STAGES=all bash tools/gpu_check.sh      # every stage, sanitizers included
+#
+#    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin);
+#    GPU_CHECK_SANITIZER_TESTS replaces the pytest arguments of the selection.
+# GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
+# conformance-on-gpu benchmarks"; "all" adds memcheck and racecheck).
+# Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
+# CONFORMANCE, MEMCHECK, RACECHECK, BENCH); logs: $OUT/{env.txt, gpu_tests.log,
+# frontend_gpu.log, full_tests.log, conformance_gpu.log, memcheck.log, racecheck.log,
+# bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
+# failed, xfailed, xpassed, ...) and, for the sanitizers, their "ERROR SUMMARY: N errors"
+# (racecheck also its "RACECHECK SUMMARY"). Exit status: 0 when every stage that ran passed.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_check_out}
@@ -63,8 +79,10 @@ cat "$OUT/env.txt"
 status=0
 summary="$OUT/summary.txt"
 : >"$summary"
-# GPU_CHECK_STAGES: the stages to run (default: all), e.g. "gpu-tests benchmarks".
-STAGES=${GPU_CHECK_STAGES:-gpu-tests frontend-on-gpu full-tests benchmarks}
+# GPU_CHECK_STAGES: the stages to run, e.g. "gpu-tests benchmarks"; "all": every stage.
+DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu benchmarks"
+STAGES=${GPU_CHECK_STAGES:-$DEFAULT_STAGES}
+[ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES memcheck racecheck"
 stage() {  # stage NAME TIMEOUT LOG CMD...
   local name=$1 limit=$2 log=$3; shift 3
   case " $STAGES " in *" $name "*) ;; *) echo "=== $name: skipped (GPU_CHECK_STAGES)"; return ;; esac
@@ -75,7 +93,9 @@ stage() {  # stage NAME TIMEOUT LOG CMD...
   tail -n 25 "$log"
   local line
   line=$(grep -E "(passed|failed|errors?|skipped|deselected|no tests ran).* in [0-9.]+s" "$log" | tail -n 1)
-  echo "$name: rc=$rc $((SECONDS - t0))s ${line}" | tee -a "$summary"
+  local san
+  san=$(grep -Eo "(ERROR|RACECHECK) SUMMARY: .*" "$log" | tail -n 2 | tr '\n' ' ')
+  echo "$name: rc=$rc $((SECONDS - t0))s ${line}${san:+ | ${san% }}" | tee -a "$summary"
   [ "$rc" -eq 0 ] || status=1
 }
 
@@ -85,6 +105,19 @@ stage frontend-on-gpu "${GPU_CHECK_FRONTEND_TIMEOUT:-300}" "$OUT/frontend_gpu.lo
   env FUSER_TEST_DEVICE=cuda "$PY" -m pytest -rs -p no:cacheprovider tests/frontend
 stage full-tests "${GPU_CHECK_FULL_TIMEOUT:-240}" "$OUT/full_tests.log" \
   "$PY" -m pytest -rs -p no:cacheprovider tests
+stage conformance-on-gpu "${GPU_CHECK_CONFORMANCE_TIMEOUT:-300}" "$OUT/conformance_gpu.log" \
+  env FUSER_CONFORMANCE_DEVICE=cuda "$PY" -m pytest -rsxX -p no:cacheprovider tests/conformance -q
+
+# compute-sanitizer over a focused selection of the GPU tests' kernels (opt-in, see top).
+SANITIZER=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)}
+SANITIZER=${SANITIZER:-compute-sanitizer}
+read -r -a SAN_TESTS <<<"${GPU_CHECK_SANITIZER_TESTS:-tests/gpu/test_gpu_execute.py tests/gpu/test_gpu_seed000_sizes.py tests/gpu/test_gpu_view_outputs.py}"
+stage memcheck "${GPU_CHECK_MEMCHECK_TIMEOUT:-300}" "$OUT/memcheck.log" \
+  "$SANITIZER" --tool memcheck --report-api-errors no --error-exitcode 1 \
+  "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider "${SAN_TESTS[@]}"
+stage racecheck "${GPU_CHECK_RACECHECK_TIMEOUT:-300}" "$OUT/racecheck.log" \
+  "$SANITIZER" --tool racecheck --racecheck-report all --error-exitcode 1 \
+  "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider "${SAN_TESTS[@]}"
 if [ -f benchmarks/run.py ]; then
   # GPU_CHECK_BENCH_ARGS, e.g. "--only gelu,softmax --no-compile"
   # shellcheck disable=SC2086

@@ -1,11 +1,14 @@
-"""Collects nvFuser's frontend suite, prepared for the CPU, and marks what cannot pass yet.
+"""Collects nvFuser's frontend suite, prepared for the CPU or the GPU, and marks what
+cannot pass yet.
 
-At import, ``prepare.prepare`` writes the rewritten copies of ``upstream/`` to a
-temporary folder (package ``python``, as upstream imports it) and puts that folder and
-``shim/`` (the test-only ``nvfuser`` module) on ``sys.path``; ``test_conformance.py``
-imports the upstream test class from there. ``SKIPS`` and ``XFAILS`` (``known.py``) are
-applied by test name; an xfail is strict, so a test that starts passing fails CI until
-it is taken off the list.
+At import, ``prepare.prepare`` writes the copies of ``upstream/`` to a temporary folder
+(package ``python``, as upstream imports it) and puts that folder and ``shim/`` (the
+test-only ``nvfuser`` module) on ``sys.path``; ``test_conformance.py`` imports the upstream
+test class from there. ``FUSER_CONFORMANCE_DEVICE`` picks the mode: ``cpu`` (default, CI)
+rewrites the device strings so the tests run on CPU tensors; ``cuda`` leaves upstream as
+it is, so the tests run on torch CUDA tensors through fuser's GPU path (it needs a GPU).
+``SKIPS`` and ``XFAILS`` (``known.py``) are applied by test name (``marking.py``); an
+xfail is strict on the CPU and not strict on the GPU, where the list was not measured.
 """
 
 from __future__ import annotations
@@ -16,25 +19,35 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.known import SKIPS, XFAILS
-from tests.conformance.prepare import prepare
+from tests.conformance.marking import markers_for
+from tests.conformance.prepare import DEVICE_ENV, conformance_device, prepare
 
 HERE = Path(__file__).resolve().parent
 collect_ignore_glob = ["upstream/*", "shim/*"]
 
-PREPARED = Path(tempfile.mkdtemp(prefix="fuser-conformance-"))
-REWRITES = prepare(PREPARED)
+DEVICE = conformance_device()
+if DEVICE == "cuda":
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError(
+            f"{DEVICE_ENV}=cuda needs a CUDA device; torch.cuda.is_available() is False"
+        )
+PREPARED = Path(tempfile.mkdtemp(prefix=f"fuser-conformance-{DEVICE}-"))
+REWRITES = prepare(PREPARED, DEVICE)
 for _path in (str(HERE / "shim"), str(PREPARED)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    rewrites = sum(n for per_file in REWRITES.values() for n in per_file.values())
+    return f"conformance: device {DEVICE} ({DEVICE_ENV}), {rewrites} rewrites of the upstream suite"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if not item.nodeid.startswith("tests/conformance/test_conformance.py::TestNvFuserFrontend"):
             continue
-        name = item.name
-        if name in SKIPS:
-            item.add_marker(pytest.mark.skip(reason=SKIPS[name]))
-        elif name in XFAILS:
-            item.add_marker(pytest.mark.xfail(reason=XFAILS[name], strict=True))
+        for marker in markers_for(item.name, DEVICE):
+            item.add_marker(marker)
