@@ -118,8 +118,14 @@ class Operators:
         return self._emit("cast", op, [v], [("dtype", dt)], known=known)
 
     # ---- reductions -----------------------------------------------------------------
-    def _reduction(self, name: str, x: Any, dims: Any, keepdim: bool, dtype: Any) -> Tensor:
+    def _reduction(self, name: str, x: Any, dims: Any, keepdim: bool, dtype: Any, dim: Any = None) -> Tensor:
         t = self._t(x, name)
+        if dim is not None:  # nvFuser's single-axis overload: sum(t, dim=0)
+            if dims is not None:
+                raise ValueError(f"{name}: give dims or dim, not both")
+            if not isinstance(dim, int) or isinstance(dim, bool):
+                raise ValueError(f"{name}: dim must be an integer axis, got {dim!r}")
+            dims = [dim]
         if isinstance(dims, DataType):  # sum(t, dtype): all axes
             dims, dtype = None, dims
         ds = list(range(t.ndim)) if dims is None else self._dims(t, dims, name)
@@ -129,17 +135,25 @@ class Operators:
         res_dt = DataType.from_dtype(F.dtype_of(op.results[0].type))
         return self._emit(name, op, [t], [("dims", ds), ("keepdim", bool(keepdim)), ("dtype", res_dt)])
 
-    def sum(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
-        return self._reduction("sum", x, dims, keepdim, dtype)
+    def sum(
+        self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null, *, dim: Any = None
+    ) -> Tensor:
+        return self._reduction("sum", x, dims, keepdim, dtype, dim)
 
-    def prod(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
-        return self._reduction("prod", x, dims, keepdim, dtype)
+    def prod(
+        self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null, *, dim: Any = None
+    ) -> Tensor:
+        return self._reduction("prod", x, dims, keepdim, dtype, dim)
 
-    def max(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
-        return self._reduction("max", x, dims, keepdim, dtype)
+    def max(
+        self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null, *, dim: Any = None
+    ) -> Tensor:
+        return self._reduction("max", x, dims, keepdim, dtype, dim)
 
-    def min(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null) -> Tensor:
-        return self._reduction("min", x, dims, keepdim, dtype)
+    def min(
+        self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = DataType.Null, *, dim: Any = None
+    ) -> Tensor:
+        return self._reduction("min", x, dims, keepdim, dtype, dim)
 
     def _var_args(self, name: str, x: Any, dims: Any, correction: Any) -> tuple[Tensor, list[int], float | int]:
         t = self._t(x, name)

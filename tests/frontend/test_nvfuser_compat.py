@@ -36,3 +36,27 @@ def test_scalar_only_inputs_give_torch_tensors(scalar: object) -> None:
     out = fd.execute([scalar])
     assert isinstance(out[0], torch.Tensor)
     assert out[0].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+def test_reductions_take_nvfuser_dim_keyword(op: str) -> None:
+    x = torch.randn(2, 3, 4)
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(getattr(fd.ops, op)(t0, dim=0))
+        fd.add_output(getattr(fd.ops, op)(t0, dim=-1, keepdim=True))
+    out = fd.execute([x])
+    want = {"sum": torch.sum, "prod": torch.prod, "max": torch.amax, "min": torch.amin}[op]
+    torch.testing.assert_close(out[0], want(x, 0))
+    torch.testing.assert_close(out[1], want(x, -1, keepdim=True))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"dims": [0], "dim": 0}, "dims or dim, not both"), ({"dim": [0]}, "dim must be an integer")],
+)
+def test_reduction_dim_keyword_errors(kwargs: dict, message: str) -> None:
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        with pytest.raises(ValueError, match=message):
+            fd.ops.sum(t0, **kwargs)
