@@ -352,11 +352,19 @@ class FusionDefinition:
 
     __str__ = __repr__
 
-    def inputs(self) -> list[State]:
-        return [s.state for s in self._state.inputs]
+    def inputs(self) -> list[int]:
+        """The state indices of the fusion's inputs, in order (nvFuser's ``fd.inputs()``)."""
+        return [s.state.index for s in self._state.inputs]
 
-    def outputs(self) -> list[State]:
-        return [o.state for o in self._state.outputs]
+    def outputs(self) -> list[int]:
+        """The state indices of the fusion's outputs, in order (nvFuser's ``fd.outputs()``)."""
+        return [o.state.index for o in self._state.outputs]
+
+    def extents(self) -> list[int]:
+        """nvFuser's indices of the input tensors' extents: one per axis of every tensor
+        input, in order, numbered -1, -2, ... (they are not states of the definition)."""
+        n = sum(s.state.ndim for s in self._state.inputs if isinstance(s.state, Tensor))
+        return list(range(-1, -n - 1, -1))
 
     def fusion(self) -> FusionOp:
         """The cached (symbolic) ``fuser.fusion`` op."""

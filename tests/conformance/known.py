@@ -29,7 +29,6 @@ XFAILS: dict[str, str] = {
     "test_expanded_reduction": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
     "test_from_pytorch_fails_on_cpu_tensor": "CPU mode: from_pytorch accepts CPU tensors (they are the inputs fuser runs on the CPU)",
     "test_fusion_definition_error_cache": "is_cpu=True non-scalar tensor: fuser accepts it, nvFuser raises 'CPU non-scalar tensor is not supported!'",
-    "test_fusion_information": "fd.inputs()/fd.outputs() return states, not indices",
     "test_fusion_profiler": "fd.execute(profile=True) / fd.profile() (no CUPTI profiler)",
     "test_fusion_profiler_user_schedule": "fd.execute(profile=True) / fd.profile() (no CUPTI profiler)",
     "test_gcd": "missing op fd.ops.gcd",

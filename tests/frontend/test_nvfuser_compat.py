@@ -60,3 +60,15 @@ def test_reduction_dim_keyword_errors(kwargs: dict, message: str) -> None:
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         with pytest.raises(ValueError, match=message):
             fd.ops.sum(t0, **kwargs)
+
+
+def test_inputs_outputs_extents_are_indices() -> None:
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.Float)
+        t1 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.Float)
+        c2 = fd.define_scalar(3.0)
+        t4 = fd.ops.mul(fd.ops.add(t0, t1), c2)
+        fd.add_output(fd.ops.sum(t4, [-1], False, DataType.Float))
+    assert fd.inputs() == [0, 1]
+    assert fd.outputs() == [5]
+    assert fd.extents() == [-1, -2, -3, -4, -5, -6]

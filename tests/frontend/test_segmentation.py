@@ -342,9 +342,9 @@ def test_stream_errors() -> None:
     fd.parallelize_stream(t3, 0)
     with pytest.raises(ValueError, match="num_streams"):
         fd.execute([randn(3, 4)], num_streams=0)
-    other, _ = stream_chain()
+    _, (other_t1, _, _) = stream_chain()
     with pytest.raises(ValueError, match="does not belong"):
-        fd.parallelize_stream(other.outputs()[0], 0)
+        fd.parallelize_stream(other_t1, 0)
 
 
 # ---- issue 10: segmentation failures found by random fusions ------------------------------
