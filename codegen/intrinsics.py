@@ -86,6 +86,16 @@ def _ipow(a: object, b: object) -> object:
     return type(a)(r)  # type: ignore[call-arg]
 
 
+def _lshr(a: object, b: object) -> object:
+    """Logical right shift of a numpy integer scalar (0 for shifts outside [0, width))."""
+    size = np.dtype(type(a)).itemsize
+    n = int(b)  # type: ignore[call-overload]
+    if n < 0 or n >= size * 8:
+        return type(a)(0)  # type: ignore[call-arg]
+    u = np.array(a).view(f"u{size}") >> np.array(n).astype(f"u{size}")
+    return u.view(np.dtype(type(a)))[()]
+
+
 def _shift(left: bool) -> Callable[[object, object], object]:
     def apply(a: object, b: object) -> object:
         bits = np.dtype(type(a)).itemsize * 8
@@ -148,6 +158,9 @@ INTRINSICS: dict[str, Intrinsic] = {
     "ipow": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_ipow({a[0]}, {a[1]})", _ipow, ints_only=True),
     "shl": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_shl({a[0]}, {a[1]})", _shift(True), ints_only=True),
     "shr": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_shr({a[0]}, {a[1]})", _shift(False), ints_only=True),
+    "lshr": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_lshr({a[0]}, {a[1]})", _lshr, ints_only=True),
+    "gcd": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_gcd({a[0]}, {a[1]})", np.gcd, ints_only=True),
+    "nextafter": Intrinsic(2, False, _fn("nextafter"), np.nextafter, floats_only=True),
 }
 
 CUDA_HELPERS = """
@@ -168,6 +181,19 @@ template <typename T> __device__ __forceinline__ T fuser_ipow(T a, T b) {
 }
 template <typename T> __device__ __forceinline__ T fuser_shl(T a, T b) {
   return (b < 0 || b >= T(sizeof(T) * 8)) ? T(0) : T(a << b);
+}
+template <typename T> __device__ __forceinline__ T fuser_lshr(T a, T b) {
+  if (b < 0 || b >= T(sizeof(T) * 8)) return T(0);
+  if (sizeof(T) == 8) return T((unsigned long long)(long long)a >> (unsigned long long)b);
+  if (sizeof(T) == 4) return T((unsigned int)(int)a >> (unsigned int)b);
+  if (sizeof(T) == 2) return T((unsigned short)(short)a >> (unsigned int)b);
+  return T((unsigned char)(signed char)a >> (unsigned int)b);
+}
+template <typename T> __device__ __forceinline__ T fuser_gcd(T a, T b) {
+  a = a < 0 ? T(-a) : a;
+  b = b < 0 ? T(-b) : b;
+  while (b != 0) { T r = T(a % b); a = b; b = r; }
+  return a;
 }
 template <typename T> __device__ __forceinline__ T fuser_shr(T a, T b) {
   return (b < 0 || b >= T(sizeof(T) * 8)) ? (a < 0 ? T(-1) : T(0)) : T(a >> b);

@@ -252,7 +252,20 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "bitwise_xor": np.bitwise_xor,
     "bitwise_left_shift": np.left_shift,
     "bitwise_right_shift": np.right_shift,
+    "logical_right_shift": lambda a, b: _logical_right_shift(a, b),
+    "gcd": np.gcd,
+    "nextafter": np.nextafter,
 }
+
+
+def _logical_right_shift(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x >> y`` on x's bits read as unsigned; 0 where ``y`` is outside [0, width)."""
+    if x.dtype.kind == "b":
+        return np.where(y == 0, x, False)
+    bits = x.dtype.itemsize * 8
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    shifted = np.right_shift(x.view(unsigned), np.clip(y, 0, bits - 1).astype(unsigned))
+    return np.where((y < 0) | (y >= bits), 0, shifted.view(x.dtype)).astype(x.dtype)
 
 _PREDICATES = {"eq", "ne", "lt", "le", "gt", "ge", "signbit", "isnan", "isinf", "isfinite"}
 

@@ -105,6 +105,8 @@ def test_every_binary_op_with_broadcast(name: str, dts) -> None:
         pytest.skip("integer op")
     if is_bool and name in ("sub", "div", "truediv", "fmod", "remainder", "pow", "atan2"):
         pytest.skip("not defined on bool")
+    if name in ("gcd", "logical_right_shift") and not is_int or name == "nextafter" and (is_int or is_bool):
+        pytest.skip("integer op (gcd, logical_right_shift) / float32-float64 op (nextafter)")
 
     def body(fd):
         a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=a_dt)

@@ -237,12 +237,31 @@ BINARY_TORCH = {
     "bitwise_xor": torch.bitwise_xor,
     "bitwise_left_shift": torch.bitwise_left_shift,
     "bitwise_right_shift": torch.bitwise_right_shift,
+    "logical_right_shift": lambda a, b: _torch_logical_right_shift(a, b),
+    "gcd": torch.gcd,
+    "nextafter": torch.nextafter,
 }
-INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"}
+INT_ONLY = {
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+    "logical_right_shift", "gcd",
+}  # fmt: skip
+SHIFTS = ("bitwise_left_shift", "bitwise_right_shift", "logical_right_shift")
+
+
+def _torch_logical_right_shift(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """jax.lax.shift_right_logical: the sign-extended bits of ``a >> b`` masked off."""
+    dt = torch.promote_types(a.dtype, b.dtype)
+    a, b = a.to(dt), b.to(dt)
+    bits = torch.iinfo(dt).bits
+    mask = torch.where(b == 0, -1, (1 << (bits - b).clamp(max=bits - 1)) - 1).to(dt)
+    return torch.where((b < 0) | (b >= bits), 0, (a >> b.clamp(0, bits - 1)) & mask).to(dt)
 
 
 def test_every_binary_op_has_a_torch_reference() -> None:
     assert set(BINARY_TORCH) == set(F.BINARY_OPS)
+
+
+WIDE = (DType.float32, DType.float64)
 
 
 @pytest.mark.parametrize("name", sorted(F.BINARY_OPS))
@@ -263,8 +282,10 @@ def test_binary_tensor_tensor(name: str, dtypes: tuple[DType, DType]) -> None:
     is_float = a_dt.is_float or b_dt.is_float
     if name in INT_ONLY and is_float:
         pytest.skip("integer-only op")
-    if name in ("bitwise_left_shift", "bitwise_right_shift", "sub") and DType.bool in dtypes:
-        pytest.skip("torch has no shifts or subtraction of bool")
+    if name in (*SHIFTS, "sub", "gcd") and DType.bool in dtypes:
+        pytest.skip("torch has no shifts, subtraction or gcd of bool")
+    if name == "nextafter" and not (a_dt in WIDE and b_dt in WIDE):
+        pytest.skip("nextafter needs float32/float64 results (torch: float32/float64 operands)")
     rng = np.random.default_rng(1)
     x = rand([4, 1, 6], a_dt, rng)
     y = rand([5, 6], b_dt, rng)
@@ -277,7 +298,7 @@ def test_binary_tensor_tensor(name: str, dtypes: tuple[DType, DType]) -> None:
         y = np.abs(y).astype(y.dtype)
         if not is_float:
             y = np.minimum(y, 3).astype(y.dtype)
-    if name in ("bitwise_left_shift", "bitwise_right_shift"):
+    if name in SHIFTS:
         y = np.abs(y) % 8
         y = y.astype(b_dt.to_numpy())
     fusion = build(

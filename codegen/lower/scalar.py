@@ -263,7 +263,8 @@ class ScalarEmitter:
         if name in table_i:
             return self.v(table_i[name](a, b))
         intr = {"div": "trunc_div", "fmod": "fmod", "remainder": "remainder", "pow": "ipow",
-                "bitwise_left_shift": "shl", "bitwise_right_shift": "shr"}  # fmt: skip
+                "bitwise_left_shift": "shl", "bitwise_right_shift": "shr", "logical_right_shift": "lshr",
+                "gcd": "gcd"}  # fmt: skip
         if name in intr:
             return self.intrinsic(intr[name], a, b)
         raise LoweringError(f"{op.name}: no integer lowering")
@@ -274,7 +275,7 @@ class ScalarEmitter:
                  "pow": mathd.PowFOp, "atan2": mathd.Atan2Op}  # fmt: skip
         if name in table:
             return self.v(table[name](a, b))  # type: ignore[call-arg]
-        if name in ("fmod", "remainder"):
+        if name in ("fmod", "remainder", "nextafter"):
             return self.intrinsic(name, a, b)
         raise LoweringError(f"{op.name}: no floating-point lowering")
 

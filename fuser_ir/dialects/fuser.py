@@ -732,8 +732,9 @@ class ElementwiseOp(FuserOp):
     """An elementwise op. ``rule`` names how the result dtype is derived:
 
     ``promote`` (torch promotion), ``float`` (promotion then int→float32, for
-    transcendental functions), ``bool`` (predicates), ``same`` (first operand's
-    dtype), ``int`` (promotion, integer or bool operands only).
+    transcendental functions), ``wide_float`` (as ``float``, float32/float64 results
+    only), ``bool`` (predicates), ``same`` (first operand's dtype), ``int`` (promotion,
+    integer or bool operands only), ``integer`` (promotion, integer operands only).
     """
 
     RULE: ClassVar[str] = "promote"
@@ -746,9 +747,16 @@ class ElementwiseOp(FuserOp):
         dt = promoted(types)
         if self.RULE == "float":
             return float_result(dt)
+        if self.RULE == "wide_float":
+            res = float_result(dt)
+            if res not in (DType.float32, DType.float64):
+                raise InferError(f"needs float32 or float64 operands, got {res}")
+            return res
         if self.RULE == "bool":
             return DType.bool
-        if self.RULE == "int":
+        if self.RULE == "integer" and dt == DType.bool:
+            raise InferError("needs integer operands, got bool")
+        if self.RULE in ("int", "integer"):
             if dt.is_float:
                 raise InferError(f"needs integer or bool operands, got {dt}")
             return dt
@@ -883,6 +891,9 @@ BINARY_OPS: dict[str, tuple[str, str]] = {
     "bitwise_xor": ("int", "a ^ b"),
     "bitwise_left_shift": ("int", "a << b"),
     "bitwise_right_shift": ("int", "a >> b (arithmetic)"),
+    "logical_right_shift": ("integer", "a >> b on a's bits as unsigned (0 when b is outside [0, width))"),
+    "gcd": ("integer", "greatest common divisor of |a| and |b| (gcd(0, 0) = 0)"),
+    "nextafter": ("wide_float", "the next float32/float64 value after a toward b"),
 }
 
 UNARY_OP_CLASSES: dict[str, type[UnaryOp]] = {

@@ -72,3 +72,64 @@ def test_inputs_outputs_extents_are_indices() -> None:
     assert fd.inputs() == [0, 1]
     assert fd.outputs() == [5]
     assert fd.extents() == [-1, -2, -3, -4, -5, -6]
+
+
+def _binary_fd(name: str, a_dt: DataType, b_dt: DataType) -> FusionDefinition:
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1], contiguity=[True], dtype=a_dt)
+        b = fd.define_tensor(shape=[-1], contiguity=[True], dtype=b_dt)
+        fd.add_output(getattr(fd.ops, name)(a, b))
+    return fd
+
+
+_I32 = np.array([-1, -2147483648, 1073741824, -64463884, 7, 0, 12, -18], dtype=np.int32)
+_SHIFTS = np.array([3, 0, 31, 32, -1, 5, 1, 40], dtype=np.int32)
+
+
+@pytest.mark.parametrize(
+    ("name", "dts", "a", "b", "want"),
+    [
+        (
+            "logical_right_shift", (DataType.Int32, DataType.Int32), _I32, _SHIFTS,
+            [536870911, -2147483648, 0, 0, 0, 0, 6, 0],
+        ),
+        (
+            "gcd", (DataType.Int, DataType.Int), np.array([12, -18, 0, 7, 0], dtype=np.int64),
+            np.array([18, 12, 5, -21, 0], dtype=np.int64), [6, 6, 5, 7, 0],
+        ),
+    ],
+)  # fmt: skip
+def test_integer_binary_ops_reference_and_kernel(
+    name: str, dts: tuple[DataType, DataType], a: np.ndarray, b: np.ndarray, want: list[int]
+) -> None:
+    from codegen.cpu_runner import run_segment_on_cpu
+
+    fd = _binary_fd(name, *dts)
+    (out,) = fd.execute([a, b])
+    assert out.tolist() == want
+    (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [a, b])
+    assert kernel_out.tolist() == want
+    assert {"logical_right_shift": "fuser_lshr(", "gcd": "fuser_gcd("}[name] in fd.cuda_code_for([a, b])
+
+
+def test_nextafter_reference_and_kernel() -> None:
+    from codegen.cpu_runner import run_segment_on_cpu
+
+    fd = _binary_fd("nextafter", DataType.Float, DataType.Float)
+    a = np.array([1.0, 0.0, -2.0, 3.0], dtype=np.float32)
+    b = np.array([2.0, -1.0, -2.0, 0.0], dtype=np.float32)
+    want = torch.nextafter(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    (out,) = fd.execute([a, b])
+    np.testing.assert_array_equal(out, want)
+    (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [a, b])
+    np.testing.assert_array_equal(kernel_out, want)
+    assert "nextafterf(" in fd.cuda_code_for([a, b])
+
+
+def test_nextafter_rejects_half_and_gcd_rejects_floats() -> None:
+    with FusionDefinition() as fd:
+        h = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Half)
+        with pytest.raises(ValueError, match="nextafter.*float32 or float64"):
+            fd.ops.nextafter(h, h)
+        with pytest.raises(ValueError, match="gcd.*integer"):
+            fd.ops.gcd(h, h)
