@@ -61,3 +61,26 @@ def test_escaped_strings_still_parse(tmp_path: Path, capsys: pytest.CaptureFixtu
     path.write_text('"test.op"() {s = "a\\"b\\0A\\\\c"} : () -> ()\n')
     opt_main([str(path), "--allow-unregistered-dialect"])
     assert 's = "a\\22b\\0A\\\\c"' in capsys.readouterr().out
+
+
+def test_fuser_opt_process_rejects_quickly_even_without_the_in_process_timer(
+    tmp_path: Path,
+) -> None:
+    """The same in a separate process with a hard timeout, so a regression fails
+    within seconds instead of hanging the test run (the in-process tests above
+    would hang on xDSL's exponential regex)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "in.mlir"
+    path.write_text('"' + "a" * 60)  # 2^30 steps with the upstream regex
+    script = "import sys; from tools.fuser_opt import main; main(sys.argv[1:])"
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", script, str(path)],
+            capture_output=True, text=True, timeout=20, cwd=Path(__file__).parent.parent,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("fuser-opt hangs on an unterminated string literal")
+    assert p.returncode == 1
+    assert "closing string literal" in p.stderr and "Traceback" not in p.stderr
