@@ -364,6 +364,29 @@ class Operators:
     def select(self, x: Any, index: Any, dim: Any) -> Tensor:
         return self._indexing("select", F.SelectOp, x, index, dim)
 
+    def triu(self, x: Any, diagonal: Any = 0) -> Tensor:
+        """nvFuser's ``triu``: ``x`` with the elements below the ``diagonal``-th diagonal
+        of its last two axes set to zero (``torch.triu``). A composite, as in nvFuser:
+        ``where(col - row >= diagonal, x, 0)`` from two ``iota``s; one record, so the
+        printed definition shows ``fd.ops.triu``."""
+        name = "triu"
+        t = self._t(x, name)
+        d = as_int(diagonal, name, "diagonal")
+        if t.ndim < 2:
+            raise ValueError(f"triu: input {t.name} must have at least 2 dimensions, got {t.ndim}")
+        s = st(self._fd)
+        n_states, n_records = len(s.states), len(s.records)
+        rows = self.iota(self.size(t, -2), dtype=DataType.Int)
+        cols = self.iota(self.size(t, -1), dtype=DataType.Int)
+        offset = self.sub(self.broadcast(cols, [True, False]), self.broadcast(rows, [False, True]))
+        keep = self.ge(offset, d)
+        keep = self.broadcast(keep, [True] * (t.ndim - 2) + [False, False])
+        zero = False if t.dtype is DataType.Bool else 0
+        res = self.where(keep, t, zero)
+        # The steps are one op of the definition: drop their states and records.
+        del s.states[n_states:], s.records[n_records:]
+        return self._emit(name, res.value.owner, [t], [("diagonal", d)])
+
     # ---- factories and sizes --------------------------------------------------------
     def iota(self, length: Any, start: Any = None, step: Any = None, dtype: Any = DataType.Int) -> Tensor:
         dt = self._dtype(dtype, "iota")

@@ -26,6 +26,7 @@ from fuser_ir.dialects.fuser import (
     ConstantOp,
     FuserOp,
     FusionOp,
+    IotaOp,
     SizeOp,
     TensorType,
 )
@@ -174,6 +175,8 @@ def _bind_op(
     except (ShapeError, ValueError) as e:
         raise SizeBindingError(f"{name}: {op.name}: {e}") from e
     size_operands = list(getattr(op, "sizes", ()))
+    if isinstance(op, IotaOp):  # its extent is its length operand
+        size_operands = [op.length]
     for r, t in zip(op.results, inferred, strict=True):
         if not isinstance(t, TensorType):
             shapes[r] = ()

@@ -60,7 +60,6 @@ XFAILS: dict[str, str] = {
     "test_slice_api": "ValueError: slice: start_indices must be a list of integers, got V2 (vector)",
     "test_slice_error_checks": "ValueError: slice: axis 0 of extent ? cannot be sliced [-1:5]",
     "test_stride_order_with_explicit_broadcast": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
-    "test_triu": "missing op fd.ops.triu",
     "test_uniform": "missing op fd.ops.uniform",
     "test_uniform_range": "missing op fd.ops.uniform",
     "test_where_dtypes": "complex dtypes are not supported",

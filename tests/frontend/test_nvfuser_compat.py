@@ -133,3 +133,43 @@ def test_nextafter_rejects_half_and_gcd_rejects_floats() -> None:
             fd.ops.nextafter(h, h)
         with pytest.raises(ValueError, match="gcd.*integer"):
             fd.ops.gcd(h, h)
+
+
+@pytest.mark.parametrize("diagonal", [-1, 0, 2, -5, 20])
+@pytest.mark.parametrize(
+    ("shape", "dtype"), [((4, 16), torch.float16), ((2, 5, 3), torch.int32), ((3, 3), torch.bool)]
+)
+def test_triu(diagonal: int, shape: tuple[int, ...], dtype: torch.dtype) -> None:
+    from codegen.cpu_runner import run_segment_on_cpu
+
+    x = torch.testing.make_tensor(shape, dtype=dtype, device="cpu")
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.triu(fd.from_pytorch(x), diagonal))
+    assert f"fd.ops.triu(T0, diagonal={diagonal})" in repr(fd)
+    assert fd.outputs() == [1]
+    (out,) = fd.execute([x])
+    assert torch.equal(out, torch.triu(x, diagonal))
+    (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [x.numpy()])
+    np.testing.assert_array_equal(kernel_out, torch.triu(x, diagonal).numpy())
+    scope: dict = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(repr(fd), scope)  # noqa: S102 - the printed definition must rebuild the fusion
+    with FusionDefinition() as fd2:
+        scope[f"nvfuser_fusion_id{fd.id()}"](fd2)
+    assert fd2.id() == fd.id()
+
+
+def test_triu_errors() -> None:
+    with FusionDefinition() as fd:
+        t1 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        with pytest.raises(ValueError, match="triu: input T0 must have at least 2 dimensions"):
+            fd.ops.triu(t1)
+        with pytest.raises(ValueError, match="triu"):
+            fd.ops.triu(t1, 1.5)
+
+
+def test_plan_binds_an_iota_whose_length_is_a_runtime_scalar() -> None:
+    with FusionDefinition() as fd:
+        n = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.iota(n, dtype=DataType.Float))
+    assert fd.plan([5]).num_kernels == 1
+    assert fd.execute([5])[0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
