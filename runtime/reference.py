@@ -589,6 +589,10 @@ def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
         return [np.concatenate(arrs, axis=d % arrs[0].ndim)]
     if isinstance(op, F.IndexSelectOp | F.SelectOp | F.GatherOp | F.TakeAlongAxisOp):
         return [_eval_indexing(op, np.asarray(args[0]), args[1])]
+    if isinstance(op, F.CumsumOp):
+        work = _as(np.asarray(args[0]), compute_dtype(_result_dtype(op)))
+        with _errstate():  # sequential sums in the compute type; integers wrap
+            return [_finish(op, np.cumsum(work, axis=op.get_dim(), dtype=work.dtype))]
     raise InterpreterError(f"{op.name}: the reference interpreter has no semantics for this op")
 
 

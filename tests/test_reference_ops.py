@@ -696,3 +696,24 @@ def test_output_stride_order_is_materialized() -> None:
     (out,) = run_fusion(fusion, [np.arange(12, dtype=np.float32).reshape(3, 4)])
     assert out.strides == (4, 12)  # column-major: axis 0 is innermost
     np.testing.assert_array_equal(out, -np.arange(12).reshape(3, 4))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dt", [DType.float32, DType.float16, DType.bfloat16, DType.int32, DType.int64])
+def test_cumsum_against_torch(dim: int, dt: DType) -> None:
+    x = rand([3, 5, 7], dt, np.random.default_rng(2))
+    fusion = build([F.TensorType([3, 5, 7], dt)], lambda e, a: e(F.CumsumOp(a, dim)))
+    (ours,) = run_fusion(fusion, [x])
+    t = to_torch(x)
+    # torch accumulates half/bfloat16 in float32 and sums integers in int64; fuser's
+    # cumsum keeps the input dtype (nvFuser's), with the same values where nothing wraps.
+    acc = torch.float32 if dt in (DType.float16, DType.bfloat16) else None
+    assert_matches(ours, torch.cumsum(t, dim, dtype=acc).to(t.dtype))
+
+
+def test_cumsum_wraps_integers_in_their_dtype() -> None:
+    x = np.array([2**30, 2**30, 2**30], dtype=np.int32)
+    fusion = build([F.TensorType([3], DType.int32)], lambda e, a: e(F.CumsumOp(a, 0)))
+    (ours,) = run_fusion(fusion, [x])
+    assert ours.dtype == np.int32
+    assert ours.tolist() == [2**30, 2**31 - 2**32, 3 * 2**30 - 2**32]

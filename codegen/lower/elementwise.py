@@ -352,6 +352,8 @@ class ElementEvaluator:
             return self.em.convert(self.value(op.fill_value, ()), F.dtype_of(op.fill_value.type), dt)
         if isinstance(op, F.IndexSelectOp | F.SelectOp | F.GatherOp | F.TakeAlongAxisOp):
             return self._indexing(op, idx)
+        if isinstance(op, F.CumsumOp):
+            return self._cumsum(op, idx)
         raise LoweringError(f"{op.name}: cannot be evaluated elementwise in this kernel")
 
     def _to_int64(self, v: int | SSAValue) -> SSAValue:
@@ -427,6 +429,24 @@ class ElementEvaluator:
         if result is None:
             raise LoweringError(f"{op.name}: all inputs are empty")
         return result
+
+    def _cumsum(self, op: F.CumsumOp, idx: Index) -> SSAValue:
+        """``out[.., i, ..] = sum(x[.., k, ..] for k <= i)``: an ``scf.for`` over the
+        prefix, summed in the compute type in order (as the reference does)."""
+        d = op.get_dim()
+        dt = F.dtype_of(op.result.type)
+        b = self.b
+        zero = self.em.const(0, dt)
+
+        def step(k: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
+            src = list(idx)
+            src[d] = self.as_dim(k)
+            x = self.value(op.input, tuple(src))
+            return [b.addf(acc[0], x) if dt.is_float else b.val(arith.AddiOp(acc[0], x))]
+
+        end = b.add(self.materialize(idx[d]), 1)
+        (total,) = b.for_(0, end, 1, self.in_scope(step), [zero], iv_name="k")  # type: ignore[arg-type]
+        return self.em.round(total, dt)
 
     def _indexing(self, op: F._IndexingOp, idx: Index) -> SSAValue:
         su = self.shape(op.input)

@@ -1799,6 +1799,47 @@ class TakeAlongAxisOp(_IndexingOp):
         return x.with_shape(shape)
 
 
+@irdl_op_definition
+class CumsumOp(FuserOp):
+    """``cumsum(x, dim)``: inclusive prefix sums along ``dim`` (nvFuser's ``cumsum``); the
+    result keeps the input's dtype, floats accumulate in their compute type (f32 for
+    half/bfloat16)."""
+
+    name = "fuser.cumsum"
+    input = operand_def()
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, dim: int) -> None:
+        super().__init__(
+            operands=[input],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[self.out_type(input.type, dim)],
+        )
+
+    @staticmethod
+    def out_type(x: Attribute, dim: int) -> TensorType:
+        if not isinstance(x, TensorType):
+            raise InferError(f"input must be a tensor, got {x}")
+        if x.rank == 0:
+            raise InferError("input must have at least 1 dimension, got a 0-d tensor")
+        if x.dtype == DType.bool:
+            raise InferError("input must be a number tensor, got bool")
+        normalize_dim(dim, x.rank)
+        return x
+
+    def get_dim(self) -> int:
+        t = self.input.type
+        assert isinstance(t, TensorType)
+        return normalize_dim(self.dim.value.data, t.rank)
+
+    def infer(self) -> list[Attribute]:
+        _tensor_operand(self, self.input, "input")
+        return [self.out_type(self.input.type, self.dim.value.data)]
+
+
 VIEW_OPS: tuple[type[Operation], ...] = (
     BroadcastOp,
     BroadcastInDimOp,
@@ -1846,6 +1887,7 @@ Fuser = Dialect(
         SelectOp,
         GatherOp,
         TakeAlongAxisOp,
+        CumsumOp,
     ],
     [TensorType, ViewAttr],
 )

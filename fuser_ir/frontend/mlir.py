@@ -114,4 +114,6 @@ def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any]) -> Any:
         return o.iota(a[0], a[1], a[2], _dt(op.result.type))
     if isinstance(op, F.SizeOp):
         return o.size(a[0], op.dim.value.data)
+    if isinstance(op, F.CumsumOp):
+        return o.cumsum(a[0], op.dim.value.data)
     raise ValueError(f"from_mlir: {op.name} has no frontend equivalent")

@@ -364,6 +364,13 @@ class Operators:
     def select(self, x: Any, index: Any, dim: Any) -> Tensor:
         return self._indexing("select", F.SelectOp, x, index, dim)
 
+    def cumsum(self, x: Any, dim: Any) -> Tensor:
+        """nvFuser's ``cumsum``: inclusive prefix sums along ``dim`` (the input's dtype)."""
+        t = self._t(x, "cumsum")
+        d = as_int(dim, "cumsum", "dim")
+        op = build(self._fd, "cumsum", F.CumsumOp, t.value, d)
+        return self._emit("cumsum", op, [t], [("dim", d)])
+
     def triu(self, x: Any, diagonal: Any = 0) -> Tensor:
         """nvFuser's ``triu``: ``x`` with the elements below the ``diagonal``-th diagonal
         of its last two axes set to zero (``torch.triu``). A composite, as in nvFuser:

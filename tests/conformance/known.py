@@ -21,8 +21,6 @@ XFAILS: dict[str, str] = {
     "test_complex_constants": "complex dtypes are not supported",
     "test_complex_rsqrt": "complex dtypes are not supported",
     "test_cuda_code_and_scheduled_fusion_ir_strings": "fd.sched.user_schedule_ir and last_cuda_code after a CPU run are missing; cuda_code_for compiles any inputs (nvFuser raises 'not compiled')",
-    "test_cumsum": "missing op fd.ops.cumsum",
-    "test_cumsum_int": "missing op fd.ops.cumsum",
     "test_debug_output": "fd.debug_output / capture_debug_output are missing",
     "test_def_op_in_schedule": "the user schedule() hook is not supported (defining an op in it is not rejected)",
     "test_deterministic_random": "missing op fd.ops.uniform",

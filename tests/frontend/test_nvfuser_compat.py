@@ -173,3 +173,39 @@ def test_plan_binds_an_iota_whose_length_is_a_runtime_scalar() -> None:
         fd.add_output(fd.ops.iota(n, dtype=DataType.Float))
     assert fd.plan([5]).num_kernels == 1
     assert fd.execute([5])[0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim", "dtype"),
+    [((8, 16), 0, torch.float32), ((4,), -1, torch.int32), ((3, 5, 7), 1, torch.float16), ((16, 64), 1, torch.float32)],
+)  # fmt: skip
+def test_cumsum(shape: tuple[int, ...], dim: int, dtype: torch.dtype) -> None:
+    """The reference and the generated kernel (CPU kernel interpreter) agree with torch
+    (which sums float32 in float64 on the CPU: a few float32 ulps apart)."""
+    from codegen.cpu_runner import run_segment_on_cpu
+
+    x = torch.testing.make_tensor(shape, dtype=dtype, device="cpu")
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(fd.ops.mul(fd.ops.cumsum(t0, dim=dim), t0))
+    assert f"fd.ops.cumsum(T0, dim={dim})" in repr(fd)
+    acc = torch.float32 if dtype == torch.float16 else None
+    want = (torch.cumsum(x, dim, dtype=acc).to(dtype) * x).numpy()
+    (out,) = fd.execute([x])
+    tol = 2e-3 if dtype == torch.float16 else 1e-4
+    np.testing.assert_allclose(out.numpy().astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+    (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [x.numpy()])
+    np.testing.assert_array_equal(kernel_out, out.numpy())
+    assert "for (" in fd.cuda_code_for([x])
+
+
+def test_cumsum_errors() -> None:
+    with FusionDefinition() as fd:
+        b = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Bool)
+        f = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        with pytest.raises(ValueError, match="cumsum: input must be a number tensor, got bool"):
+            fd.ops.cumsum(b, 0)
+        with pytest.raises(ValueError, match="cumsum: dim 2 is out of range for rank 2"):
+            fd.ops.cumsum(f, 2)
+        with pytest.raises(ValueError, match="cumsum"):
+            fd.ops.cumsum(f, 0.5)

@@ -357,3 +357,21 @@ fuser.fusion @f(%x : !fuser.tensor<4294967296x4294967296xf32>) -> !fuser.tensor<
   fuser.output %x : !fuser.tensor<4294967296x4294967296xf32>
 }
 // CHECK: !fuser.tensor: [4294967296, 4294967296] of f32 is 73786976294838206464 bytes, beyond int64 offsets (9223372036854775807)
+
+// -----
+
+// Cumsum of a bool tensor.
+fuser.fusion @f(%x : !fuser.tensor<4xi1>) -> !fuser.tensor<4xi1> {
+  %r = fuser.cumsum %x {dim = 0 : i64} : (!fuser.tensor<4xi1>) -> !fuser.tensor<4xi1>
+  fuser.output %r : !fuser.tensor<4xi1>
+}
+// CHECK: fuser.cumsum: input must be a number tensor, got bool
+
+// -----
+
+// Cumsum along an axis the input does not have.
+fuser.fusion @f(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %r = fuser.cumsum %x {dim = 2 : i64} : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  fuser.output %r : !fuser.tensor<4x8xf32>
+}
+// CHECK: fuser.cumsum: dim 2 is out of range for rank 2
