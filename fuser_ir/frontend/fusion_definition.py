@@ -88,6 +88,12 @@ class FusionDefinition:
             if type(self).definition is not FusionDefinition.definition and not self._state.records:
                 with self:
                     self.definition()
+            elif not self._state.records and not self._defining:
+                # nvFuser: the base class's definition() raises NotImplementedError.
+                raise NotImplementedError(
+                    "FusionDefinition has no definition: define it in a `with fd:` block "
+                    "or override definition() in a subclass"
+                )
             else:
                 self._finalize()
         assert self._entry is not None

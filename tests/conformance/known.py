@@ -41,7 +41,6 @@ XFAILS: dict[str, str] = {
     "test_issue3292": "TypeError: Operators.slice() got an unexpected keyword argument 'manual_normalization'",
     "test_mismatched_input_types": "error message for a mismatched input differs from nvFuser's",
     "test_nanogpt_mha_dpa": "missing op fd.ops.uniform",
-    "test_no_definition": "a fusion without a definition raises ValueError, not nvFuser's error",
     "test_normal": "missing op fd.ops.normal",
     "test_output_stride_order": "ValueError: add_output: alias_input must be a tensor input of this fusion, got (0, 1, 2)",
     "test_output_stride_order_with_reduction": "missing op fd.ops.stride_order",

@@ -209,3 +209,12 @@ def test_cumsum_errors() -> None:
             fd.ops.cumsum(f, 2)
         with pytest.raises(ValueError, match="cumsum"):
             fd.ops.cumsum(f, 0.5)
+
+
+def test_executing_an_undefined_fusion_raises_not_implemented() -> None:
+    fd = FusionDefinition()
+    with pytest.raises(NotImplementedError, match="no definition"):
+        fd.execute([np.ones(4, dtype=np.float32)])
+    with FusionDefinition() as empty:  # defined, with nothing in it: runs
+        pass
+    assert empty.execute([]) == []
