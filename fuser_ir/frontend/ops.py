@@ -299,8 +299,15 @@ class Operators:
         op = build(self._fd, "squeeze", F.SqueezeOp, t.value, ds)
         return self._emit("squeeze", op, [t], [("dims", ds)])
 
-    def slice(self, x: Any, start_indices: Any = None, end_indices: Any = None, strides: Any = None, *, starts: Any = None, ends: Any = None) -> Tensor:
+    def slice(
+        self, x: Any, start_indices: Any = None, end_indices: Any = None, strides: Any = None,
+        manual_normalization: Any = False, *, starts: Any = None, ends: Any = None,
+    ) -> Tensor:
+        """nvFuser's ``slice``. Indices must lie in ``[0, extent]`` with ``start <= end``
+        whatever ``manual_normalization`` says (nvFuser's flag for indices that are
+        already normalized; fuser never normalizes, out-of-range indices raise)."""
         t = self._t(x, "slice")
+        _flag(manual_normalization, "slice", "manual_normalization")
         start_indices = start_indices if start_indices is not None else starts
         end_indices = end_indices if end_indices is not None else ends
         if start_indices is None or end_indices is None:
@@ -334,7 +341,9 @@ class Operators:
         op = build(self._fd, "pad", F.PadOp, t.value, w, pv)
         return self._emit("pad", op, [t, w, canon_value])
 
-    def cat(self, tensors: Any, dim: Any = 0) -> Tensor:
+    def cat(self, tensors: Any, dim: Any = 0, manual_padding: Any = False) -> Tensor:
+        if _flag(manual_padding, "cat", "manual_padding"):
+            raise ValueError("cat: manual_padding=True (inputs padded by the caller) is not supported")
         if not isinstance(tensors, list | tuple) or not tensors:
             raise ValueError("cat: tensors must be a non-empty list of tensors")
         ts = [self._t(x, "cat", f"tensor #{i}") for i, x in enumerate(tensors)]
@@ -471,6 +480,13 @@ def _unary(name: str) -> Any:
     method.__name__ = name
     method.__doc__ = cls.__doc__
     return method
+
+
+def _flag(value: Any, opname: str, what: str) -> bool:
+    """A bool option that nvFuser also takes as 0/1."""
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise ValueError(f"{opname}: {what} must be a bool, got {value!r}")
 
 
 def _binary(name: str) -> Any:

@@ -38,7 +38,6 @@ XFAILS: dict[str, str] = {
     "test_issue1393": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
     "test_issue1706": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
     "test_issue1953": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
-    "test_issue3292": "TypeError: Operators.slice() got an unexpected keyword argument 'manual_normalization'",
     "test_mismatched_input_types": "error message for a mismatched input differs from nvFuser's",
     "test_nanogpt_mha_dpa": "missing op fd.ops.uniform",
     "test_normal": "missing op fd.ops.normal",

@@ -218,3 +218,20 @@ def test_executing_an_undefined_fusion_raises_not_implemented() -> None:
     with FusionDefinition() as empty:  # defined, with nothing in it: runs
         pass
     assert empty.execute([]) == []
+
+
+def test_slice_manual_normalization_and_cat_manual_padding_keywords() -> None:
+    x = torch.randn(4, 6)
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        a = fd.ops.slice(t0, [0, 0], [4, 3], [1, 1], manual_normalization=0)
+        b = fd.ops.slice(t0, [0, 3], [4, 6], [1, 1], manual_normalization=True)
+        fd.add_output(fd.ops.cat([b, a], dim=-1, manual_padding=0))
+        with pytest.raises(ValueError, match=r"slice: axis 1 of extent \? cannot be sliced \[-1:6\]"):
+            fd.ops.slice(t0, [0, -1], [4, 6], manual_normalization=True)
+        with pytest.raises(ValueError, match="slice: manual_normalization must be a bool"):
+            fd.ops.slice(t0, [0, 0], [4, 6], manual_normalization="yes")
+        with pytest.raises(ValueError, match="cat: manual_padding=True .* is not supported"):
+            fd.ops.cat([a, b], dim=-1, manual_padding=True)
+    (out,) = fd.execute([x])
+    assert torch.equal(out, torch.cat([x[:, 3:], x[:, :3]], dim=-1))
