@@ -620,7 +620,7 @@ def _eval_indexing(op: F._IndexingOp, x: np.ndarray, index: Value) -> np.ndarray
     d = op.get_dim()
     idx = _check_indices(op, np.asarray(index).astype(np.int64), x.shape[d])
     if isinstance(op, F.IndexSelectOp):
-        return np.take(x, idx, axis=d)
+        return np.take(x, idx.reshape(-1), axis=d)  # a 0-D index keeps the axis
     if isinstance(op, F.SelectOp):
         return np.take(x, int(idx), axis=d)
     if isinstance(op, F.GatherOp):

@@ -455,7 +455,7 @@ class ElementEvaluator:
             iv = self.value(op.index, ())
             src_idx = list(idx[:d]) + [Dim.const(0)] + list(idx[d:])
         elif isinstance(op, F.IndexSelectOp):
-            iv = self.value(op.index, (idx[d],))
+            iv = self.value(op.index, (idx[d],) if self.shape(op.index) else ())
             src_idx = list(idx)
         else:
             iv = self.value(op.index, idx)

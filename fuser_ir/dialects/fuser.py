@@ -1722,18 +1722,19 @@ class _IndexingOp(FuserOp):
 
 @irdl_op_definition
 class IndexSelectOp(_IndexingOp):
-    """``index_select(x, index, dim)``: pick the entries ``index`` (1-D) along ``dim``."""
+    """``index_select(x, index, dim)``: pick the entries ``index`` (1-D) along ``dim``; a
+    0-D index picks one entry and keeps the axis (extent 1), as in torch."""
 
     name = "fuser.index_select"
 
     @classmethod
     def out_type(cls, x: Attribute, index: Attribute, dim: int) -> TensorType:
         assert isinstance(x, TensorType)
-        if not isinstance(index, TensorType) or index.rank != 1 or not index.dtype.is_integer:
-            raise InferError(f"index must be a 1-D integer tensor, got {index}")
+        if not isinstance(index, TensorType) or index.rank > 1 or not index.dtype.is_integer:
+            raise InferError(f"index must be a 1-D (or 0-D) integer tensor, got {index}")
         d = normalize_dim(dim, x.rank)
         shape = list(x.get_shape())
-        shape[d] = index.get_shape()[0]
+        shape[d] = index.get_shape()[0] if index.rank else 1
         return x.with_shape(shape)
 
 

@@ -30,7 +30,6 @@ XFAILS: dict[str, str] = {
     "test_fusion_profiler": "fd.execute(profile=True) / fd.profile() (no CUPTI profiler)",
     "test_fusion_profiler_user_schedule": "fd.execute(profile=True) / fd.profile() (no CUPTI profiler)",
     "test_import_conflict_nvfuser_then_direct": "no nvfuser_direct module (nvFuser's newer direct frontend)",
-    "test_index_select_scalar_indices": "ValueError: index_select: index must be a 1-D integer tensor, got !fuser.tensor<i64>",
     "test_inplace_update_on_non_contiguous_inputs": "ValueError: input 0 (T0): axis 1 is declared contiguous but the array's strides [1, 3] (in elements) are not",
     "test_integer_division": "integer division by zero raises ZeroDivisionError in the reference (nvFuser gives a value)",
     "test_issue1270": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",

@@ -235,3 +235,26 @@ def test_slice_manual_normalization_and_cat_manual_padding_keywords() -> None:
             fd.ops.cat([a, b], dim=-1, manual_padding=True)
     (out,) = fd.execute([x])
     assert torch.equal(out, torch.cat([x[:, 3:], x[:, :3]], dim=-1))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_select_with_a_0d_index_keeps_the_axis(dim: int) -> None:
+    from codegen.cpu_runner import run_segment_on_cpu
+
+    x = torch.randn(8, 16)
+    i = torch.tensor(2, dtype=torch.long)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.index_select(fd.from_pytorch(x), fd.from_pytorch(i), dim))
+    want = torch.index_select(x, dim, i)
+    (out,) = fd.execute([x, i])
+    assert torch.equal(out, want)
+    (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [x.numpy(), i.numpy()])
+    np.testing.assert_array_equal(kernel_out, want.numpy())
+
+
+def test_index_select_rejects_a_2d_index() -> None:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        i = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int)
+        with pytest.raises(ValueError, match=r"index_select: index must be a 1-D \(or 0-D\) integer"):
+            fd.ops.index_select(x, i, 0)

@@ -257,7 +257,7 @@ fuser.fusion @f(%a : !fuser.tensor<4x8xf32>, %i : !fuser.tensor<2xf32>) -> !fuse
   %r = fuser.index_select %a, %i {dim = 1 : i64} : (!fuser.tensor<4x8xf32>, !fuser.tensor<2xf32>) -> !fuser.tensor<4x2xf32>
   fuser.output %r : !fuser.tensor<4x2xf32>
 }
-// CHECK: fuser.index_select: index must be a 1-D integer tensor, got !fuser.tensor<2xf32>
+// CHECK: fuser.index_select: index must be a 1-D (or 0-D) integer tensor, got !fuser.tensor<2xf32>
 
 // -----
 
