@@ -393,6 +393,18 @@ class FusionDefinition:
         text = printing.definition_text(self._state.records, fid)
         return printing.repro_script(text, f"nvfuser_fusion_id{fid}", inputs)
 
+    def _repro_error_str(self, section: str, inputs: Sequence[Any]) -> str:
+        """nvFuser's message for an error while ``section`` (e.g. "executing"): what
+        failed and a script that reproduces it with ``inputs``."""
+        try:
+            script = self.repro_script_for(inputs)
+        except Exception as e:  # noqa: BLE001 - the message must not hide the original error
+            script = f"# (no repro script: {type(e).__name__}: {e})"
+        return (
+            f"An error occurred while {section} the fusion definition. "
+            "A script that reproduces it:\n" + script
+        )
+
     def num_runtimes(self) -> int:
         """How many input signatures have a runtime in the second-level cache."""
         return len(self._ensure_defined().runtimes)

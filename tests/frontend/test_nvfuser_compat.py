@@ -258,3 +258,14 @@ def test_index_select_rejects_a_2d_index() -> None:
         i = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int)
         with pytest.raises(ValueError, match=r"index_select: index must be a 1-D \(or 0-D\) integer"):
             fd.ops.index_select(x, i, 0)
+
+
+def test_repro_error_str_names_the_section_and_reproduces_the_fusion() -> None:
+    x = np.ones((2, 3), dtype=np.float32)
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.exp(t0))
+    text = fd._repro_error_str("executing", [x])
+    assert text.startswith("An error occurred while executing the fusion definition.")
+    assert "fd.ops.exp(T0)" in text
+    assert "(no repro script" in FusionDefinition()._repro_error_str("executing", [x])
