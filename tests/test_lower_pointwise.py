@@ -263,3 +263,18 @@ def test_reduction_is_not_pointwise() -> None:
     with pytest.raises(LoweringError, match="fuser.sum: cannot be evaluated elementwise"):
         lower_pointwise(fusion, shapes, [TensorLayout.contiguous((4, 4))], [TensorLayout.contiguous((4,))],
                         PointwiseParams(0, 1, 1, (128, 1, 1), (1, 1, 1)), "k")
+
+
+def test_half_scalar_argument_is_used_in_its_compute_type() -> None:
+    """A half scalar input of a float32 kernel: threshold compared an f32 value with the
+    raw f16 argument (xDSL TypeError, found by the malformed corpus)."""
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        s = fd.define_scalar(dtype=DataType.Half)
+        fd.add_output(fd.ops.threshold(t0, s, s))
+        fd.add_output(fd.ops.clamp(t0, s, s))
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    want = fd.execute([x, 0.3])
+    got, _ = run_segment_on_cpu(fd.fusion(), [x, 0.3])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)

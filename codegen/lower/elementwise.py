@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from codegen.kernel_builders import KernelBuilder
@@ -319,7 +319,11 @@ class ElementEvaluator:
         if isinstance(v, BlockArgument):
             if isinstance(v.type, F.TensorType):
                 return self._load(v, idx)
-            return self.scalars[v.index]
+            # A half/bfloat16 scalar argument lives in f32, its compute type.
+            arg = self.scalars[v.index]
+            if F.dtype_of(v.type) in (DType.float16, DType.bfloat16) and arg.type != Float32Type():
+                return b_ext(self.b, arg)
+            return arg
         op = v.owner
         assert isinstance(op, Operation)
         b = self.b
@@ -465,6 +469,11 @@ class ElementEvaluator:
         i = b.select(b.cmp("slt", i, 0), b.add(i, su[d]), i)
         src_idx[d] = self.as_dim(self._clamp(i, su[d] - 1))
         return self.value(op.input, tuple(src_idx))
+
+
+def b_ext(b: KernelBuilder, v: SSAValue) -> SSAValue:
+    """``v`` (half/bfloat16) extended to f32."""
+    return b.val(arith.ExtFOp(v, Float32Type()))
 
 
 def numel(shape: Sequence[int]) -> int:
