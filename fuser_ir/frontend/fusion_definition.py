@@ -601,7 +601,8 @@ class Fusion:
 
 
 def _contiguity(contiguity: Any, shape: list[int], name: str) -> list[bool | None]:
-    """Per-axis contiguity; ``None`` on broadcast (extent-1) axes. Default: False."""
+    """Per-axis contiguity; ``None`` on broadcast axes: extent-1 ones, and expanded
+    ones (stride 0, any extent) where the caller says ``None``. Default: False."""
     rank = len(shape)
     if contiguity is None:
         vals: list[Any] = [False] * rank
@@ -617,10 +618,8 @@ def _contiguity(contiguity: Any, shape: list[int], name: str) -> list[bool | Non
     for i, (c, d) in enumerate(zip(vals, shape, strict=True)):
         if c is not None and not isinstance(c, bool | np.bool_):
             raise ValueError(f"{name}: contiguity entry {i} must be True, False or None, got {c!r}")
-        if d == 1:
+        if d == 1 or c is None:
             out.append(None)
-        elif c is None:
-            raise ValueError(f"{name}: contiguity entry {i} is None but axis {i} is not a broadcast axis (extent {d})")
         else:
             out.append(bool(c))
     return out
@@ -640,5 +639,5 @@ def _descriptor(sizes: Any, strides: Any, static_sizes: bool, name: str) -> tupl
     contig = list(actual_contiguity(view))
     order = list(actual_stride_order(view))
     shape = [d if static_sizes or d == 1 else -1 for d in szs]
-    contig = [None if shape[i] == 1 else (c if c is not None else True) for i, c in enumerate(contig)]
+    contig = [None if shape[i] == 1 or (szs[i] != 1 and sts[i] == 0) else (c if c is not None else True) for i, c in enumerate(contig)]
     return shape, contig, order

@@ -65,13 +65,14 @@ def plain_inputs(inputs: Sequence[Any]) -> list[Any]:
 
 def actual_contiguity(a: np.ndarray) -> tuple[bool | None, ...]:
     """nvFuser's contiguity of an array: per axis, whether its stride is the extent
-    times stride of the next inner non-broadcast axis (``None`` for extent-1 axes)."""
+    times stride of the next inner non-broadcast axis (``None`` for broadcast axes:
+    extent-1 ones and expanded ones, of stride 0)."""
     item = a.itemsize
     axes = sorted(range(a.ndim), key=lambda i: (a.strides[i], -i))  # innermost first
     out: list[bool | None] = [None] * a.ndim
     expected = 1
     for i in axes:
-        if a.shape[i] == 1:
+        if a.shape[i] == 1 or a.strides[i] == 0:
             continue
         stride = a.strides[i] // item
         out[i] = stride == expected
@@ -141,12 +142,20 @@ def layout_mismatch(t: TensorType, x: np.ndarray) -> str | None:
     got_contig = actual_contiguity(x)
     strides = [s // x.itemsize for s in x.strides]
     for a, c in enumerate(declared):
-        if c and got_contig[a] is False:
+        if x.shape[a] == 1:
+            continue
+        if c is None and strides[a] != 0:
+            return (
+                f"axis {a} is declared an expanded broadcast (contiguity None) but the array's "
+                f"strides {strides} (in elements) give it stride {strides[a]}, not 0"
+            )
+        if c and got_contig[a] is not True:
             return f"axis {a} is declared contiguous but the array's strides {strides} (in elements) are not"
-    # Declared contiguous axes also fix the order of the strides.
+    # Declared contiguous axes also fix the order of the strides (expanded axes,
+    # of stride 0, have no place in it).
     if any(declared):
         got_order = actual_stride_order(x)
-        relevant = [a for a in range(x.ndim) if x.shape[a] != 1]
+        relevant = [a for a in range(x.ndim) if x.shape[a] != 1 and strides[a] != 0]
         want_rank = sorted(relevant, key=lambda a: order[a])
         got_rank = sorted(relevant, key=lambda a: got_order[a])
         if want_rank != got_rank:

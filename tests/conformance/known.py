@@ -16,7 +16,6 @@ SKIPS: dict[str, str] = {
 }
 
 XFAILS: dict[str, str] = {
-    "test_allocation_domain_concretization": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
     "test_cast_fp8": "fp8 dtypes (float8_e4m3fn/e5m2) are not supported",
     "test_complex_constants": "complex dtypes are not supported",
     "test_complex_rsqrt": "complex dtypes are not supported",
@@ -24,7 +23,6 @@ XFAILS: dict[str, str] = {
     "test_debug_output": "fd.debug_output / capture_debug_output are missing",
     "test_def_op_in_schedule": "the user schedule() hook is not supported (defining an op in it is not rejected)",
     "test_deterministic_random": "missing op fd.ops.uniform",
-    "test_expanded_reduction": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
     "test_from_pytorch_fails_on_cpu_tensor": "CPU mode: from_pytorch accepts CPU tensors (they are the inputs fuser runs on the CPU)",
     "test_fusion_definition_error_cache": "is_cpu=True non-scalar tensor: fuser accepts it, nvFuser raises 'CPU non-scalar tensor is not supported!'",
     "test_fusion_information": "order: expects a new fusion, but test_basic's identical one is still cached (upstream, test_cuda_code_and_scheduled_fusion_ir_strings resets the FusionCache; here it is an xfail that stops before the reset, and test_enable_disable_options is skipped); passes when run alone",
@@ -33,11 +31,7 @@ XFAILS: dict[str, str] = {
     "test_import_conflict_nvfuser_then_direct": "no nvfuser_direct module (nvFuser's newer direct frontend)",
     "test_inplace_update_on_non_contiguous_inputs": "ValueError: input 0 (T0): axis 1 is declared contiguous but the array's strides [1, 3] (in elements) are not",
     "test_integer_division": "CPU mode: the test's own eager torch.div(rounding_mode='trunc') raises ZeroDivisionError on CPU tensors (fuser gives a value, as CUDA does)",
-    "test_issue1270": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
-    "test_issue1277": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
-    "test_issue1393": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
-    "test_issue1706": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
-    "test_issue1953": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
+    "test_issue1270": "segmented run: the reduction heuristic divides by zero (target.sm_count // blocks) on a zero-extent iteration axis",
     "test_mismatched_input_types": "error message for a mismatched input differs from nvFuser's",
     "test_nanogpt_mha_dpa": "missing op fd.ops.uniform",
     "test_normal": "missing op fd.ops.normal",
@@ -55,7 +49,7 @@ XFAILS: dict[str, str] = {
     "test_segmentation_reduction_pointwise_epilogue": "segment_index_space_maps numbering differs from nvFuser's",
     "test_slice_api": "ValueError: slice: start_indices must be a list of integers, got V2 (vector)",
     "test_slice_error_checks": "ValueError: slice: axis 0 of extent ? cannot be sliced [-1:5]",
-    "test_stride_order_with_explicit_broadcast": "expanded broadcast inputs (contiguity None on an axis that is not size 1)",
+    "test_stride_order_with_explicit_broadcast": "contiguity given in allocation order (stride_order) is checked per logical axis: ValueError: input 3 (T3): axis 0 is declared an expanded broadcast (contiguity None) but ... stride 3, not 0",
     "test_uniform": "missing op fd.ops.uniform",
     "test_uniform_range": "missing op fd.ops.uniform",
     "test_where_dtypes": "complex dtypes are not supported",

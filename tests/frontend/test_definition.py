@@ -195,3 +195,30 @@ def test_torch_inputs_return_torch_tensors() -> None:
     (out,) = fd.execute([x])
     assert isinstance(out, torch.Tensor)
     torch.testing.assert_close(out, x + 1)
+
+
+def test_expanded_broadcast_input() -> None:
+    """Issue 11: contiguity None on an axis that is not size 1 is an expanded
+    (stride-0) axis; define_tensor and from_pytorch accept it and it runs as is."""
+    import torch
+
+    x = torch.randn(5).expand(4, 5)
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[None, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.sum(t0, dims=[0]))
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, x.sum(0))
+    with FusionDefinition() as fd2:
+        t1 = fd2.from_pytorch(x)
+        fd2.add_output(fd2.ops.mul(t1, 2.0))
+    assert "contiguity=[None, True]" in str(fd2)
+    (out2,) = fd2.execute([x])
+    torch.testing.assert_close(out2, x * 2.0)
+    # The expanded axis must have stride 0, and a contiguous axis cannot be expanded.
+    with pytest.raises(ValueError, match=r"input 0 \(T0\): axis 0 is declared an expanded broadcast"):
+        fd.execute([torch.randn(4, 5)])
+    with FusionDefinition() as fd3:
+        t2 = fd3.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd3.add_output(fd3.ops.neg(t2))
+    with pytest.raises(ValueError, match=r"input 0 \(T0\): axis 0 is declared contiguous"):
+        fd3.execute([x])
