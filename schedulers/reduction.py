@@ -155,7 +155,7 @@ def reduction_params(
             max(target.warp_size, next_pow2(ceil_div(ext.reduction, vec * INNER_BATCH))),
         )
         rows = max(1, min(128 // threads, next_pow2(ext.iteration)))
-        blocks = ceil_div(ext.iteration, rows)
+        blocks = max(1, ceil_div(ext.iteration, rows))  # an empty iteration axis: one block
         split = 1
         if blocks < target.sm_count:
             split = max(
@@ -175,7 +175,7 @@ def reduction_params(
     vec = vector_width(itemsize, [ext.inner], target)
     bdimx = min(target.warp_size, next_pow2(ceil_div(ext.iteration, vec)))
     bdimy = min(256 // bdimx, next_pow2(ext.reduction))
-    blocks = ceil_div(ext.iteration, bdimx * vec)
+    blocks = max(1, ceil_div(ext.iteration, bdimx * vec))  # an empty iteration axis: one block
     split = 1
     if blocks < target.sm_count:
         split = max(1, min(ceil_div(ext.reduction, bdimy * UNROLL), target.sm_count // blocks))

@@ -111,3 +111,18 @@ def test_num_kernels_counts_launches_of_inner_outer() -> None:
     kernels = fd.cuda_code_for(ins).count("__global__")
     assert plan.num_kernels == kernels > 1
     assert f"1 segment(s), {kernels} kernel(s)" in str(plan)
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((0, 5), 1), ((5, 0), 0), ((0, 7), 0)])
+def test_reduction_with_an_empty_iteration_axis_plans_and_runs(shape: tuple[int, int], dim: int) -> None:
+    # The reduction heuristic divided the SM count by a grid of 0 blocks
+    # (ZeroDivisionError in fd.plan; nvFuser's test_issue1270 has such a fusion).
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.sum(x, dims=[dim]))
+    ins = [np.ones(shape, np.float32)]
+    plan = fd.plan(ins)
+    assert plan.is_complete
+    fd.cuda_code_for(ins)
+    (out,) = fd.execute(ins)
+    np.testing.assert_array_equal(out, ins[0].sum(dim))

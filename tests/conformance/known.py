@@ -31,7 +31,6 @@ XFAILS: dict[str, str] = {
     "test_import_conflict_nvfuser_then_direct": "no nvfuser_direct module (nvFuser's newer direct frontend)",
     "test_inplace_update_on_non_contiguous_inputs": "ValueError: input 0 (T0): axis 1 is declared contiguous but the array's strides [1, 3] (in elements) are not",
     "test_integer_division": "CPU mode: the test's own eager torch.div(rounding_mode='trunc') raises ZeroDivisionError on CPU tensors (fuser gives a value, as CUDA does)",
-    "test_issue1270": "segmented run: the reduction heuristic divides by zero (target.sm_count // blocks) on a zero-extent iteration axis",
     "test_mismatched_input_types": "error message for a mismatched input differs from nvFuser's",
     "test_nanogpt_mha_dpa": "missing op fd.ops.uniform",
     "test_normal": "missing op fd.ops.normal",
