@@ -9,19 +9,12 @@ import itertools
 import pytest
 
 from fuser_ir.dtypes import DType, result_type
+from tests.test_reference_ops import TORCH_DT
 
 torch = pytest.importorskip("torch")
 prims = pytest.importorskip("torch._prims_common")
 
-TORCH = {
-    DType.bool: torch.bool,
-    DType.int32: torch.int32,
-    DType.int64: torch.int64,
-    DType.float16: torch.float16,
-    DType.bfloat16: torch.bfloat16,
-    DType.float32: torch.float32,
-    DType.float64: torch.float64,
-}
+TORCH = TORCH_DT  # DType -> torch dtype, shared with the reference-op tests
 PYTHON = {DType.bool: True, DType.int64: 2, DType.float64: 2.5}
 OPTIONAL = [*TORCH, None]
 

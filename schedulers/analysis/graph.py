@@ -8,38 +8,25 @@ from collections.abc import Iterable, Iterator
 from xdsl.ir import Operation, SSAValue
 
 from fuser_ir.dialects.fuser import (
-    AddcmulOp,
-    BinaryOp,
     CastOp,
-    ClampOp,
+    ElementwiseOp,
     FusionOp,
-    LerpOp,
     OutputOp,
     ReductionOp,
     TensorType,
-    ThresholdOp,
-    UnaryOp,
     VarMeanOp,
     VarOp,
     WelfordOp,
-    WhereOp,
 )
 from fuser_ir.dtypes import DType
 from fuser_ir.shapes import normalize_dim
 
 ReductionLike = ReductionOp | VarMeanOp | VarOp | WelfordOp
 REDUCTION_TYPES = (ReductionOp, VarMeanOp, VarOp, WelfordOp)
-ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
-    UnaryOp,
-    BinaryOp,
-    WhereOp,
-    ClampOp,
-    LerpOp,
-    ThresholdOp,
-    AddcmulOp,
-    CastOp,
-)
-"""Ops computing each element from the operands' elements at the same (broadcast) index."""
+ELEMENTWISE_OPS: tuple[type[Operation], ...] = (ElementwiseOp, CastOp)
+"""Ops computing each element from the operands' elements at the same (broadcast) index:
+the dialect's ``ElementwiseOp`` family (unary, binary, where, clamp, lerp, threshold,
+addcmul) and casts."""
 
 
 def is_elementwise(op: Operation) -> bool:
