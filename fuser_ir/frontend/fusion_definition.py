@@ -303,11 +303,25 @@ class FusionDefinition:
 
     # ---- outputs --------------------------------------------------------------------
     def add_output(self, output: Any, alias_input: Any = None, stride_order: Sequence[int] | None = None) -> None:
+        """nvFuser's overloads: ``add_output(t)``, ``add_output(t, alias_input)`` (``t``
+        written in place into the input tensor) and ``add_output(t, stride_order)`` (a
+        list of ints given second is the stride order, as in nvFuser's bindings). A
+        tensor from ``fd.ops.stride_order`` keeps its order unless one is given here."""
         name = "add_output"
         self._check_open(name)
         if not isinstance(output, Tensor | Scalar):
             raise ValueError(f"{name}: expected a tensor or scalar, got {output!r}")
         check_mine(self, output, name)
+        if isinstance(alias_input, list | tuple):  # the stride_order overload, positional
+            if stride_order is not None:
+                raise ValueError(
+                    f"{name}: stride_order given twice ({list(alias_input)} and {list(stride_order)})"
+                )
+            alias_input, stride_order = None, alias_input
+        if alias_input is not None and stride_order is not None and len(stride_order) > 0:
+            raise ValueError(f"{name}: stride_order can't be dictated for aliased outputs")
+        if alias_input is None and stride_order is None and isinstance(output, Tensor):
+            stride_order = output.stride_order
         kwargs: list[tuple[str, Any]] = []
         alias = -1
         if alias_input is not None:

@@ -30,6 +30,7 @@ from fuser_ir.frontend.building import (
     is_number,
     mixed_sizes,
     new_scalar,
+    new_tensor,
     new_value,
     new_vector,
     record,
@@ -114,7 +115,10 @@ class Operators:
         if isinstance(v, Scalar) and v.known is not None:
             from fuser_ir.frontend.building import convert_scalar
 
-            known = convert_scalar(v.known, dt.to_dtype())
+            value = v.known
+            if isinstance(value, complex) and not dt.to_dtype().is_complex:
+                value = value.real  # a cast to a real type drops the imaginary part
+            known = convert_scalar(value, dt.to_dtype())
         return self._emit("cast", op, [v], [("dtype", dt)], known=known)
 
     # ---- reductions -----------------------------------------------------------------
@@ -457,6 +461,26 @@ class Operators:
         v = new_vector(self._fd, elems)
         record(self._fd, "ops.shape", [t], [], [v])
         return v
+
+    def stride_order(self, x: Any, stride_order: Any) -> Tensor:
+        """nvFuser's ``stride_order``: a copy of ``x`` allocated in ``stride_order`` (the
+        rank of each axis's stride, 0 innermost). Values are unchanged, so no IR op is
+        built: the new tensor shares ``x``'s value and carries the order, which
+        ``add_output`` gives the fusion output's type (as nvFuser's allocation domain)."""
+        t = self._t(x, "stride_order")
+        order = as_ints(stride_order, "stride_order", "stride_order")
+        if len(order) != t.ndim:
+            raise ValueError(
+                f"stride_order: stride_order {order} must have one entry per axis of {t.name} (rank {t.ndim})"
+            )
+        if sorted(order) != list(range(t.ndim)):
+            raise ValueError(
+                f"stride_order: stride_order {order} is not a permutation of 0..{t.ndim - 1}"
+            )
+        out = new_tensor(self._fd, t.value)
+        out.stride_order = tuple(order)
+        record(self._fd, "ops.stride_order", [t], [("stride_order", order)], [out])
+        return out
 
     def at(self, v: Any, index: Any) -> Scalar:
         if not isinstance(v, Vector):

@@ -170,6 +170,10 @@ class Tensor(Value):
     """A tensor value of the definition (nvFuser's ``Tensor``)."""
 
     prefix = "T"
+    #: The allocation order ``fd.ops.stride_order`` gave this tensor (nvFuser's
+    #: ``stride_order``: rank of each axis's stride, 0 innermost); ``add_output`` uses
+    #: it when it is given none. Values are unchanged: it is a layout request.
+    stride_order: tuple[int, ...] | None = None
 
     @property
     def type(self) -> TensorType:

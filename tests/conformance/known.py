@@ -34,8 +34,6 @@ XFAILS: dict[str, str] = {
     "test_mismatched_input_types": "error message for a mismatched input differs from nvFuser's",
     "test_nanogpt_mha_dpa": "missing op fd.ops.uniform",
     "test_normal": "missing op fd.ops.normal",
-    "test_output_stride_order": "ValueError: add_output: alias_input must be a tensor input of this fusion, got (0, 1, 2)",
-    "test_output_stride_order_with_reduction": "missing op fd.ops.stride_order",
     "test_pad_dynamic": "ValueError: pad: pad_widths must be a list of integers, got V5 (vector)",
     "test_random_distinct_values": "missing op fd.ops.uniform",
     "test_real_imag": "complex dtypes are not supported",

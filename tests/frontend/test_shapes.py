@@ -218,3 +218,85 @@ def test_output_stride_order() -> None:
     fd = check(fn, [x], [-x])
     (out,) = fd.execute([x])
     assert out.strides == (4, 12)  # column-major: axis 0 innermost
+
+
+def _stride_ranks(strides: tuple[int, ...]) -> list[int]:
+    """nvFuser's stride order of a dense array: the rank of each axis's stride."""
+    order = sorted(range(len(strides)), key=lambda a: strides[a])
+    ranks = [0] * len(strides)
+    for r, a in enumerate(order):
+        ranks[a] = r
+    return ranks
+
+
+@pytest.mark.parametrize("perm", [(0, 1, 2), (2, 0, 1), (1, 2, 0), (2, 1, 0)])
+def test_output_stride_order_positional_and_stride_order_op(perm: tuple[int, int, int]) -> None:
+    """nvFuser's ``add_output(t, stride_order)`` overload (a list of ints given second
+    is the stride order, not alias_input) and ``fd.ops.stride_order``: same values,
+    the requested allocation order, and both print and replay."""
+    x = randn(2, 3, 4, 5)
+
+    def positional(fd):
+        t0 = fd.define_tensor(shape=[-1, -1, -1, -1], contiguity=[True] * 4, dtype=DataType.Float)
+        fd.add_output(fd.ops.sum(t0, dims=[2]), perm)
+
+    def op(fd):
+        t0 = fd.define_tensor(shape=[-1, -1, -1, -1], contiguity=[True] * 4, dtype=DataType.Float)
+        t2 = fd.ops.stride_order(fd.ops.sum(t0, dims=[2]), perm)
+        fd.add_output(t2)
+
+    want = x.sum(axis=2)
+    for fn, line in [
+        (positional, f"fd.add_output(T1, stride_order={list(perm)})"),
+        (op, f"T2 = fd.ops.stride_order(T1, stride_order={list(perm)})"),
+    ]:
+        fd = check(fn, [x], [want])
+        assert line in repr(fd)
+        (out,) = fd.execute([x])
+        np.testing.assert_allclose(out, want, rtol=1e-5)
+        assert _stride_ranks(tuple(s // out.itemsize for s in out.strides)) == list(perm)
+
+
+def test_stride_order_op_keeps_the_input_layout_for_other_uses() -> None:
+    """The reordered tensor is a new state; the original stays row-major when it is an
+    output too, and an explicit add_output stride_order wins over the op's."""
+    x = randn(3, 4)
+
+    def fn(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.ops.neg(t0)
+        t2 = fd.ops.stride_order(t1, [0, 1])
+        fd.add_output(t1)
+        fd.add_output(t2)
+        fd.add_output(t2, stride_order=[1, 0])
+
+    fd = check(fn, [x], [-x, -x, -x])
+    outs = fd.execute([x])
+    assert [o.strides for o in outs] == [(16, 4), (4, 12), (16, 4)]
+
+
+def test_stride_order_errors_name_the_op() -> None:
+    def bad_len(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.ops.stride_order(t0, [0])
+
+    def bad_perm(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.neg(t0), [0, 0])
+
+    def twice(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.neg(t0), [0, 1], stride_order=[1, 0])
+
+    def aliased(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.neg(t0), alias_input=t0, stride_order=[1, 0])
+
+    with pytest.raises(ValueError, match=r"stride_order \[0\] must have one entry per axis"):
+        define(bad_len)
+    with pytest.raises(ValueError, match=r"add_output: stride_order \[0, 0\] is not a permutation"):
+        define(bad_perm)
+    with pytest.raises(ValueError, match="add_output: stride_order given twice"):
+        define(twice)
+    with pytest.raises(ValueError, match="add_output: stride_order can't be dictated for aliased"):
+        define(aliased)
