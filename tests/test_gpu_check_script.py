@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "gpu_check.sh"
+SANITIZE = SCRIPT.parent / "sanitize.sh"
 
 
 def _text() -> str:
@@ -28,13 +29,92 @@ def test_stages_and_defaults() -> None:
     assert "GPU_CHECK_CONFORMANCE_TIMEOUT:-300" in conformance
     assert "$OUT/conformance_gpu.log" in conformance
     assert "FUSER_CONFORMANCE_DEVICE=cuda" in conformance and "-rsxX" in conformance
-    memcheck = text[text.index("stage memcheck") : text.index("stage racecheck")]
-    assert "--tool memcheck --report-api-errors no --error-exitcode 1" in memcheck
-    assert "GPU_CHECK_MEMCHECK_TIMEOUT:-300" in memcheck and "$OUT/memcheck.log" in memcheck
-    racecheck = text[text.index("stage racecheck") :].split("\nif ")[0]
-    assert "--tool racecheck --racecheck-report all --error-exitcode 1" in racecheck
-    assert "GPU_CHECK_RACECHECK_TIMEOUT:-300" in racecheck and "$OUT/racecheck.log" in racecheck
-    assert "-m gpu" in memcheck and "-m gpu" in racecheck
+    for name, tools in (
+        ("sanitizers", "memcheck racecheck"),
+        ("memcheck", "memcheck"),
+        ("racecheck", "racecheck"),
+    ):
+        block = text[text.index(f"stage {name} ") :].split("\n")[:2]
+        assert f"GPU_CHECK_{name.upper()}_TIMEOUT:-560" in block[0]
+        assert f"$OUT/{name}.log" in block[0]
+        assert block[1].strip() == f'bash tools/sanitize.sh "$OUT/sanitize" {tools}'
+    sanitize = SANITIZE.read_text()
+    assert "--tool memcheck --report-api-errors no)" in sanitize
+    assert "--tool racecheck --racecheck-report all)" in sanitize
+    assert "--error-exitcode 1" in sanitize
+    assert '-m gpu -k "$DESELECT" --collect-only -o addopts=""' in sanitize
+    assert 'DESELECT="not overhead and not memory_is_freed"' in sanitize
+
+
+def _fake_env(tmp_path: Path, *, fail_id: str = "") -> dict[str, str]:
+    """A fake python (collects 7 GPU test ids; a run prints pytest's counts line and
+    fails when it is given ``fail_id``) and a fake compute-sanitizer (logs its tool,
+    runs the rest, prints an error summary)."""
+    ids = "\n".join(f"tests/gpu/test_x.py::test_{i}" for i in range(7))
+    py = tmp_path / "python"
+    py.write_text(
+        "#!/bin/bash\n"
+        'case "$*" in *--collect-only*) printf "%s\\n" "$IDS"; echo "7 tests collected";'
+        " exit 0;; esac\n"
+        'echo "ran: $*" >&2\n'
+        'n=0; for a in "$@"; do case $a in *::*) n=$((n+1));; esac; done\n'
+        'case " $* " in *" $FAIL_ID "*) echo "1 failed, $((n-1)) passed in 0.1s"; exit 1;; esac\n'
+        'echo "$n passed in 0.1s"\n'
+    )
+    san = tmp_path / "compute-sanitizer"
+    san.write_text(
+        "#!/bin/bash\n"
+        'echo "tool: $2" >&2\n'
+        'while [ "$1" != --error-exitcode ]; do shift; done; shift 2\n'
+        '"$@"; rc=$?\n'
+        'echo "========= ERROR SUMMARY: 0 errors"; exit $rc\n'
+    )
+    for f in (py, san):
+        f.chmod(0o755)
+    return {
+        "PATH": "/usr/bin:/bin",
+        "PYTHON": str(py),
+        "COMPUTE_SANITIZER": str(san),
+        "SANITIZE_SHARDS": "3",
+        "IDS": ids,
+        "FAIL_ID": fail_id or "none",
+    }
+
+
+def test_sanitize_runs_every_gpu_test_once_per_tool(tmp_path: Path) -> None:
+    env = _fake_env(tmp_path)
+    run = subprocess.run(
+        ["bash", str(SANITIZE), str(tmp_path / "out"), "memcheck", "racecheck"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = tmp_path / "out"
+    for tool in ("memcheck", "racecheck"):
+        ran = []
+        for shard in range(3):
+            log = (out / f"{tool}.{shard}.log").read_text()
+            assert f"tool: {tool}" in log and "ERROR SUMMARY: 0 errors" in log
+            ran += [w for line in log.splitlines() if line.startswith("ran:") for w in line.split()]
+        ran_ids = sorted(w for w in ran if "::" in w)
+        assert ran_ids == sorted(env["IDS"].split("\n"))
+    summary = (out / "sanitize.txt").read_text().splitlines()
+    assert summary[0] == "7 GPU tests in 3 shards; tools: memcheck racecheck"
+    assert len(summary) == 7 and all("rc=0" in line for line in summary[1:])
+
+
+def test_sanitize_fails_when_one_shard_fails(tmp_path: Path) -> None:
+    env = _fake_env(tmp_path, fail_id="tests/gpu/test_x.py::test_4")
+    run = subprocess.run(
+        ["bash", str(SANITIZE), str(tmp_path / "out"), "memcheck"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert run.returncode == 1
+    summary = (tmp_path / "out" / "sanitize.txt").read_text()
+    assert "memcheck.1: rc=1 1 failed, 1 passed" in summary
 
 
 def test_summary_line_has_counts_and_sanitizer_summary(tmp_path: Path) -> None:

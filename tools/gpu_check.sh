@@ -13,21 +13,21 @@
 #    (FUSER_CONFORMANCE_DEVICE=cuda: upstream unrewritten, torch CUDA tensors, fuser's GPU
 #    path; the CPU-measured xfails are not strict, so -rxX lists which pass there);
 # 5. runs benchmarks/run.py when it exists;
-# 6. (not by default) runs a focused selection of the GPU tests under compute-sanitizer:
-#    memcheck (--report-api-errors no) and racecheck (--racecheck-report all), each with
-#    --error-exitcode 1. Sanitized runs are 10-100x slower, so they are opt-in:
+# 6. (not by default) runs every GPU test (`pytest -m gpu tests`) under compute-sanitizer
+#    (tools/sanitize.sh): memcheck (--report-api-errors no) and racecheck
+#    (--racecheck-report all), each with --error-exitcode 1, sharded
+#    (SANITIZE_SHARDS, default 6) and run side by side so the suite fits in one call:
 #
-#   GPU_CHECK_STAGES="memcheck racecheck" bash tools/gpu_check.sh
-#   GPU_CHECK_STAGES=all bash tools/gpu_check.sh      # every stage, sanitizers included
+#   GPU_CHECK_STAGES=sanitizers bash tools/gpu_check.sh   # both tools ("memcheck" or
+#   GPU_CHECK_STAGES=all bash tools/gpu_check.sh          #  "racecheck" alone: one tool)
 #
-#    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin);
-#    GPU_CHECK_SANITIZER_TESTS replaces the pytest arguments of the selection.
+#    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin).
 # GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
-# conformance-on-gpu benchmarks"; "all" adds memcheck and racecheck).
+# conformance-on-gpu benchmarks"; "all" adds sanitizers).
 # Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
-# CONFORMANCE, MEMCHECK, RACECHECK, BENCH); logs: $OUT/{env.txt, gpu_tests.log,
-# frontend_gpu.log, full_tests.log, conformance_gpu.log, memcheck.log, racecheck.log,
-# bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
+# CONFORMANCE, SANITIZERS, MEMCHECK, RACECHECK, BENCH); logs: $OUT/{env.txt,
+# gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, sanitizers.log,
+# sanitize/<tool>.<shard>.log, bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
 # failed, xfailed, xpassed, ...) and, for the sanitizers, their "ERROR SUMMARY: N errors"
 # (racecheck also its "RACECHECK SUMMARY"). Exit status: 0 when every stage that ran passed.
 set -u
@@ -82,7 +82,7 @@ summary="$OUT/summary.txt"
 # GPU_CHECK_STAGES: the stages to run, e.g. "gpu-tests benchmarks"; "all": every stage.
 DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu benchmarks"
 STAGES=${GPU_CHECK_STAGES:-$DEFAULT_STAGES}
-[ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES memcheck racecheck"
+[ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES sanitizers"
 stage() {  # stage NAME TIMEOUT LOG CMD...
   local name=$1 limit=$2 log=$3; shift 3
   case " $STAGES " in *" $name "*) ;; *) echo "=== $name: skipped (GPU_CHECK_STAGES)"; return ;; esac
@@ -108,18 +108,14 @@ stage full-tests "${GPU_CHECK_FULL_TIMEOUT:-240}" "$OUT/full_tests.log" \
 stage conformance-on-gpu "${GPU_CHECK_CONFORMANCE_TIMEOUT:-300}" "$OUT/conformance_gpu.log" \
   env FUSER_CONFORMANCE_DEVICE=cuda "$PY" -m pytest -rsxX -p no:cacheprovider tests/conformance -q
 
-# compute-sanitizer over a focused selection of the GPU tests' kernels (opt-in, see top).
-SANITIZER=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)}
-SANITIZER=${SANITIZER:-compute-sanitizer}
-read -r -a SAN_TESTS <<<"${GPU_CHECK_SANITIZER_TESTS:-tests/gpu/test_gpu_execute.py tests/gpu/test_gpu_seed000_sizes.py tests/gpu/test_gpu_view_outputs.py tests/gpu/test_gpu_segmented.py tests/gpu/test_gpu_last_cuda_code.py tests/gpu/test_readme.py}"
-# Timing assertions (host overhead) are meaningless under a sanitizer: deselected.
-SAN_DESELECT="not overhead"
-stage memcheck "${GPU_CHECK_MEMCHECK_TIMEOUT:-300}" "$OUT/memcheck.log" \
-  "$SANITIZER" --tool memcheck --report-api-errors no --error-exitcode 1 \
-  "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider -k "$SAN_DESELECT" "${SAN_TESTS[@]}"
-stage racecheck "${GPU_CHECK_RACECHECK_TIMEOUT:-300}" "$OUT/racecheck.log" \
-  "$SANITIZER" --tool racecheck --racecheck-report all --error-exitcode 1 \
-  "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider -k "$SAN_DESELECT" "${SAN_TESTS[@]}"
+# compute-sanitizer over every GPU test (opt-in, see top): tools/sanitize.sh shards the
+# `pytest -m gpu` node ids and runs each (tool, shard) as its own process, all at once.
+stage sanitizers "${GPU_CHECK_SANITIZERS_TIMEOUT:-560}" "$OUT/sanitizers.log" \
+  bash tools/sanitize.sh "$OUT/sanitize" memcheck racecheck
+stage memcheck "${GPU_CHECK_MEMCHECK_TIMEOUT:-560}" "$OUT/memcheck.log" \
+  bash tools/sanitize.sh "$OUT/sanitize" memcheck
+stage racecheck "${GPU_CHECK_RACECHECK_TIMEOUT:-560}" "$OUT/racecheck.log" \
+  bash tools/sanitize.sh "$OUT/sanitize" racecheck
 if [ -f benchmarks/run.py ]; then
   # GPU_CHECK_BENCH_ARGS, e.g. "--only gelu,softmax --no-compile"
   # shellcheck disable=SC2086
