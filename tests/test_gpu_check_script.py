@@ -100,7 +100,7 @@ def test_sanitize_runs_every_gpu_test_once_per_tool(tmp_path: Path) -> None:
         ran_ids = sorted(w for w in ran if "::" in w)
         assert ran_ids == sorted(env["IDS"].split("\n"))
     summary = (out / "sanitize.txt").read_text().splitlines()
-    assert summary[0] == "7 GPU tests in 3 shards; tools: memcheck racecheck"
+    assert summary[0] == "7 tests in 3 shards; tools: memcheck racecheck"
     assert len(summary) == 7 and all("rc=0" in line for line in summary[1:])
 
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Every GPU test (`pytest -m gpu tests`) under compute-sanitizer, sharded so that the
+# Every GPU test (`pytest -m gpu tests`, the frontend tests on CUDA tensors and nvFuser's
+# conformance suite in CUDA mode) under compute-sanitizer, sharded so that the
 # whole suite fits in one device call. Called by tools/gpu_check.sh (stage
 # "sanitizers"); it can also run alone once the environment is set up:
 #
 #   bash tools/sanitize.sh OUTDIR [TOOL...]        # TOOL: memcheck racecheck (default both)
 #
-# The GPU tests' node ids are collected once (`pytest -m gpu --collect-only`), without
+# The GPU tests' node ids are collected once (`pytest --collect-only`), without
 # the two kinds of test that cannot be judged here and launch no kernel of their own:
 # host-overhead timings ("overhead" in the name; a sanitizer slows the host) and the
 # device-wide free-memory check ("memory_is_freed"; the other shards allocate at the
@@ -35,8 +36,22 @@ if [ -z "$SANITIZER" ] || [ ! -x "$SANITIZER" ]; then
 fi
 
 ids="$OUTDIR/gpu_test_ids.txt"
-"$PY" -m pytest -m gpu -k "$DESELECT" --collect-only -o addopts="" -q -p no:cacheprovider tests 2>"$OUTDIR/collect.err" \
-  | grep "::" >"$ids"
+collect() {  # collect PYTEST-ARGS...: the node ids, one per line
+  "$PY" -m pytest -k "$DESELECT" --collect-only -o addopts="" -q -p no:cacheprovider "$@" \
+    2>>"$OUTDIR/collect.err" | grep "::"
+}
+: >"$OUTDIR/collect.err"
+# The GPU paths of the suite: every `-m gpu` test, and (SANITIZE_GPU_MODES=1, the
+# default) the suites that also run on the GPU through an environment switch: the
+# frontend tests on torch CUDA tensors and nvFuser's conformance suite in CUDA mode.
+export FUSER_TEST_DEVICE=cuda FUSER_CONFORMANCE_DEVICE=cuda
+{
+  collect -m gpu tests
+  if [ "${SANITIZE_GPU_MODES:-1}" = 1 ]; then
+    collect tests/frontend
+    collect tests/conformance/test_conformance.py
+  fi
+} | sort -u >"$ids"
 total=$(wc -l <"$ids")
 if [ "$total" -eq 0 ]; then
   { echo "no GPU tests collected"; cat "$OUTDIR/collect.err"; } | tee "$OUTDIR/sanitize.txt"
@@ -65,7 +80,7 @@ done
 
 status=0
 summary="$OUTDIR/sanitize.txt"
-echo "$total GPU tests in $SHARDS shards; tools: ${TOOLS[*]}" >"$summary"
+echo "$total tests in $SHARDS shards; tools: ${TOOLS[*]}" >"$summary"
 for key in $(printf '%s\n' "${!pids[@]}" | sort); do
   wait "${pids[$key]}"
   rc=$?
