@@ -181,6 +181,8 @@ def _bool_aware(int_fn: Callable[..., np.ndarray], bool_fn: Callable[..., np.nda
 # Unary: applied to the operand converted to its compute dtype.
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "abs": np.abs,
+    "real": np.real,
+    "imag": np.imag,
     "neg": np.negative,
     "exp": np.exp,
     "exp2": np.exp2,
@@ -287,7 +289,9 @@ def _eval_unary(op: F.UnaryOp, x: Value) -> Value:
     name = op.name.split(".", 1)[1]
     out_dt = _result_dtype(op)
     in_dt = F.dtype_of(op.input.type)
-    if name in _PREDICATES:
+    if in_dt.is_complex:
+        work = in_dt  # abs, real, imag and the predicates of a complex value are real
+    elif name in _PREDICATES:
         work = compute_dtype(in_dt)
     elif name in ("logical_not",):
         work = in_dt
@@ -473,6 +477,8 @@ def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
         dt = _result_dtype(op)
         if dt.is_bool:
             return [_finish(op, src != 0)]
+        if src.dtype.kind == "c" and not dt.is_complex:
+            src = src.real  # torch: a cast to a real type drops the imaginary part
         if dt.is_integer and src.dtype.kind == "f":
             with _errstate():
                 src = np.trunc(src.astype(np.float64))

@@ -15,8 +15,16 @@ Every op infers its result types from its operands and properties (``infer``); t
 verifier checks that the declared result types are the inferred ones, so malformed
 IR names the op, the operand and the problem. Elementwise ops broadcast like numpy
 and promote dtypes like torch (``fuser_ir.dtypes``). Scalars (builtin ``i1``, ``i32``,
-``i64``, ``f16``, ``bf16``, ``f32``, ``f64``) are weak in promotion, as Python numbers
-are in torch.
+``i64``, ``f16``, ``bf16``, ``f32``, ``f64``, ``complex<f32>``, ``complex<f64>``) are weak
+in promotion, as Python numbers are in torch.
+
+Complex tensors and scalars (``complex<f32>``/``complex<f64>``, torch's complex64 and
+complex128) are accepted by the ops in ``COMPLEX_UNARY_OPS``/``COMPLEX_BINARY_OPS``,
+``where``, ``cast``, ``full``, the ``sum``/``prod`` reductions and the ops that only
+move data; every other op names the complex operand in its verifier error. ``abs``,
+``real`` and ``imag`` of a complex value are real (its component type). A complex
+constant prints as ``fuser.constant [3.000000e+00 : f64, 5.000000e-01 : f64] :
+complex<f64>`` (real and imaginary part).
 
 The tensor type carries dtype, per-axis extents (``?`` is symbolic) and layout:
 ``contiguity`` (per axis ``true``/``false``/``none``, ``none`` for broadcast axes,
@@ -35,6 +43,7 @@ from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
     BoolAttr,
+    ComplexType,
     DenseArrayBase,
     FloatAttr,
     IntAttr,
@@ -174,7 +183,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         if not is_element_type(self.element_type):
             raise VerifyException(
                 f"!fuser.tensor: element type {self.element_type} is not one of "
-                "i1, i32, i64, f16, bf16, f32, f64"
+                "i1, i32, i64, f16, bf16, f32, f64, complex<f32>, complex<f64>"
             )
         numel = 1
         for d in self.shape.data:
@@ -400,6 +409,13 @@ class FuserOp(IRDLOperation):
                 )
 
 
+def _real_only(t: TensorType, what: str) -> TensorType:
+    """``t``, unless its dtype is complex (an InferError naming ``what``)."""
+    if t.dtype.is_complex:
+        raise InferError(f"{what} is complex ({t.dtype}), which this op does not accept")
+    return t
+
+
 def _tensor_operand(op: Operation, v: SSAValue, what: str) -> TensorType:
     if not isinstance(v.type, TensorType):
         raise InferError(f"{what} must be a tensor, got {v.type}")
@@ -549,7 +565,8 @@ class OutputOp(IRDLOperation):
 
 @irdl_op_definition
 class ConstantOp(FuserOp):
-    """A scalar constant: ``%c = fuser.constant 5.000000e-01 : f64``."""
+    """A scalar constant: ``%c = fuser.constant 5.000000e-01 : f64``; a complex one is
+    its (real, imaginary) pair: ``fuser.constant [1.0 : f32, 2.0 : f32] : complex<f32>``."""
 
     name = "fuser.constant"
 
@@ -558,7 +575,7 @@ class ConstantOp(FuserOp):
 
     traits = traits_def(ConstantLike(), Pure())
 
-    def __init__(self, value: float | int | bool, dtype: DType) -> None:
+    def __init__(self, value: complex | float | int | bool, dtype: DType) -> None:
         super().__init__(
             properties={"value": constant_attr(value, dtype)}, result_types=[dtype.to_xdsl()]
         )
@@ -566,21 +583,33 @@ class ConstantOp(FuserOp):
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         value = parser.parse_attribute()
-        attrs = parser.parse_optional_attr_dict()
-        if not isinstance(value, FloatAttr | IntegerAttr):
+        if isinstance(value, ArrayAttr):
+            parser.parse_punctuation(":")
+            result_type = parser.parse_type()
+        elif isinstance(value, FloatAttr | IntegerAttr):
+            result_type = value.type
+        else:
             parser.raise_error(f"fuser.constant: expected a typed number, got {value}")
-        op = cls.create(properties={"value": value}, result_types=[value.type])
+        attrs = parser.parse_optional_attr_dict()
+        op = cls.create(properties={"value": value}, result_types=[result_type])
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_attribute(self.value)
+        if isinstance(self.value, ArrayAttr):
+            printer.print_string(" : ")
+            printer.print_attribute(self.result.type)
         printer.print_op_attributes(self.attributes)
 
     @property
-    def python_value(self) -> float | int | bool:
+    def python_value(self) -> complex | float | int | bool:
         v = self.value
+        if isinstance(v, ArrayAttr):
+            re, im = v.data
+            assert isinstance(re, FloatAttr) and isinstance(im, FloatAttr)
+            return complex(float(re.value.data), float(im.value.data))
         if isinstance(v, FloatAttr):
             return float(v.value.data)
         assert isinstance(v, IntegerAttr)
@@ -590,12 +619,29 @@ class ConstantOp(FuserOp):
 
     def infer(self) -> list[Attribute]:
         v = self.value
+        out = self.result.type
+        if isinstance(v, ArrayAttr):
+            if not isinstance(out, ComplexType) or not is_element_type(out):
+                raise InferError(
+                    f"a [real, imaginary] value needs a complex<f32> or complex<f64> result, got {out}"
+                )
+            part = out.element_type
+            if len(v.data) != 2 or not all(
+                isinstance(x, FloatAttr) and x.type == part for x in v.data
+            ):
+                raise InferError(f"value {v} must be two {part} literals (real, imaginary) for {out}")
+            return [out]
         if not isinstance(v, FloatAttr | IntegerAttr) or not is_element_type(v.type):
             raise InferError(f"value {v} must be an integer or float literal of a fuser type")
         return [v.type]
 
 
-def constant_attr(value: float | int | bool, dtype: DType) -> Attribute:
+def constant_attr(value: complex | float | int | bool, dtype: DType) -> Attribute:
+    """The ``value`` property of a constant of ``dtype``."""
+    if dtype.is_complex:
+        c = complex(value)
+        part = dtype.real_dtype.to_xdsl()
+        return ArrayAttr([FloatAttr(c.real, part), FloatAttr(c.imag, part)])  # type: ignore[arg-type]
     if dtype.is_float:
         return FloatAttr(float(value), dtype.to_xdsl())  # type: ignore[arg-type]
     if dtype.is_bool:
@@ -690,8 +736,11 @@ class IotaOp(FuserOp):
         out = self.result.type
         if not isinstance(out, TensorType) or out.rank != 1:
             raise InferError(f"result must be a rank-1 tensor, got {out}")
-        if out.dtype.is_bool:
-            raise InferError("iota cannot produce bool")
+        if out.dtype.is_bool or out.dtype.is_complex:
+            raise InferError(f"iota cannot produce {out.dtype}")
+        for what, v in (("start", self.start), ("step", self.step)):
+            if dtype_of(v.type).is_complex:
+                raise InferError(f"{what} is complex ({dtype_of(v.type)}), which iota does not accept")
         length = self.length.owner
         static = out.get_shape()[0]
         if isinstance(length, ConstantOp) and static != int(length.python_value):
@@ -734,7 +783,12 @@ class ElementwiseOp(FuserOp):
     ``promote`` (torch promotion), ``float`` (promotion then int→float32, for
     transcendental functions), ``wide_float`` (as ``float``, float32/float64 results
     only), ``bool`` (predicates), ``same`` (first operand's dtype), ``int`` (promotion,
-    integer or bool operands only), ``integer`` (promotion, integer operands only).
+    integer or bool operands only), ``integer`` (promotion, integer operands only),
+    ``real`` (the component type of a complex operand, else the operand's: ``abs``,
+    ``real``), ``imag`` (as ``real``, complex operands only).
+
+    Complex operands are accepted only by the ops in ``COMPLEX_UNARY_OPS`` and
+    ``COMPLEX_BINARY_OPS`` (and ``where``).
     """
 
     RULE: ClassVar[str] = "promote"
@@ -745,6 +799,14 @@ class ElementwiseOp(FuserOp):
 
     def result_dtype(self, types: Sequence[Attribute]) -> DType:
         dt = promoted(types)
+        kind = self.name.removeprefix("fuser.")
+        if dt.is_complex and kind not in COMPLEX_UNARY_OPS | COMPLEX_BINARY_OPS:
+            which = next(i for i, t in enumerate(types) if dtype_of(t).is_complex)
+            raise InferError(f"operand #{which} is complex ({dtype_of(types[which])}), which {kind} does not accept")
+        if self.RULE == "imag" and not dt.is_complex:
+            raise InferError(f"needs a complex operand, got {dt}")
+        if self.RULE in ("real", "imag"):
+            return dt.real_dtype
         if self.RULE == "float":
             return float_result(dt)
         if self.RULE == "wide_float":
@@ -819,7 +881,9 @@ def _make_elementwise(base: type, op_name: str, rule: str, doc: str) -> type:
 
 UNARY_OPS: dict[str, tuple[str, str]] = {
     # name: (dtype rule, meaning)
-    "abs": ("same", "|x|"),
+    "abs": ("real", "|x| (the modulus of a complex x, a real value)"),
+    "real": ("real", "real part (x itself when x is not complex)"),
+    "imag": ("imag", "imaginary part of a complex x"),
     "neg": ("same", "-x"),
     "exp": ("float", "e^x"),
     "exp2": ("float", "2^x"),
@@ -896,6 +960,18 @@ BINARY_OPS: dict[str, tuple[str, str]] = {
     "nextafter": ("wide_float", "the next float32/float64 value after a toward b"),
 }
 
+COMPLEX_UNARY_OPS: frozenset[str] = frozenset(
+    {
+        "abs", "neg", "real", "imag", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin",
+        "cos", "tan", "sinh", "cosh", "tanh", "isnan", "isinf", "isfinite", "set",
+        "segment_set",
+    }
+)  # fmt: skip
+"""The unary ops that accept complex operands (torch and nvFuser accept more)."""
+
+COMPLEX_BINARY_OPS: frozenset[str] = frozenset({"add", "sub", "mul", "div", "truediv", "eq", "ne"})
+"""The binary ops that accept complex operands (not the orderings lt/le/gt/ge, max/min)."""
+
 UNARY_OP_CLASSES: dict[str, type[UnaryOp]] = {
     n: _make_elementwise(UnaryOp, n, rule, f"Elementwise {doc}.")
     for n, (rule, doc) in UNARY_OPS.items()
@@ -926,6 +1002,7 @@ class WhereOp(ElementwiseOp):
         super().__init__(operands=[cond, lhs, rhs], result_types=[elementwise_type(types, dt)])
 
     def infer(self) -> list[Attribute]:
+        # where picks values: any dtype, complex included (cond must be bool).
         if dtype_of(self.cond.type) != DType.bool:
             raise InferError(f"condition must be bool, got {dtype_of(self.cond.type)}")
         types = [self.cond.type, self.lhs.type, self.rhs.type]
@@ -991,6 +1068,9 @@ class ThresholdOp(ElementwiseOp):
         )
 
     def result_dtype(self, types: Sequence[Attribute]) -> DType:
+        for i, t in enumerate(types):
+            if dtype_of(t).is_complex:
+                raise InferError(f"operand #{i} is complex ({dtype_of(t)}), which threshold does not accept")
         return dtype_of(types[0])
 
 
@@ -1047,8 +1127,9 @@ def reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> l
 
 
 def default_reduction_dtype(op: str, dtype: DType) -> DType:
-    """torch: sum/prod of bool or integers give int64; max/min keep the dtype."""
-    if op in ("sum", "prod") and not dtype.is_float:
+    """torch: sum/prod of bool or integers give int64; max/min keep the dtype (and
+    sum/prod of floats or complex values)."""
+    if op in ("sum", "prod") and not (dtype.is_float or dtype.is_complex):
         return DType.int64
     return dtype
 
@@ -1096,7 +1177,18 @@ class ReductionOp(FuserOp):
     def infer(self) -> list[Attribute]:
         t = _tensor_operand(self, self.input, "input")
         shape = reduced_shape(t.get_shape(), _ints(self.dims), self.is_keepdim)
-        return [TensorType(shape, dtype_of(self.result.type))]
+        out = dtype_of(self.result.type)
+        kind = self.name.removeprefix("fuser.")
+        if t.dtype.is_fp8 or out.is_fp8:
+            raise InferError(f"float8 values only take part in casts, got {t.dtype} -> {out}")
+        if t.dtype.is_complex and kind not in ("sum", "prod"):
+            raise InferError(f"input is complex ({t.dtype}): complex values have no order")
+        if t.dtype.is_complex and not out.is_complex:
+            raise InferError(
+                f"the result dtype {out} of a complex ({t.dtype}) input must be complex "
+                "(it would drop the imaginary part)"
+            )
+        return [TensorType(shape, out)]
 
 
 @irdl_op_definition
@@ -1166,7 +1258,7 @@ class VarMeanOp(FuserOp):
         super().__init__(operands=[input], properties=props, result_types=[out, out])
 
     def infer(self) -> list[Attribute]:
-        t = _tensor_operand(self, self.input, "input")
+        t = _real_only(_tensor_operand(self, self.input, "input"), "input")
         out = TensorType(
             reduced_shape(t.get_shape(), _ints(self.dims), _bool(self.keepdim)),
             float_result(t.dtype),
@@ -1202,7 +1294,7 @@ class VarOp(FuserOp):
         super().__init__(operands=[input], properties=props, result_types=[out])
 
     def infer(self) -> list[Attribute]:
-        t = _tensor_operand(self, self.input, "input")
+        t = _real_only(_tensor_operand(self, self.input, "input"), "input")
         return [
             TensorType(
                 reduced_shape(t.get_shape(), _ints(self.dims), _bool(self.keepdim)),
@@ -1237,7 +1329,7 @@ class WelfordOp(FuserOp):
         )
 
     def infer(self) -> list[Attribute]:
-        t = _tensor_operand(self, self.input, "input")
+        t = _real_only(_tensor_operand(self, self.input, "input"), "input")
         shape = reduced_shape(t.get_shape(), _ints(self.dims), False)
         f = TensorType(shape, float_result(t.dtype))
         return [f, f, TensorType(shape, DType.int64)]
@@ -1837,7 +1929,7 @@ class CumsumOp(FuserOp):
         return normalize_dim(self.dim.value.data, t.rank)
 
     def infer(self) -> list[Attribute]:
-        _tensor_operand(self, self.input, "input")
+        _real_only(_tensor_operand(self, self.input, "input"), "input")
         return [self.out_type(self.input.type, self.dim.value.data)]
 
 

@@ -103,7 +103,9 @@ def check_mine(fd: FusionDefinition, x: State, opname: str) -> None:
 
 
 def is_number(x: Any) -> bool:
-    return isinstance(x, bool | int | float | np.bool_ | np.integer | np.floating)
+    return isinstance(
+        x, bool | int | float | complex | np.bool_ | np.integer | np.floating | np.complexfloating
+    )
 
 
 def as_value(fd: FusionDefinition, x: Any, opname: str, what: str) -> Value:
@@ -223,6 +225,14 @@ def fold(name: str, values: Sequence[Any], dtype: DType) -> Any:
 
 
 def convert_scalar(v: Any, dtype: DType) -> Any:
+    """``v`` as the Python number of ``dtype`` (bool, int, float or complex); a complex
+    value with a nonzero imaginary part has no real value (ValueError)."""
+    if dtype.is_complex:
+        return complex(v)
+    if isinstance(v, complex | np.complexfloating):
+        if v.imag != 0:
+            raise ValueError(f"complex value {v!r} is not a {dtype}")
+        v = v.real
     if dtype.is_bool:
         return bool(v)
     if dtype.is_integer:

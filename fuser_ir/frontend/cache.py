@@ -129,7 +129,7 @@ class FusionCache:
             raise ValueError(f"deserialize: {path} has no list of definitions")
         for i, text in enumerate(texts):
             scope: dict[str, Any] = {"FusionDefinition": FusionDefinition, "DataType": DataType,
-                                     "__builtins__": {"float": float}}
+                                     "__builtins__": {"float": float, "complex": complex}}
             try:
                 exec(text, scope)  # noqa: S102 - fuser's own printed definitions
                 with FusionDefinition() as fd:

@@ -1,14 +1,14 @@
 """nvFuser's ``DataType`` enum and its mapping onto fuser's ``DType``.
 
-``DataType.Null`` means "not given" (for example the ``dtype=`` of a reduction). The
-complex types exist so that definitions naming them fail with a clear message
-instead of an ``AttributeError``::
+``DataType.Null`` means "not given" (for example the ``dtype=`` of a reduction)::
 
     >>> DataType.Float.to_dtype()
     <DType.float32: 'float32'>
     >>> DataType.ComplexFloat.to_dtype()
+    <DType.complex64: 'complex64'>
+    >>> DataType.Null.to_dtype()
     Traceback (most recent call last):
-    ValueError: DataType.ComplexFloat: complex types are not supported by fuser
+    ValueError: DataType.Null has no element type
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class DataType(Enum):
     Double = "Double"
     ComplexFloat = "ComplexFloat"
     ComplexDouble = "ComplexDouble"
+    Float8_e4m3fn = "Float8_e4m3fn"
+    Float8_e5m2 = "Float8_e5m2"
     Null = "Null"
 
     def __repr__(self) -> str:
@@ -45,9 +47,7 @@ class DataType(Enum):
         return self is DataType.Null
 
     def to_dtype(self) -> DType:
-        """The fuser dtype; raises ValueError for complex types and Null."""
-        if self in (DataType.ComplexFloat, DataType.ComplexDouble):
-            raise ValueError(f"{self!r}: complex types are not supported by fuser")
+        """The fuser dtype; raises ValueError for Null."""
         if self is DataType.Null:
             raise ValueError("DataType.Null has no element type")
         return _TO_DTYPE[self]
@@ -65,6 +65,10 @@ _TO_DTYPE = {
     DataType.BFloat16: DType.bfloat16,
     DataType.Float: DType.float32,
     DataType.Double: DType.float64,
+    DataType.ComplexFloat: DType.complex64,
+    DataType.ComplexDouble: DType.complex128,
+    DataType.Float8_e4m3fn: DType.float8_e4m3fn,
+    DataType.Float8_e5m2: DType.float8_e5m2,
 }
 _FROM_DTYPE = {v: k for k, v in _TO_DTYPE.items()}
 
@@ -79,8 +83,6 @@ def as_datatype(value: Any, what: str = "dtype") -> DataType:
         return DataType.from_dtype(value)
     torch_name = _torch_dtype_name(value)
     if torch_name is not None:
-        if torch_name.startswith("complex"):
-            raise ValueError(f"{what}: complex types are not supported by fuser")
         try:
             return DataType.from_dtype(DType(torch_name))
         except ValueError:
@@ -89,8 +91,6 @@ def as_datatype(value: Any, what: str = "dtype") -> DataType:
         np_dtype = np.dtype(value)
     except TypeError:
         raise ValueError(f"{what}: expected a DataType, got {value!r}") from None
-    if np_dtype.kind == "c":
-        raise ValueError(f"{what}: complex types are not supported by fuser")
     try:
         return DataType.from_dtype(DType.from_numpy(np_dtype))
     except ValueError:
@@ -104,14 +104,14 @@ def _torch_dtype_name(value: Any) -> str | None:
     return None
 
 
-def python_scalar_datatype(value: bool | int | float) -> DataType:
-    """The weak dtype of a Python number: Bool, Int (int64) or Double."""
+def python_scalar_datatype(value: bool | int | float | complex) -> DataType:
+    """The weak dtype of a Python number: Bool, Int (int64), Double or ComplexDouble."""
     if isinstance(value, bool | np.bool_):
         return DataType.Bool
     if isinstance(value, int | np.integer):
         return DataType.Int
     if isinstance(value, float | np.floating):
         return DataType.Double
-    if isinstance(value, complex):
-        raise ValueError(f"complex scalar {value!r}: complex types are not supported by fuser")
+    if isinstance(value, complex | np.complexfloating):
+        return DataType.ComplexDouble
     raise ValueError(f"expected a Python number, got {type(value).__name__}")

@@ -24,12 +24,16 @@ from fuser_ir.frontend.state import Record, State
 
 
 def format_value(v: Any) -> str:
+    """``v`` as Python source that evaluates to it (complex numbers as
+    ``complex(re, im)``, so that infinite and NaN parts rebuild too)."""
     if isinstance(v, State):
         return v.name
     if isinstance(v, DataType):
         return repr(v)
     if isinstance(v, bool):
         return "True" if v else "False"
+    if isinstance(v, complex):
+        return f"complex({format_value(v.real)}, {format_value(v.imag)})"
     if isinstance(v, float):
         if math.isnan(v):
             return "float('nan')"

@@ -17,8 +17,6 @@ SKIPS: dict[str, str] = {
 
 XFAILS: dict[str, str] = {
     "test_cast_fp8": "fp8 dtypes (float8_e4m3fn/e5m2) are not supported",
-    "test_complex_constants": "complex dtypes are not supported",
-    "test_complex_rsqrt": "complex dtypes are not supported",
     "test_cuda_code_and_scheduled_fusion_ir_strings": "fd.sched.user_schedule_ir and last_cuda_code after a CPU run are missing; cuda_code_for compiles any inputs (nvFuser raises 'not compiled')",
     "test_debug_output": "fd.debug_output / capture_debug_output are missing",
     "test_def_op_in_schedule": "the user schedule() hook is not supported (defining an op in it is not rejected)",
@@ -36,8 +34,6 @@ XFAILS: dict[str, str] = {
     "test_normal": "missing op fd.ops.normal",
     "test_pad_dynamic": "ValueError: pad: pad_widths must be a list of integers, got V5 (vector)",
     "test_random_distinct_values": "missing op fd.ops.uniform",
-    "test_real_imag": "complex dtypes are not supported",
-    "test_reduction_complex_number": "complex dtypes are not supported",
     "test_repro_script_generation": "repro script text differs from nvFuser's (numpy inputs, different imports)",
     "test_reshape_dynamic": "ValueError: define_vector: values entry 1 (S17) must be an integer scalar, got DataType.Double",
     "test_returning_aliased_outputs": "the clone's segmented run (fd.segment, then execute) raises 'segment 0 reads original value 0, which no earlier segment produced' when an input is also an output",
@@ -49,5 +45,4 @@ XFAILS: dict[str, str] = {
     "test_stride_order_with_explicit_broadcast": "contiguity given in allocation order (stride_order) is checked per logical axis: ValueError: input 3 (T3): axis 0 is declared an expanded broadcast (contiguity None) but ... stride 3, not 0",
     "test_uniform": "missing op fd.ops.uniform",
     "test_uniform_range": "missing op fd.ops.uniform",
-    "test_where_dtypes": "complex dtypes are not supported",
 }
