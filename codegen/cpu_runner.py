@@ -17,6 +17,7 @@ from codegen.kernel_interpreter import run_kernel
 from codegen.lower import default_out_layouts, lower_segment
 from codegen.lower.common import LoweredFusion, TensorLayout
 from fuser_ir.dialects import fuser as F
+from fuser_ir.fp8 import as_strided
 
 
 def layout_of(x: np.ndarray) -> TensorLayout:
@@ -36,7 +37,7 @@ def flat_buffer(x: np.ndarray, layout: TensorLayout) -> np.ndarray:
     span = 1 + sum((e - 1) * s for e, s in zip(layout.shape, layout.strides, strict=True) if e > 0)
     if x.size == 0:
         return np.empty(0, x.dtype)
-    return np.lib.stride_tricks.as_strided(x, shape=(span,), strides=(x.itemsize,))
+    return as_strided(x, shape=(span,), strides=(x.itemsize,))
 
 
 def compile_with_nvrtc(lowered: LoweredFusion, fusion: F.FusionOp) -> None:
@@ -77,7 +78,7 @@ def run_segment_on_cpu(
         size = 1 + sum((e - 1) * s for e, s in zip(lay.shape, lay.strides, strict=True) if e > 0)
         buf = np.full(max(size, 0), np.nan if dt.kind == "f" else 0, dtype=dt)
         out_buffers.append(buf)
-        outputs.append(np.lib.stride_tricks.as_strided(buf, lay.shape, [s * buf.itemsize for s in lay.strides]))
+        outputs.append(as_strided(buf, lay.shape, [s * buf.itemsize for s in lay.strides]))
     scratch = [np.zeros(s.numel, s.dtype.to_numpy()) for s in lowered.scratch]
     for kern in lowered.kernels:
         args: list[Any] = []

@@ -50,6 +50,8 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     FloatAttr,
     IndexType,
@@ -86,7 +88,8 @@ def global_memref(dtype: DType) -> MemRefType:
 
 
 def is_half(t: Attribute) -> bool:
-    return isinstance(t, Float16Type | BFloat16Type)
+    """A storage float narrower than f32 (half, bfloat16, float8): computed in f32."""
+    return isinstance(t, Float16Type | BFloat16Type | Float8E4M3FNType | Float8E5M2Type)
 
 
 class KernelBuilder:

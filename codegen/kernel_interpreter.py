@@ -42,6 +42,8 @@ from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -56,7 +58,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from codegen.intrinsics import INTRINSICS
+from fuser_ir import fp8
 from fuser_ir.dialects import kernel as k
+from fuser_ir.dtypes import DType
 
 WARP = k.WARP_SIZE
 Gen = Generator[tuple[Operation, Any], Any, list[Any]]
@@ -76,11 +80,25 @@ def np_dtype(t: Attribute) -> Any:
         return np.float16
     if isinstance(t, BFloat16Type):
         return ml_dtypes.bfloat16
+    if isinstance(t, Float8E4M3FNType):
+        return ml_dtypes.float8_e4m3fn
+    if isinstance(t, Float8E5M2Type):
+        return ml_dtypes.float8_e5m2
     if isinstance(t, IntegerType):
         return {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[t.width.data]
     if isinstance(t, IndexType):
         return np.int64
     raise KernelError(f"no numpy type for {t}")
+
+
+def float_cast(t: Attribute) -> Callable[[Any], Any]:
+    """The conversion of a scalar to float type ``t`` (``arith.truncf/extf/sitofp``):
+    numpy's, except that float8 rounds as torch does (``fuser_ir.fp8``; ml_dtypes
+    gives NaN where torch saturates)."""
+    if isinstance(t, Float8E4M3FNType | Float8E5M2Type):
+        dt = DType.float8_e4m3fn if isinstance(t, Float8E4M3FNType) else DType.float8_e5m2
+        return lambda x: fp8.to_fp8(np.float32(x), dt)[()]
+    return np_dtype(t)
 
 
 def _fmax(a: Any, b: Any) -> Any:
@@ -405,7 +423,7 @@ class KernelInterpreter:
         elif isinstance(op, arith.SelectOp):
             res = ins[1] if ins[0] else ins[2]
         elif isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp):
-            res = np_dtype(op.results[0].type)(ins[0])
+            res = float_cast(op.results[0].type)(ins[0])
         elif isinstance(op, arith.FPToSIOp | arith.ExtSIOp | arith.TruncIOp
                         | arith.IndexCastOp | arith.ExtUIOp):
             t = op.results[0].type

@@ -74,6 +74,12 @@ LOSSLESS_CASTS: dict[DType, frozenset[DType]] = {
     DType.bfloat16: frozenset({DType.bfloat16, DType.float32, DType.float64}),
     DType.float32: frozenset({DType.float32, DType.float64}),
     DType.float64: frozenset({DType.float64}),
+    DType.float8_e4m3fn: frozenset(
+        {DType.float8_e4m3fn, DType.float16, DType.bfloat16, DType.float32, DType.float64}
+    ),
+    DType.float8_e5m2: frozenset(
+        {DType.float8_e5m2, DType.float16, DType.bfloat16, DType.float32, DType.float64}
+    ),
 }
 """``LOSSLESS_CASTS[a]``: the dtypes that represent every value of ``a`` exactly."""
 

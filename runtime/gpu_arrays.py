@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from fuser_ir.dtypes import DType
+from fuser_ir.fp8 import as_strided
 from runtime import cuda_driver as drv
 
 KDL_CUDA = 2
@@ -80,6 +81,7 @@ def _torch_dtypes(torch: Any) -> dict[Any, DType]:
             torch.bool: DType.bool, torch.int32: DType.int32, torch.int64: DType.int64,
             torch.float16: DType.float16, torch.bfloat16: DType.bfloat16,
             torch.float32: DType.float32, torch.float64: DType.float64,
+            torch.float8_e4m3fn: DType.float8_e4m3fn, torch.float8_e5m2: DType.float8_e5m2,
         }
     return _TORCH_DTYPES
 
@@ -108,6 +110,7 @@ _DLPACK_DTYPES = {
     (0, 32): DType.int32, (0, 64): DType.int64,
     (2, 16): DType.float16, (2, 32): DType.float32, (2, 64): DType.float64,
     (4, 16): DType.bfloat16,
+    (10, 8): DType.float8_e4m3fn, (12, 8): DType.float8_e5m2,  # DLPack 1.1 kDLFloat8_*
 }
 
 
@@ -352,8 +355,7 @@ class DeviceArray:
         flat = np.empty(self.nbytes // self.dtype.itemsize, np_dtype)
         drv.memcpy_dtoh(flat, self.ptr)
         itemsize = self.dtype.itemsize
-        return np.lib.stride_tricks.as_strided(
-            flat, self.shape, tuple(s * itemsize for s in self.strides_elements)).copy()
+        return as_strided(flat, self.shape, tuple(s * itemsize for s in self.strides_elements)).copy()
 
     def __repr__(self) -> str:
         return (f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device}, "

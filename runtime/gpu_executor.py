@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from fuser_ir.dialects import fuser as F
+from fuser_ir.fp8 import as_strided
 from runtime import gpu_arrays as ga
 
 
@@ -27,7 +28,7 @@ def meta_array(info: ga.ArrayInfo) -> np.ndarray:
     layout checks only: its memory is a one-element buffer and must never be read."""
     dt = info.dtype.to_numpy()
     base = np.zeros(1, dt)
-    return np.lib.stride_tricks.as_strided(base, info.shape, [s * dt.itemsize for s in info.strides], writeable=False)
+    return as_strided(base, info.shape, [s * dt.itemsize for s in info.strides], writeable=False)
 
 
 def _torch_view_chain(x: Any, ops: Sequence[Any], flat: Sequence[Any]) -> Any:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from fuser_ir import fp8
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, compute_dtype
 from fuser_ir.shapes import DYN, fmt_shape
@@ -52,8 +53,9 @@ def _np(dtype: DType) -> np.dtype:
 
 
 def _as(value: Value, dtype: DType) -> np.ndarray:
-    """``value`` as an array of ``dtype`` (no copy when it already is)."""
-    return np.asarray(value).astype(_np(dtype), copy=False)
+    """``value`` as an array of ``dtype`` (no copy when it already is); float8 rounds as
+    torch does (``fuser_ir.fp8``)."""
+    return fp8.astype(value, dtype)
 
 
 def _result_dtype(op: Operation) -> DType:
@@ -64,7 +66,7 @@ def _finish(op: Operation, out: np.ndarray | np.generic) -> Value:
     """Round to the op's result dtype; scalars come back as numpy scalars."""
     dt = _result_dtype(op)
     with _errstate():  # rounding a large value to a narrow float gives inf, as in torch
-        arr = np.asarray(out).astype(_np(dt), copy=False)
+        arr = fp8.astype(out, dt)
     if not isinstance(op.results[0].type, F.TensorType):
         return arr.reshape(()).item() if dt is DType.bool else _np(dt).type(arr.reshape(()))
     return arr
@@ -483,7 +485,7 @@ def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
             with _errstate():
                 src = np.trunc(src.astype(np.float64))
         with _errstate():
-            return [_finish(op, src.astype(_np(dt)))]
+            return [_finish(op, fp8.astype(src, dt))]
     if isinstance(op, F.WhereOp):
         work = compute_dtype(_result_dtype(op))
         cond = np.asarray(args[0]).astype(np.bool_)

@@ -107,6 +107,8 @@ def test_lossless_table_is_exact(src: DType) -> None:
         DType.bfloat16: [3.0e38, 1e-38, 0.1, -np.inf],
         DType.float32: [3.4e38, 1e-45, 0.1, 16777217.0],
         DType.float64: [1e308, 5e-324, 0.1],
+        DType.float8_e4m3fn: [448.0, -448.0, 2.0**-9, 0.1, -0.0],
+        DType.float8_e5m2: [57344.0, 2.0**-16, -np.inf, 0.1, -0.0],
     }[src]
     x = np.array(samples).astype(src.to_numpy())
     for dst in DType:

@@ -84,8 +84,9 @@ class ScalarEmitter:
         return self.const(op.python_value, F.dtype_of(op.result.type))
 
     def round(self, v: SSAValue, dt: DType) -> SSAValue:
-        """Round an f32 value to half/bfloat16 precision and back (no-op otherwise)."""
-        if dt in (DType.float16, DType.bfloat16):
+        """Round an f32 value to half/bfloat16/float8 precision and back (no-op
+        otherwise)."""
+        if dt.is_float and compute_dtype(dt) is not dt:
             return self.v(arith.ExtFOp(self.v(arith.TruncFOp(v, dt.to_xdsl())), f32))
         return v
 

@@ -438,6 +438,9 @@ def elementwise_type(operand_types: Sequence[Attribute], dtype: DType) -> Attrib
 
 
 def promoted(operand_types: Sequence[Attribute]) -> DType:
+    for i, t in enumerate(operand_types):
+        if dtype_of(t).is_fp8:  # torch: "Promotion for Float8 Types is not supported"
+            raise InferError(f"operand #{i} is {dtype_of(t)}: float8 values only take part in casts")
     tensors = [t.dtype for t in operand_types if isinstance(t, TensorType) and t.rank > 0]
     zero_dim = [t.dtype for t in operand_types if isinstance(t, TensorType) and t.rank == 0]
     scalars = [dtype_of(t) for t in operand_types if not isinstance(t, TensorType)]

@@ -59,6 +59,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from fuser_ir.dialects import fuser as F
+from fuser_ir.fp8 import as_strided
 from fuser_ir.frontend.state import InputSpec, Value
 
 if TYPE_CHECKING:
@@ -347,7 +348,7 @@ def _as_declared(spec: InputSpec, x: Any) -> Any:
         return x
     strides = _dense_strides(meta.shape, t.get_stride_order())
     if isinstance(x, np.ndarray):
-        dense = np.lib.stride_tricks.as_strided(
+        dense = as_strided(
             np.empty(max(x.size, 1), x.dtype), x.shape, [s * x.itemsize for s in strides]
         )
         np.copyto(dense, x)

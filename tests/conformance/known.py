@@ -16,7 +16,6 @@ SKIPS: dict[str, str] = {
 }
 
 XFAILS: dict[str, str] = {
-    "test_cast_fp8": "fp8 dtypes (float8_e4m3fn/e5m2) are not supported",
     "test_cuda_code_and_scheduled_fusion_ir_strings": "fd.sched.user_schedule_ir and last_cuda_code after a CPU run are missing; cuda_code_for compiles any inputs (nvFuser raises 'not compiled')",
     "test_debug_output": "fd.debug_output / capture_debug_output are missing",
     "test_def_op_in_schedule": "the user schedule() hook is not supported (defining an op in it is not rejected)",

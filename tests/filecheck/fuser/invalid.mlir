@@ -375,3 +375,21 @@ fuser.fusion @f(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
   fuser.output %r : !fuser.tensor<4x8xf32>
 }
 // CHECK: fuser.cumsum: dim 2 is out of range for rank 2
+
+// -----
+
+// Arithmetic on float8 values (they only take part in casts, as in torch).
+fuser.fusion @f(%x : !fuser.tensor<4xf8E4M3FN>) -> !fuser.tensor<4xf8E4M3FN> {
+  %r = fuser.add %x, %x : (!fuser.tensor<4xf8E4M3FN>, !fuser.tensor<4xf8E4M3FN>) -> !fuser.tensor<4xf8E4M3FN>
+  fuser.output %r : !fuser.tensor<4xf8E4M3FN>
+}
+// CHECK: fuser.add: operand #0 is float8_e4m3fn: float8 values only take part in casts
+
+// -----
+
+// A reduction of float8 values.
+fuser.fusion @f(%x : !fuser.tensor<4xf8E5M2>) -> !fuser.tensor<f8E5M2> {
+  %r = fuser.sum %x {dims = array<i64: 0>} : (!fuser.tensor<4xf8E5M2>) -> !fuser.tensor<f8E5M2>
+  fuser.output %r : !fuser.tensor<f8E5M2>
+}
+// CHECK: fuser.sum: float8 values only take part in casts, got float8_e5m2 -> float8_e5m2
