@@ -34,7 +34,7 @@ def test_seed000_at_nvfuser_sizes_segments_and_runs_its_kernels(cols: int) -> No
     t1 = rng.standard_normal((2, cols)).astype(np.float32)
     fd = seed000()
     plan = fd.plan([t0, t1])
-    code = fd.cuda_code_for([t0, t1])
+    code = fd.generate_cuda_code([t0, t1])
     assert code.count("__global__") == plan.num_kernels
     if cols == 32:  # one row kernel
         assert [s.scheduler for s in plan.segments] == ["inner_persistent"]
@@ -73,7 +73,7 @@ def test_index_select_and_cat_of_a_reduction_lower() -> None:
         fd.add_output(fd.ops.cat([s, s], 0))
     plan = fd.plan([x, idx])
     assert plan.is_complete
-    assert fd.cuda_code_for([x, idx]).count("__global__") == plan.num_kernels
+    assert fd.generate_cuda_code([x, idx]).count("__global__") == plan.num_kernels
 
 
 def test_plan_of_a_reduction_of_a_reduction_does_not_crash() -> None:
@@ -94,7 +94,7 @@ def test_num_kernels_counts_launches() -> None:
     ins = [np.zeros((2048, 256), np.float32)]
     plan = fd.plan(ins)
     assert plan.segments[0].scheduler == "outer_persistent"
-    assert plan.num_kernels == 3 == fd.cuda_code_for(ins).count("__global__")
+    assert plan.num_kernels == 3 == fd.generate_cuda_code(ins).count("__global__")
     assert "1 segment(s), 3 kernel(s)" in str(plan)
 
 
@@ -108,7 +108,7 @@ def test_num_kernels_counts_launches_of_inner_outer() -> None:
     ins = [np.zeros((4096, 1024), np.float32)]
     plan = fd.plan(ins)
     assert [s.scheduler for s in plan.segments] == ["inner_outer_persistent"]
-    kernels = fd.cuda_code_for(ins).count("__global__")
+    kernels = fd.generate_cuda_code(ins).count("__global__")
     assert plan.num_kernels == kernels > 1
     assert f"1 segment(s), {kernels} kernel(s)" in str(plan)
 
@@ -123,6 +123,6 @@ def test_reduction_with_an_empty_iteration_axis_plans_and_runs(shape: tuple[int,
     ins = [np.ones(shape, np.float32)]
     plan = fd.plan(ins)
     assert plan.is_complete
-    fd.cuda_code_for(ins)
+    fd.generate_cuda_code(ins)
     (out,) = fd.execute(ins)
     np.testing.assert_array_equal(out, ins[0].sum(dim))

@@ -75,6 +75,8 @@ def lower_segment(
         shape_args.append(lay.shape if lay is not None else (scalar_values[i] if scalar_values else None))
     sizes = bind_sizes(fusion, shape_args)
     shapes = concrete_shapes(fusion, shape_args)
+    if scheduler is None and UNSCHEDULED in fusion.attributes:
+        return lower_unscheduled(fusion, shapes, in_layouts, out_layouts, name)
     selection = select(fusion, sizes, target)
     if selection.scheduler is None:
         raise LoweringError(
@@ -135,6 +137,38 @@ def lower_segment(
 
         return lower_columns(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
     raise LoweringError(f"@{fusion.sym_name.data}: no kernel lowering for the {kind} scheduler")
+
+
+UNSCHEDULED = "fuser.unscheduled"
+"""Attribute of a fusion that a user ``schedule()`` left without transforms (the frontend's
+``fd.sched``): ``lower_segment`` then gives it no scheduler (``lower_unscheduled``)."""
+
+
+def lower_unscheduled(
+    fusion: F.FusionOp,
+    shapes: dict,
+    in_layouts: Sequence[TensorLayout | None],
+    out_layouts: Sequence[TensorLayout] | None,
+    name: str | None,
+) -> LoweredFusion:
+    """The kernel of a fusion without a schedule, as nvFuser compiles a user schedule
+    that applied no transforms: one thread of one block computes every element in
+    order (the pointwise lowering with one thread, one block and no vectorization).
+    Fusions the pointwise lowering cannot express (reductions, ...) raise
+    ``LoweringError``."""
+    from codegen.lower.pointwise import lower_pointwise
+    from schedulers.params import PointwiseParams
+
+    if out_layouts is None:
+        out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+    reducing = [op.name for op in fusion.body.block.ops if isinstance(op, F.ReductionOp | F.WelfordOp | F.VarOp | F.VarMeanOp)]
+    if reducing:
+        raise LoweringError(
+            f"@{fusion.sym_name.data}: an unscheduled (empty user schedule) fusion is lowered "
+            f"as one serial pointwise kernel, which cannot compute {reducing[0]}"
+        )
+    serial = PointwiseParams(0, 1, 1, (1, 1, 1), (1, 1, 1))
+    return lower_pointwise(fusion, shapes, in_layouts, out_layouts, serial, name or fusion.sym_name.data)
 
 
 def default_out_layouts(

@@ -72,6 +72,18 @@ def new_vector(fd: FusionDefinition, elems: Sequence[Elem]) -> Vector:
     return v
 
 
+class CompletedDefinitionError(ValueError, RuntimeError):
+    """nvFuser's ``RuntimeError`` for adding to a definition that is complete (after
+    its ``with`` block or ``definition()``, e.g. an op inside a user ``schedule()``);
+    also a ``ValueError`` like fuser's other definition errors."""
+
+
+def check_open(fd: FusionDefinition) -> None:
+    """Raise ``CompletedDefinitionError`` when ``fd`` is complete (nvFuser's message)."""
+    if fd._entry is not None:
+        raise CompletedDefinitionError("Attempting to add to a completed definition!")
+
+
 def record(
     fd: FusionDefinition,
     target: str,
@@ -79,12 +91,14 @@ def record(
     kwargs: Sequence[tuple[str, Any]],
     outputs: Sequence[State],
 ) -> None:
+    check_open(fd)
     st(fd).records.append(Record(target, tuple(args), tuple(kwargs), tuple(outputs)))
 
 
 def build(fd: FusionDefinition, opname: str, ctor: Callable[..., Operation], *args: Any) -> Operation:
     """Construct an op with its typed constructor, verify it and insert it; errors
     become ``ValueError("<opname>: ...")``."""
+    check_open(fd)
     try:
         op = ctor(*args)
         op.verify_()

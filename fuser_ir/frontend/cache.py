@@ -50,6 +50,19 @@ class CacheEntry:
     """What the last ``execute`` ran: ``"cpu"`` (the reference path), or the GPU plan
     (``GpuPlan``/``SegmentedGpuPlan``, whose ``cuda_sources()`` are the kernels it
     launched); None before the first run. ``fd.last_cuda_code`` reads it."""
+    compiled: dict[tuple, list[Any]] = field(default_factory=dict)
+    """``kernel_strings.layout_key`` of every input layout this fusion ran with -> the
+    inputs' metadata (shape/stride/dtype-only arrays and scalars): what
+    ``fd.cuda_code_for``/``fd.scheduled_fusion_ir_for`` answer for (nvFuser's compiled
+    kernels)."""
+    last_layout: tuple | None = None
+    """The ``layout_key`` of the last run (``fd.last_cuda_code`` and
+    ``fd.last_scheduled_fusion_ir``)."""
+    user_schedules: dict[tuple, Any] = field(default_factory=dict)
+    """``layout_key`` -> ``user_schedule.UserSchedule`` made by a ``schedule()`` hook."""
+    last_user_schedule: Any = None
+    """The user schedule that ran last (never cleared, as nvFuser's
+    ``last_user_def_executor``): the kernel strings prefer it."""
 
     @cached_property
     def concrete(self) -> bool:

@@ -10,9 +10,9 @@
   depend on them, so they are checked for type only.
 - ``print_repro``: prints ``fd.repro_script_for(inputs)`` before running;
   ``save_repro_inputs``: keeps that script for ``fd.last_repro_script()``.
-- ``profile``, ``capture_debug_output``, ``override_user_schedule``: booleans; fuser has
-  no CUPTI profiler, no debug-output capture and no user schedules, so ``True`` is a
-  ``ValueError`` saying so.
+- ``profile``, ``capture_debug_output``, ``override_user_schedule``: booleans (checked
+  here; ``FusionDefinition.execute`` acts on them: ``fuser_ir.frontend.profiling``, the
+  captured ``fd.debug_output()``, ``fuser_ir.frontend.user_schedule``).
 """
 
 from __future__ import annotations
@@ -84,13 +84,12 @@ def check_execute_options(
     wanted = parse_device(device)
     _check_options("_enable_options", enable_options)
     _check_options("_disable_options", disable_options)
-    for name, value, why in (
-        ("profile", profile, "fuser has no CUPTI profiler"),
-        ("capture_debug_output", capture_debug_output, "fuser prints no debug output"),
-        ("override_user_schedule", override_user_schedule, "fuser has no user schedules"),
+    for name, value in (
+        ("profile", profile),
+        ("capture_debug_output", capture_debug_output),
+        ("override_user_schedule", override_user_schedule),
     ):
-        if _check_flag(name, value):
-            raise ValueError(f"execute: {name}=True is not supported ({why})")
+        _check_flag(name, value)
     if wanted is not None and isinstance(inputs, Sequence) and not isinstance(inputs, str):
         for i, v in enumerate(inputs):
             where = _input_device(v)

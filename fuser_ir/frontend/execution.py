@@ -155,10 +155,14 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     run = executor or _executor
     program = host_program_for(rt, flat) if run is reference_executor else None
     if program is not None:
+        from fuser_ir.frontend import profiling
         from runtime.segmented import execute_segmented
 
         try:
-            outs = execute_segmented(program, flat)
+            if profiling.active() is not None:  # fd.execute(profile=True): time each launch
+                outs = profiling.run_segmented_timed(program, flat, profiling.segment_schedulers(rt.fusion, flat))
+            else:
+                outs = execute_segmented(program, flat)
         except ValueError as e:
             raise ValueError(f"fusion {entry.id}: {e}") from None
         outs = [np.asarray(r) if isinstance(r, np.generic) else r for r in outs]

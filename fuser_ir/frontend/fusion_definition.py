@@ -48,6 +48,7 @@ from fuser_ir.frontend.state import (
     Tensor,
     Vector,
 )
+from fuser_ir.frontend.user_schedule import ScheduleOperators
 from fuser_ir.frontend.validation import actual_contiguity, actual_stride_order, is_torch_tensor
 
 
@@ -60,6 +61,8 @@ class FusionDefinition:
         self._entry: CacheEntry | None = None
         self._defining = False
         self._legacy_fusion: Fusion | None = None
+        self.sched = ScheduleOperators(self)
+        self.profiled = False
         if isinstance(fusion_id, Fusion):
             self._legacy_fusion = fusion_id
         elif fusion_id is not None:
@@ -162,7 +165,11 @@ class FusionDefinition:
     # ---- inputs and constants -------------------------------------------------------
     def _check_open(self, what: str) -> None:
         if self._entry is not None:
-            raise ValueError(f"{what}: fusion {self._entry.id} is already defined")
+            from fuser_ir.frontend.building import CompletedDefinitionError
+
+            raise CompletedDefinitionError(
+                f"Attempting to add to a completed definition! ({what}: fusion {self._entry.id} is already defined)"
+            )
 
     def define_tensor(
         self,
@@ -496,10 +503,23 @@ class FusionDefinition:
         and return the caller's array type on the same device. After ``segment``,
         the stored segments run in order (nvFuser's ``_execute_segments``). With
         stream-parallel axes (``parallelize_stream``), the stream-loop program runs
-        on ``num_streams`` streams (default 4). nvFuser's other keywords are checked
-        by ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
+        on ``num_streams`` streams (default 4). A subclass defining ``schedule()``
+        gets a user schedule on its first run (``fuser_ir.frontend.user_schedule``;
+        ``override_user_schedule=True`` runs the automatic schedulers instead).
+        ``profile=True`` keeps a ``fd.profile()`` of the run
+        (``fuser_ir.frontend.profiling``); ``capture_debug_output=True`` keeps what
+        fuser printed during the run (Python's ``sys.stdout``/``sys.stderr``, e.g.
+        ``FUSER_DEBUG_SCHEDULERS``' report; C-level output is not captured) for
+        ``fd.debug_output()``. nvFuser's other keywords are checked by
+        ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
         NVFUSER_ENABLE/DISABLE option lists, ...)."""
+        import contextlib
+        import io
+        import time
+
+        from fuser_ir.frontend import profiling, user_schedule
         from fuser_ir.frontend.execute_options import check_execute_options
+        from fuser_ir.frontend.kernel_strings import record_run
 
         check_execute_options(
             self, inputs, device=device, override_user_schedule=override_user_schedule,
@@ -507,7 +527,44 @@ class FusionDefinition:
             profile=profile, save_repro_inputs=save_repro_inputs,
             enable_options=_enable_options, disable_options=_disable_options,
         )
+        self.profiled = profile
+        self.__dict__["_debug_output"] = None
+        self.__dict__.pop("_profile", None)
+        first = self._entry is None
         entry = self._ensure_defined()
+        # nvFuser: the definition's first execute (and every profiled one) schedules it.
+        if first and user_schedule.defines_schedule(self):
+            if profile or user_schedule.find(entry, inputs) is None:
+                user_schedule.make(self, inputs)
+        sched = None if override_user_schedule else user_schedule.find(entry, inputs)
+        buffer = io.StringIO()
+        capture = _redirected(buffer) if capture_debug_output else contextlib.ExitStack()
+        on_gpu = profile and execution._any_gpu_input(inputs)
+        if on_gpu:
+            _synchronize(inputs)
+        start = time.perf_counter()
+        with capture, profiling.recording(profile) as rec:
+            if sched is not None:
+                outs = user_schedule.run(entry, sched, inputs)
+            else:
+                outs = self._execute_auto(entry, inputs, executor, num_streams)
+            if on_gpu:
+                _synchronize(inputs)
+        host_ms = (time.perf_counter() - start) * 1e3
+        if capture_debug_output:
+            self.__dict__["_debug_output"] = buffer.getvalue()
+        if self.segmentation is None and executor is None:
+            record_run(entry, inputs)
+        if rec is not None:
+            self.__dict__["_profile"] = self._make_profile(entry, rec, inputs, outs, host_ms, sched is not None)
+        return outs
+
+    def _execute_auto(
+        self, entry: CacheEntry, inputs: Sequence[Any], executor: execution.Executor | None, num_streams: int | None
+    ) -> list[Any]:
+        """The run without a user schedule (see ``execute``)."""
+        from fuser_ir.frontend import profiling
+
         if executor is None:
             from fuser_ir.frontend.streams import execute_streams, stream_axes_of
 
@@ -518,48 +575,134 @@ class FusionDefinition:
                 from fuser_ir.frontend.segmentation import execute_segments
 
                 return execute_segments(self, seg, inputs)
-        return execution.execute(entry, inputs, executor)
+        rec = profiling.active()
+        if rec is None or execution._any_gpu_input(inputs):
+            return execution.execute(entry, inputs, executor)
+        import time
 
-    def scheduled_fusion_ir_for(self, inputs: Sequence[Any]) -> str:
-        """The fusion IR scheduled for ``inputs`` (select-schedulers + schedule-fusions)."""
-        from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for
+        before = len(rec.kernels)
+        start = time.perf_counter()
+        outs = execution.execute(entry, inputs, executor)
+        if len(rec.kernels) == before:  # one segment: the whole fusion on the reference path
+            rec.add(
+                f"nvfuser_fusion_id{entry.id}", "cpu", self._scheduler_of(entry, inputs),
+                (time.perf_counter() - start) * 1e3, inputs, outs,
+            )
+        return outs
 
-        return scheduled_fusion_ir_for(self, inputs)
+    def _scheduler_of(self, entry: CacheEntry, inputs: Sequence[Any]) -> str:
+        """The scheduler the registry picks for the whole fusion at these inputs."""
+        from fuser_ir.frontend.kernel_strings import layout_key
+        from fuser_ir.frontend.validation import flatten_inputs, plain_inputs
+        from schedulers.analysis.sizes import bind_sizes
+        from schedulers.registry import select
+        from schedulers.target import DEFAULT_TARGET
 
-    def cuda_code_for(self, inputs: Sequence[Any]) -> str:
-        """The CUDA C that runs this fusion for ``inputs`` (host or GPU arrays, only
-        their shapes, dtypes and strides are used; no GPU is needed)."""
-        return execution.cuda_code_for(self._ensure_defined(), inputs)
+        _, metas = layout_key(entry, inputs)
+        plain = plain_inputs(metas)
+        rt = execution.runtime_for(entry, plain)
+        flat = flatten_inputs(entry.inputs, plain)
+        shape_args = [x.shape if isinstance(x, np.ndarray) else x for x in flat]
+        sel = select(rt.fusion, bind_sizes(rt.fusion, shape_args), DEFAULT_TARGET)
+        return str(sel.kind)
 
-    def last_cuda_code(self) -> str:
-        """The CUDA C of the kernels the last ``execute`` of this fusion launched on
-        the GPU (each segment's kernels, in launch order). Raises ``RuntimeError``
-        saying why there is none: the fusion has not run, it last ran on the CPU
-        (numpy or CPU torch inputs use the reference interpreter and generate no
-        CUDA), or its last GPU run launched no kernel (outputs that are views of the
-        inputs, or empty). ``cuda_code_for(inputs)`` shows the CUDA for any inputs
-        without running (no GPU needed)."""
+    def _make_profile(
+        self, entry: CacheEntry, rec: Any, inputs: Sequence[Any], outs: Sequence[Any], host_ms: float, user: bool
+    ) -> Any:
+        """The ``FusionProfile`` of a finished profiled run (GPU runs: the plan's
+        segments, timed as a whole between two device synchronizations)."""
+        from fuser_ir.frontend import profiling
+
+        if not execution._any_gpu_input(inputs):
+            return profiling.make_profile(entry.id, rec, "cpu", "host wall clock", host_ms, inputs, outs)
+        rec.kernels.clear()  # GPU runs record nothing on their own: the plan's segments
+        plan = entry.last_run
+        device = f"cuda:{getattr(plan, 'device', 0)}"
+        segments = getattr(plan, "segments", None)
+        if segments is not None:
+            for info in segments:
+                if info.fusion is not None:
+                    rec.add(info.fusion.sym_name.data, device, str(info.scheduler), None, [], [])
+        else:
+            kind = "user" if user else self._scheduler_of(entry, inputs)
+            rec.add(f"nvfuser_fusion_id{entry.id}", device, kind, host_ms, inputs, outs)
+        return profiling.make_profile(
+            entry.id, rec, device, "host wall clock, device synchronized", host_ms, inputs, outs
+        )
+
+    def profile(self) -> Any:
+        """The ``profiling.FusionProfile`` of the last ``execute(inputs, profile=True)``;
+        ``ValueError`` (nvFuser's) when the last run was not profiled."""
+        prof = self.__dict__.get("_profile")
+        if not getattr(self, "profiled", False) or prof is None:
+            raise ValueError("The execute() method was not previously called with profiling enabled!")
+        return prof
+
+    def debug_output(self) -> str | None:
+        """What the last ``execute(inputs, capture_debug_output=True)`` printed (a
+        string, possibly empty); None when the last run did not capture it."""
+        return self.__dict__.get("_debug_output")
+
+    # ---- kernel strings (fuser_ir.frontend.kernel_strings) --------------------------------
+    def last_cuda_code(self, intrinsic_code: bool = False, **kwargs: Any) -> str:
+        """The CUDA C of the kernels of this fusion's last run: after a GPU run the
+        kernels it launched; after a CPU run (the reference interpreter; nothing is
+        compiled) the kernels fuser's GPU path generates for the same input layouts;
+        a user ``schedule()``'s serial kernel when one ran. ``intrinsic_code=True``
+        includes the helper preamble. After ``segment``, the segments' own last code.
+        Raises nvFuser's ``RuntimeError`` when the fusion is not defined or never ran
+        (``fuser_ir.frontend.kernel_strings``)."""
+        from fuser_ir.frontend import kernel_strings
+
+        override = bool(kwargs.pop("override_user_schedule", False))
+        _no_more_kwargs("last_cuda_code", kwargs)
         seg = self.segmentation
         if seg is not None:  # after fd.segment: the segments' own last runs
-            codes = [d.last_cuda_code() for d in self.segments]
-            return "\n".join(codes)
-        entry = self._ensure_defined()
-        last = entry.last_run
-        hint = "fd.cuda_code_for(inputs) shows the CUDA for given inputs without running them"
-        if last is None:
-            raise RuntimeError(f"fusion {entry.id} has not been executed; {hint}")
-        if last == "cpu":
-            raise RuntimeError(
-                f"fusion {entry.id} last ran on the CPU (numpy or CPU torch inputs run "
-                f"through the reference interpreter; no CUDA is generated); {hint}"
-            )
-        sources = last.cuda_sources()
-        if not sources:
-            raise RuntimeError(
-                f"the last GPU run of fusion {entry.id} launched no kernel (its outputs are "
-                f"views of its inputs, or empty); {hint}"
-            )
-        return "\n".join(sources)
+            return "\n".join(d.last_cuda_code(intrinsic_code) for d in self.segments)
+        return kernel_strings.last_cuda_code(self, intrinsic_code, override)
+
+    def cuda_code_for(self, inputs: Sequence[Any], intrinsic_code: bool = False, **kwargs: Any) -> str:
+        """The CUDA C of this fusion for ``inputs``, whose layout must have run (nvFuser
+        answers for compiled kernels; ``RuntimeError`` "... is not compiled ..."
+        otherwise). ``generate_cuda_code(inputs)`` generates it for any inputs."""
+        from fuser_ir.frontend import kernel_strings
+
+        override = bool(kwargs.pop("override_user_schedule", False))
+        _no_more_kwargs("cuda_code_for", kwargs)
+        return kernel_strings.cuda_code_for(self, inputs, intrinsic_code, override)
+
+    def last_scheduled_fusion_ir(self, tensor_transforms: bool = False, **kwargs: Any) -> str:
+        """The scheduled fusion IR of the last run (see ``last_cuda_code``);
+        ``tensor_transforms=True`` includes the ``iterdomain`` transforms."""
+        from fuser_ir.frontend import kernel_strings
+
+        override = bool(kwargs.pop("override_user_schedule", False))
+        _no_more_kwargs("last_scheduled_fusion_ir", kwargs)
+        return kernel_strings.last_scheduled_fusion_ir(self, tensor_transforms, override)
+
+    def scheduled_fusion_ir_for(self, inputs: Sequence[Any], tensor_transforms: bool = False, **kwargs: Any) -> str:
+        """The scheduled fusion IR for ``inputs``, whose layout must have run (as
+        ``cuda_code_for``); ``generate_scheduled_fusion_ir(inputs)`` for any inputs."""
+        from fuser_ir.frontend import kernel_strings
+
+        override = bool(kwargs.pop("override_user_schedule", False))
+        _no_more_kwargs("scheduled_fusion_ir_for", kwargs)
+        return kernel_strings.scheduled_fusion_ir_for(self, inputs, tensor_transforms, override)
+
+    def generate_cuda_code(self, inputs: Sequence[Any], intrinsic_code: bool = True) -> str:
+        """The CUDA C fuser generates for ``inputs`` without running them (host or GPU
+        arrays: only their shapes, dtypes and strides are used; no GPU is needed): the
+        kernels of each segment, under a ``// segment k`` header when it is segmented."""
+        from fuser_ir.frontend import kernel_strings
+
+        return kernel_strings.generate_cuda_code(self._ensure_defined(), inputs, intrinsic_code)
+
+    def generate_scheduled_fusion_ir(self, inputs: Sequence[Any], tensor_transforms: bool = True) -> str:
+        """The fusion IR scheduled for ``inputs`` (select-schedulers + schedule-fusions)
+        without running them."""
+        from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for
+
+        return scheduled_fusion_ir_for(self, inputs, tensor_transforms=tensor_transforms)
 
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
         """The scheduling plan of ``schedulers.plan.make_plan`` for these inputs (host
@@ -612,6 +755,30 @@ class Fusion:
 
     def id(self) -> int | None:
         return None if self._fd is None else self._fd.id()
+
+
+def _redirected(buffer: Any) -> Any:
+    """A context writing ``sys.stdout`` and ``sys.stderr`` into ``buffer``."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(contextlib.redirect_stdout(buffer))
+    stack.enter_context(contextlib.redirect_stderr(buffer))
+    return stack
+
+
+def _synchronize(inputs: Sequence[Any]) -> None:
+    """Wait for the devices of the GPU arrays among ``inputs``."""
+    from runtime import gpu_arrays as ga
+    from runtime.cuda_driver import synchronize
+
+    for device in sorted({ga.array_info(x).device for x in inputs if ga.is_gpu_array(x)}):
+        synchronize(device)
+
+
+def _no_more_kwargs(name: str, kwargs: dict[str, Any]) -> None:
+    if kwargs:
+        raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kwargs)}")
 
 
 def _contiguity(contiguity: Any, shape: list[int], name: str) -> list[bool | None]:

@@ -16,15 +16,9 @@ SKIPS: dict[str, str] = {
 }
 
 XFAILS: dict[str, str] = {
-    "test_cuda_code_and_scheduled_fusion_ir_strings": "fd.sched.user_schedule_ir and last_cuda_code after a CPU run are missing; cuda_code_for compiles any inputs (nvFuser raises 'not compiled')",
-    "test_debug_output": "fd.debug_output / capture_debug_output are missing",
-    "test_def_op_in_schedule": "the user schedule() hook is not supported (defining an op in it is not rejected)",
     "test_deterministic_random": "missing op fd.ops.uniform",
     "test_from_pytorch_fails_on_cpu_tensor": "CPU mode: from_pytorch accepts CPU tensors (they are the inputs fuser runs on the CPU)",
     "test_fusion_definition_error_cache": "is_cpu=True non-scalar tensor: fuser accepts it, nvFuser raises 'CPU non-scalar tensor is not supported!'",
-    "test_fusion_information": "order: expects a new fusion, but test_basic's identical one is still cached (upstream, test_cuda_code_and_scheduled_fusion_ir_strings resets the FusionCache; here it is an xfail that stops before the reset, and test_enable_disable_options is skipped); passes when run alone",
-    "test_fusion_profiler": "fd.execute(profile=True) / fd.profile() (no CUPTI profiler)",
-    "test_fusion_profiler_user_schedule": "fd.execute(profile=True) / fd.profile() (no CUPTI profiler)",
     "test_import_conflict_nvfuser_then_direct": "no nvfuser_direct module (nvFuser's newer direct frontend)",
     "test_inplace_update_on_non_contiguous_inputs": "ValueError: input 0 (T0): axis 1 is declared contiguous but the array's strides [1, 3] (in elements) are not",
     "test_integer_division": "CPU mode: the test's own eager torch.div(rounding_mode='trunc') raises ZeroDivisionError on CPU tensors (fuser gives a value, as CUDA does)",

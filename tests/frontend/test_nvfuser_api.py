@@ -48,7 +48,7 @@ def test_execute_accepts_nvfuser_keywords() -> None:
         ({"device": -1}, "device index must be >= 0"),
         ({"_enable_options": "id_model"}, "_enable_options must be a list"),
         ({"_disable_options": [1]}, "_disable_options entries must be strings"),
-        ({"profile": True}, "profile=True is not supported"),
+        ({"profile": 1}, "profile must be True or False"),
         ({"print_repro": 1}, "print_repro must be True or False"),
     ],
 )

@@ -109,7 +109,7 @@ def test_integer_binary_ops_reference_and_kernel(
     assert out.tolist() == want
     (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [a, b])
     assert kernel_out.tolist() == want
-    assert {"logical_right_shift": "fuser_lshr(", "gcd": "fuser_gcd("}[name] in fd.cuda_code_for([a, b])
+    assert {"logical_right_shift": "fuser_lshr(", "gcd": "fuser_gcd("}[name] in fd.generate_cuda_code([a, b])
 
 
 def test_nextafter_reference_and_kernel() -> None:
@@ -123,7 +123,7 @@ def test_nextafter_reference_and_kernel() -> None:
     np.testing.assert_array_equal(out, want)
     (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [a, b])
     np.testing.assert_array_equal(kernel_out, want)
-    assert "nextafterf(" in fd.cuda_code_for([a, b])
+    assert "nextafterf(" in fd.generate_cuda_code([a, b])
 
 
 def test_nextafter_rejects_half_and_gcd_rejects_floats() -> None:
@@ -196,7 +196,7 @@ def test_cumsum(shape: tuple[int, ...], dim: int, dtype: torch.dtype) -> None:
     np.testing.assert_allclose(out.numpy().astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
     (kernel_out,), _ = run_segment_on_cpu(fd.fusion(), [x.numpy()])
     np.testing.assert_array_equal(kernel_out, out.numpy())
-    assert "for (" in fd.cuda_code_for([x])
+    assert "for (" in fd.generate_cuda_code([x])
 
 
 def test_cumsum_errors() -> None:

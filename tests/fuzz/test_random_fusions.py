@@ -1,8 +1,8 @@
 """The random-fusion property test (issue 10): on valid random fusions
-(``tests/fuzz/fusion_gen.py``) ``fd.plan``, ``fd.segment``, ``fd.cuda_code_for`` (every
+(``tests/fuzz/fusion_gen.py``) ``fd.plan``, ``fd.segment``, ``fd.generate_cuda_code`` (every
 accepted plan lowers and prints) and ``fd.execute`` never raise, and the outputs match
 torch in dtype, shape and value (``fd.execute``, and again through ``fd.segment``'s
-segments); ``plan.num_kernels`` is the number of kernels ``cuda_code_for`` prints, and
+segments); ``plan.num_kernels`` is the number of kernels ``generate_cuda_code`` prints, and
 every 10th seed's kernels compile with NVRTC for sm_90.
 
 CI runs seeds ``[0, 500)``; a longer run picks other seeds from the environment::
@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from tests.fuzz.fusion_gen import Case, random_case
-from tests.fuzz.triage import compile_with_nvrtc, stages
+from tests.fuzz.triage import compile_with_nvrtc, kernel_stage, stages
 
-STAGES = ("plan", "segment", "cuda", "execute")
+STAGES = ("plan", "segment", "cuda", "execute", "kernels")
 NVRTC_EVERY = 10  # every 10th seed's kernels are also compiled by NVRTC
 DEFAULT_COUNT = 500
 
@@ -67,15 +67,21 @@ def _case(seed: int) -> tuple[Case, dict[str, Callable[[], Any]]]:
     ids=lambda v: str(v),
 )
 def test_random_fusion(seed: int, stage: str) -> None:
-    case, fns = _case(seed)
+    if stage == "kernels":
+        # the seed's small case, kernels in the CPU interpreter (NVRTC every 10th seed)
+        case, fn = kernel_stage(seed, nvrtc=seed % NVRTC_EVERY == 0)
+        flags = " --stages kernels"
+    else:
+        case, fns = _case(seed)
+        fn = fns[stage]
+        flags = " --torch" if seed % 2 else ""
     try:
-        fns[stage]()
+        fn()
     except Exception as e:  # noqa: BLE001 - every failure is reported with its reproducer
         tb = "".join(traceback.format_exception(e, limit=-4))
         pytest.fail(
             f"seed {seed}, stage {stage}: {type(e).__name__}: {e}\n\n"
-            f"# reproducer (python -m tests.fuzz.triage {seed} {seed + 1} -v"
-            f"{' --torch' if seed % 2 else ''})\n"
+            f"# reproducer (python -m tests.fuzz.triage {seed} {seed + 1} -v{flags})\n"
             f"{case.source}\n\n{tb}",
             pytrace=False,
         )

@@ -4,8 +4,11 @@
     python -m tests.fuzz.triage 0 2000 --torch    # torch CPU tensors as inputs
     python -m tests.fuzz.triage 17 18 -v          # one seed: its source and the traceback
 
-Stages per fusion: ``fd.plan``, ``fd.cuda_code_for``, ``fd.execute`` (outputs against
-torch: dtype and values), ``fd.segment`` then ``fd.execute`` of the segments.
+Stages per fusion: ``fd.plan``, ``fd.generate_cuda_code``, ``fd.execute`` (outputs against
+torch: dtype and values), ``fd.segment`` then ``fd.execute`` of the segments, and
+``kernels``: the seed's small case (extents above 33 made small) through the GPU's
+plan with every generated kernel run by the CPU kernel interpreter, against the
+reference and torch (``--stages kernels`` runs only it; ``-v`` prints the small case).
 """
 
 from __future__ import annotations
@@ -37,21 +40,44 @@ def as_torch(x: Any) -> torch.Tensor:
     return torch.from_numpy(a.copy(order="C"))
 
 
-def compare(outs: list[Any], case: Case) -> str | None:
-    """None when ``outs`` match torch's outputs in dtype, shape and value."""
-    if len(outs) != len(case.expected):
-        return f"{len(outs)} outputs, torch has {len(case.expected)}"
+def compare(outs: list[Any], case: Case, expected: list[Any] | None = None, oracle: str = "torch") -> str | None:
+    """None when ``outs`` match torch's outputs (or ``expected``, named ``oracle`` in
+    the message) in dtype, shape and value, within the case's tolerances."""
+    want = case.expected if expected is None else [as_torch(e) for e in expected]
+    if len(outs) != len(want):
+        return f"{len(outs)} outputs, {oracle} has {len(want)}"
     tols = case.tolerances or [TOL.get(e.dtype, 1e-4) for e in case.expected]
-    for i, (o, e, tol) in enumerate(zip(outs, case.expected, tols, strict=True)):
+    for i, (o, e, tol) in enumerate(zip(outs, want, tols, strict=True)):
         t = as_torch(o)
         if t.dtype != e.dtype:
-            return f"output #{i} is {t.dtype}, torch gives {e.dtype}"
+            return f"output #{i} is {t.dtype}, {oracle} gives {e.dtype}"
         if tuple(t.shape) != tuple(e.shape):
-            return f"output #{i} has shape {tuple(t.shape)}, torch gives {tuple(e.shape)}"
+            return f"output #{i} has shape {tuple(t.shape)}, {oracle} gives {tuple(e.shape)}"
         if not torch.allclose(t.double(), e.double(), rtol=tol, atol=tol, equal_nan=True):
             err = (t.double() - e.double()).abs().nan_to_num(float("inf")).max().item()
-            return f"output #{i} differs from torch (max |err| {err:.3g})"
+            return f"output #{i} differs from {oracle} (max |err| {err:.3g})"
     return None
+
+
+def kernel_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], None]]:
+    """The ``kernels`` stage of ``seed``: its small case (``random_case(seed,
+    small=True)``: the seed's fusion with the extents above 33 made small) run as the
+    GPU would run it (scheduler decision, segmentation, lowering of every segment) with
+    every kernel executed by the CPU kernel interpreter
+    (``execute_kernels_on_cpu``); the outputs must match the reference interpreter
+    (``fd.execute`` on numpy inputs) and torch. ``nvrtc``: the kernels also compile."""
+    from fuser_ir.frontend.execution import execute_kernels_on_cpu
+
+    case = random_case(seed, small=True)
+
+    def kernels() -> None:
+        ins = case.numpy_inputs()
+        outs = execute_kernels_on_cpu(case.fd._ensure_defined(), ins, nvrtc=nvrtc)
+        msg = compare(outs, case, case.fd.execute(ins), "the reference") or compare(outs, case)
+        if msg:
+            raise AssertionError(f"kernels: {msg}")
+
+    return case, kernels
 
 
 def stages(case: Case, use_torch: bool) -> list[tuple[str, Callable[[], Any]]]:
@@ -80,12 +106,12 @@ def stages(case: Case, use_torch: bool) -> list[tuple[str, Callable[[], Any]]]:
             raise AssertionError(f"a segment has no scheduler:\n{p}")
 
     def cuda() -> None:
-        code = fd.cuda_code_for(ins)
+        code = fd.generate_cuda_code(ins)
         p = state.get("plan") or fd.plan(ins)
         kernels = KERNEL.findall(code)
         if (p.segmented or p.segments[0].launches_kernel) and len(kernels) != p.num_kernels:
             raise AssertionError(
-                f"cuda_code_for prints {len(kernels)} kernels, the plan counts {p.num_kernels}"
+                f"generate_cuda_code prints {len(kernels)} kernels, the plan counts {p.num_kernels}"
             )
 
     return [
@@ -122,7 +148,7 @@ def run(
     failures: dict[str, list[int]] = collections.defaultdict(list)
     for seed in seeds:
         case = random_case(seed)
-        for stage, fn in stages(case, use_torch):
+        for stage, fn in [*stages(case, use_torch), ("kernels", lambda s=seed: kernel_stage(s)[1]())]:
             if only is not None and stage not in only:
                 continue
             try:
@@ -152,6 +178,13 @@ def main() -> None:
                     fn()
                 except Exception:  # noqa: BLE001
                     print(f"## {stage}")
+                    traceback.print_exc()
+            if only is None or "kernels" in only:
+                small, fn = kernel_stage(seed)
+                try:
+                    fn()
+                except Exception:  # noqa: BLE001
+                    print(f"## kernels (the small case)\n{small.source}")
                     traceback.print_exc()
         return
     failures = run(range(a.start, a.stop), a.torch, only)

@@ -1,0 +1,248 @@
+"""nvFuser's kernel strings of a fusion that ran: ``fd.last_cuda_code``,
+``fd.cuda_code_for``, ``fd.last_scheduled_fusion_ir``, ``fd.scheduled_fusion_ir_for``.
+
+nvFuser answers them from its compiled kernels: for input signatures that ran, and
+with ``RuntimeError`` otherwise (``Fusion N has never been executed ...``, or for inputs
+whose kernel was not compiled). fuser answers for the input layouts a fusion ran with
+(``CacheEntry.compiled``, keyed by ``layout_key``: dtype, shape and strides of each
+tensor, the value of each integer scalar), with the same errors otherwise:
+
+- after a GPU run, ``last_cuda_code`` is the CUDA C of the kernels that ran;
+- after a CPU run (numpy or CPU torch inputs run on the reference interpreter; no
+  CUDA is compiled), the strings are the ones fuser's GPU path generates for the
+  same input layouts: the kernels ``fd.generate_cuda_code(inputs)`` prints, and the
+  scheduled IR of ``fd.generate_scheduled_fusion_ir(inputs)``. They are generated
+  when asked, not compiled nor launched;
+- a user ``schedule()`` (``user_schedule``) answers with its own fusion: the serial
+  kernel of an unscheduled fusion (``codegen.lower.lower_unscheduled``) and its IR.
+
+``intrinsic_code=True`` includes the helper preamble each kernel is compiled with;
+``tensor_transforms=True`` includes the ``iterdomain`` transforms of the schedule
+(without it, the fusion with the schedulers' decision only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fuser_ir.fp8 import as_strided
+
+if TYPE_CHECKING:
+    from fuser_ir.frontend.cache import CacheEntry
+    from fuser_ir.frontend.fusion_definition import FusionDefinition
+
+__all__ = [
+    "cuda_code_for",
+    "generate_cuda_code",
+    "last_cuda_code",
+    "last_scheduled_fusion_ir",
+    "layout_key",
+    "record_run",
+    "scheduled_fusion_ir_for",
+]
+
+
+def _metadata(x: np.ndarray) -> np.ndarray:
+    """An array with ``x``'s dtype, shape and strides over a one-element buffer (for
+    layouts only; never read)."""
+    return as_strided(np.zeros(1, x.dtype), x.shape, x.strides, writeable=False)
+
+
+def layout_key(entry: CacheEntry, inputs: Sequence[Any]) -> tuple[tuple, list[Any]]:
+    """(the key of these inputs' layouts, their metadata) after the frontend's input
+    checks; GPU arrays count by their metadata."""
+    from fuser_ir.frontend.validation import plain_inputs, validate_inputs
+    from runtime import gpu_arrays as ga
+    from runtime.gpu_executor import meta_array
+
+    if not isinstance(inputs, list | tuple):
+        raise ValueError(f"inputs must be a list or tuple, got {type(inputs).__name__}")
+    metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
+    plain = plain_inputs(metas)
+    validate_inputs(entry.inputs, plain)
+    key: list[Any] = []
+    kept: list[Any] = []
+    for x in plain:
+        if isinstance(x, np.ndarray):
+            strides = tuple(s // x.itemsize for s in x.strides)
+            key.append(("tensor", x.dtype.str, tuple(x.shape), strides))
+            kept.append(_metadata(x))
+        elif isinstance(x, list | tuple):
+            key.append(("vector", tuple(int(e) for e in x)))
+            kept.append(list(x))
+        else:
+            v = x.item() if isinstance(x, np.generic) else x
+            sized = isinstance(v, int) and not isinstance(v, bool)
+            key.append(("scalar", type(v).__name__, v if sized else None))
+            kept.append(v)
+    return tuple(key), kept
+
+
+def record_run(entry: CacheEntry, inputs: Sequence[Any]) -> None:
+    """Remember that ``entry`` ran with these inputs' layouts (after a run)."""
+    key, metas = layout_key(entry, inputs)
+    entry.compiled.setdefault(key, metas)
+    entry.last_layout = key
+
+
+# ---- errors ----------------------------------------------------------------------------
+
+
+def defined_entry(fd: FusionDefinition) -> CacheEntry:
+    """The fusion of ``fd``; nvFuser's ``RuntimeError`` when it is not defined yet."""
+    if fd._entry is None:
+        raise RuntimeError("Invalid fusion definition!")
+    return fd._entry
+
+
+def _never(entry: CacheEntry) -> RuntimeError:
+    return RuntimeError(
+        f"Fusion {entry.id} has never been executed via FusionExecutorCache. (fuser answers for "
+        "input layouts the fusion ran with; fd.generate_cuda_code(inputs) and "
+        "fd.generate_scheduled_fusion_ir(inputs) show them for any inputs)"
+    )
+
+
+def _compiled_metas(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
+    key, _ = layout_key(entry, inputs)
+    metas = entry.compiled.get(key)
+    if metas is None:
+        if not entry.compiled:
+            raise _never(entry)
+        raise RuntimeError(
+            f"Fusion {entry.id} is not compiled for these inputs (it ran with "
+            f"{len(entry.compiled)} other input layout(s)); fd.generate_cuda_code(inputs) "
+            "shows the CUDA fuser generates for them"
+        )
+    return metas
+
+
+# ---- CUDA code -------------------------------------------------------------------------
+
+
+def _strip(src: str, intrinsic_code: bool) -> str:
+    if intrinsic_code:
+        return src
+    from codegen.compile_fusion import _without_preamble
+
+    return _without_preamble(src)
+
+
+def generate_cuda_code(
+    entry: CacheEntry, inputs: Sequence[Any], intrinsic_code: bool = True
+) -> str:
+    """The CUDA C fuser generates for ``inputs`` (any layouts; no GPU needed): the
+    kernels of each segment, a fusion that needs segmentation under one
+    ``// segment k: @name (scheduler, n kernel(s))`` header per segment."""
+    from codegen.cuda_printer import print_cuda
+    from fuser_ir.frontend import execution
+
+    lowered = execution.lowered_segments(entry, inputs)
+    if len(lowered) == 1 and lowered[0][0] is None:
+        return "\n\n".join(_strip(print_cuda(m), intrinsic_code) for m in lowered[0][1].modules())
+    parts = []
+    for k, (seg, low) in enumerate(lowered):
+        assert seg is not None
+        header = (
+            f"// segment {k}: @{seg.sym_name.data} ({low.scheduler}, {len(low.kernels)} kernel(s))"
+        )
+        parts.append(
+            "\n\n".join([header, *(_strip(print_cuda(m), intrinsic_code) for m in low.modules())])
+        )
+    return "\n\n".join(parts)
+
+
+def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
+    from codegen.cpu_runner import layout_of
+    from codegen.cuda_printer import print_cuda
+    from codegen.lower import lower_segment
+    from codegen.lower.scalar import LoweringError
+    from fuser_ir.frontend.validation import flatten_inputs
+
+    flat = flatten_inputs(entry.inputs, sched.metas)
+    layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in flat]
+    scalars = [None if isinstance(x, np.ndarray) else x for x in flat]
+    try:
+        lowered = lower_segment(sched.fusion, layouts, scalars)
+    except LoweringError as e:
+        raise RuntimeError(f"Fusion {entry.id}: the user schedule has no kernel: {e}") from None
+    return "\n\n".join(_strip(print_cuda(m), intrinsic_code) for m in lowered.modules())
+
+
+def _checked(code: str, entry: CacheEntry) -> str:
+    if "__global__" not in code:
+        raise RuntimeError(
+            f"Fusion {entry.id} launches no kernel for these inputs (its outputs are views of "
+            "its inputs, or empty)"
+        )
+    return code
+
+
+def last_cuda_code(fd: FusionDefinition, intrinsic_code: bool, override_user_schedule: bool) -> str:
+    """``fd.last_cuda_code`` (see the module docstring)."""
+    entry = defined_entry(fd)
+    sched = entry.last_user_schedule
+    if sched is not None and not override_user_schedule:
+        return _user_cuda_code(entry, sched, intrinsic_code)
+    last = entry.last_run
+    if last is None or entry.last_layout is None:
+        raise _never(entry)
+    if last != "cpu":
+        return _checked("\n".join(_strip(s, intrinsic_code) for s in last.cuda_sources()), entry)
+    return _checked(
+        generate_cuda_code(entry, entry.compiled[entry.last_layout], intrinsic_code), entry
+    )
+
+
+def cuda_code_for(
+    fd: FusionDefinition, inputs: Sequence[Any], intrinsic_code: bool, override_user_schedule: bool
+) -> str:
+    """``fd.cuda_code_for`` (see the module docstring)."""
+    entry = defined_entry(fd)
+    if not override_user_schedule:
+        key, _ = layout_key(entry, inputs)
+        sched = entry.user_schedules.get(key)
+        if sched is not None:
+            return _user_cuda_code(entry, sched, intrinsic_code)
+    return _checked(
+        generate_cuda_code(entry, _compiled_metas(entry, inputs), intrinsic_code), entry
+    )
+
+
+# ---- scheduled IR ----------------------------------------------------------------------
+
+
+def last_scheduled_fusion_ir(
+    fd: FusionDefinition, tensor_transforms: bool, override_user_schedule: bool
+) -> str:
+    """``fd.last_scheduled_fusion_ir`` (see the module docstring)."""
+    from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for as scheduled
+
+    entry = defined_entry(fd)
+    sched = entry.last_user_schedule
+    if sched is not None and not override_user_schedule:
+        return sched.ir()
+    if entry.last_layout is None:
+        raise _never(entry)
+    return scheduled(fd, entry.compiled[entry.last_layout], tensor_transforms=tensor_transforms)
+
+
+def scheduled_fusion_ir_for(
+    fd: FusionDefinition,
+    inputs: Sequence[Any],
+    tensor_transforms: bool,
+    override_user_schedule: bool,
+) -> str:
+    """``fd.scheduled_fusion_ir_for`` (see the module docstring)."""
+    from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for as scheduled
+
+    entry = defined_entry(fd)
+    if not override_user_schedule:
+        key, _ = layout_key(entry, inputs)
+        sched = entry.user_schedules.get(key)
+        if sched is not None:
+            return sched.ir()
+    return scheduled(fd, _compiled_metas(entry, inputs), tensor_transforms=tensor_transforms)
