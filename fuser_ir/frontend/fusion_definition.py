@@ -208,15 +208,16 @@ class FusionDefinition:
         rank = len(shp)
         contig = _contiguity(contiguity, shp, name)
         order = None
+        given = None  # nvFuser records (and prints) the stride order given, even row-major
         if stride_order is not None and len(stride_order) > 0:
-            order = as_ints(list(stride_order), name, "stride_order")
+            order = given = as_ints(list(stride_order), name, "stride_order")
             if sorted(order) != list(range(rank)):
                 raise ValueError(f"{name}: stride_order {order} is not a permutation of 0..{rank - 1}")
             if order == list(range(rank - 1, -1, -1)):
                 order = None
         kwargs: list[tuple[str, Any]] = [("shape", shp), ("contiguity", contig), ("dtype", dt), ("is_cpu", bool(is_cpu))]
-        if order is not None:
-            kwargs.append(("stride_order", order))
+        if given is not None:
+            kwargs.append(("stride_order", given))
         declared = TensorType(shp, dt.to_dtype(), contig, order)
         bound = self._state.binding()
         ir_type = declared if bound is None else TensorType(bound, dt.to_dtype(), contig, order)
@@ -410,7 +411,14 @@ class FusionDefinition:
         return definition_from_mlir(text)
 
     def repro_script_for(self, inputs: Sequence[Any]) -> str:
+        """A script that defines this fusion and runs it with inputs like ``inputs``:
+        nvFuser's form for torch inputs (``fuser_ir.frontend.repro``), fuser's numpy
+        form otherwise (``printing.repro_script``)."""
+        from fuser_ir.frontend.repro import nvfuser_repro_script, wants_nvfuser_form
+
         fid = self._ensure_defined().id
+        if wants_nvfuser_form(inputs):
+            return nvfuser_repro_script(repr(self), f"nvfuser_fusion_id{fid}", inputs)
         text = printing.definition_text(self._state.records, fid)
         return printing.repro_script(text, f"nvfuser_fusion_id{fid}", inputs)
 

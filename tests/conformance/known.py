@@ -27,7 +27,6 @@ XFAILS: dict[str, str] = {
     "test_normal": "missing op fd.ops.normal",
     "test_pad_dynamic": "ValueError: pad: pad_widths must be a list of integers, got V5 (vector)",
     "test_random_distinct_values": "missing op fd.ops.uniform",
-    "test_repro_script_generation": "repro script text differs from nvFuser's (numpy inputs, different imports)",
     "test_reshape_dynamic": "ValueError: define_vector: values entry 1 (S17) must be an integer scalar, got DataType.Double",
     "test_returning_aliased_outputs": "the clone's segmented run (fd.segment, then execute) raises 'segment 0 reads original value 0, which no earlier segment produced' when an input is also an output",
     "test_scatter_output_intermediate": "missing op fd.ops.scatter",

@@ -184,7 +184,8 @@ def test_define_tensor_from_sizes_strides_and_from_pytorch() -> None:
         fd.add_output(t0)
         fd.add_output(t1)
     text = repr(fd)
-    assert "T0 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True], dtype=DataType.Half, is_cpu=False)" in text
+    # nvFuser records the stride order that sizes and strides give, row-major included
+    assert "T0 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True], dtype=DataType.Half, is_cpu=False, stride_order=[2, 1, 0])" in text
     assert "T1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False, stride_order=[0, 1])" in text
 
 
