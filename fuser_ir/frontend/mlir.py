@@ -39,9 +39,13 @@ def definition_from_mlir(text: str) -> FusionDefinition:
     return definition_from_fusion(fusions[0])[0]
 
 
-def definition_from_fusion(fusion: F.FusionOp) -> tuple[FusionDefinition, dict[SSAValue, Any]]:
+def definition_from_fusion(
+    fusion: F.FusionOp, nvfuser_form: bool = False
+) -> tuple[FusionDefinition, dict[SSAValue, Any]]:
     """A finalized definition replaying ``fusion``, and the state (``T3``, ``S4``)
-    that each of the fusion's values became (the segment index space of seed 000)."""
+    that each of the fusion's values became (the segment index space of seed 000).
+    ``nvfuser_form``: ops nvFuser's IR does not have are replayed as nvFuser translates
+    its own IR (a reduction with ``keepdim`` is the reduction, then a broadcast)."""
     fd = FusionDefinition()
     env: dict[SSAValue, Any] = {}
     with fd:
@@ -67,7 +71,7 @@ def definition_from_fusion(fusion: F.FusionOp) -> tuple[FusionDefinition, dict[S
                     so = t.get_stride_order() if isinstance(t, F.TensorType) and t.stride_order.data else None
                     fd.add_output(env[v], stride_order=so)
                 continue
-            results = _replay_op(fd, op, [env[o] for o in op.operands])
+            results = _replay_op(fd, op, [env[o] for o in op.operands], nvfuser_form)
             if not isinstance(results, tuple):
                 results = (results,)
             for r, v in zip(op.results, results, strict=True):
@@ -75,7 +79,7 @@ def definition_from_fusion(fusion: F.FusionOp) -> tuple[FusionDefinition, dict[S
     return fd, env
 
 
-def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any]) -> Any:
+def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any], nvfuser_form: bool = False) -> Any:
     o = fd.ops
     name = op.name.removeprefix("fuser.")
     if isinstance(op, F.ConstantOp):
@@ -85,6 +89,11 @@ def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any]) -> Any:
     if isinstance(op, F.CastOp):
         return o.cast(a[0], _dt(op.result.type))
     if isinstance(op, F.ReductionOp):
+        if nvfuser_form and op.is_keepdim:
+            rank = len(op.result.type.get_shape())
+            reduced = {d % rank for d in F._ints(op.dims)}
+            r = getattr(o, name)(a[0], F._ints(op.dims), False, _dt(op.result.type))
+            return o.broadcast(r, [d in reduced for d in range(rank)])
         return getattr(o, name)(a[0], F._ints(op.dims), op.is_keepdim, _dt(op.result.type))
     if isinstance(op, F.VarOp | F.VarMeanOp):
         return getattr(o, name)(a[0], F._ints(op.dims), op.correction.value.data, F._bool(op.keepdim))

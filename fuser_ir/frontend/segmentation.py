@@ -11,8 +11,8 @@
         T5 = fd.ops.add(T1, T4)
         fd.add_output(T5)
     seg0, seg1 = fd.segment(inputs)      # one FusionDefinition per segment
-    fd.segment_index_space_maps[seg0]    # {0: 0, 1: 2, 2: 3}
-    fd.segment_index_space_maps[seg1]    # {0: 1, 1: 3, 2: 4, 3: 5}
+    fd.segment_index_space_maps[seg0]    # {0: 0, 2: 3}
+    fd.segment_index_space_maps[seg1]    # {0: 1, 1: 3, 3: 5}
     fd.execute(inputs)                   # runs seg0 then seg1 (the argument manager)
 
 **How segments are found**: ``runtime.segmented.segment_fusion`` (the ``segment``
@@ -32,8 +32,10 @@ kernel) is a segment definition too: it only holds view ops and its ``execute``
 returns views of its input.
 
 **Index spaces**: a segment's states are numbered by its own definition; the maps
-``fd.segment_index_space_maps[segment]`` send them to the *original* definition's
-state indices (``T3`` -> 3), as nvFuser's ``map_segment_fid_to_original_fid``.
+``fd.segment_index_space_maps[segment]`` send its inputs and outputs (nvFuser maps
+only these) to the *original* definition's state indices (``T3`` -> 3), as nvFuser's
+``map_segment_fid_to_original_fid``. Segments are printed as nvFuser translates its
+IR: a reduction with ``keepdim`` is the reduction, then a broadcast.
 Values the original definition has no state for (a constant written as a Python
 number, the entries of a vector input, a view the segmenter moved through a
 pointwise op) get the indices ``num_states + k`` where ``k`` is the value's position
@@ -237,13 +239,13 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
     steps: list[SegmentStep] = []
     for seg_fusion, fid, scheduler, index in parts:
         try:
-            seg_fd, env = definition_from_fusion(seg_fusion)
+            seg_fd, env = definition_from_fusion(seg_fusion, nvfuser_form=True)
         except ValueError as e:
             raise ValueError(f"segment: segment {index} of fusion {entry.id}: {e}") from None
         seg_pos = value_indices(seg_fusion)
         index_map: dict[int, int] = {}
-        for v, state in env.items():
-            k = seg_pos.get(v)
+        for v in (*seg_fusion.inputs, *seg_fusion.output_op.values):  # nvFuser maps these
+            state, k = env.get(v), seg_pos.get(v)
             if k is not None and k in fid and isinstance(state, Value):
                 index_map[state.index] = orig(fid[k])
         index_map = dict(sorted(index_map.items()))

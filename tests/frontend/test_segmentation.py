@@ -77,10 +77,11 @@ def test_segmentation_reduction_pointwise_epilogue() -> None:
     assert len(segments) == 2
     assert len(fd.segment_index_space_maps) == 2
     first, second = segments
-    # [T0, T2, T3] of the original: its T0 (input), T1 (sum), T2 (broadcast)
-    assert fd.segment_index_space_maps[first] == {0: 0, 1: 2, 2: 3}
-    # [T1, T3, T4 (the segment_set), T5] of the original
-    assert fd.segment_index_space_maps[second] == {0: 1, 1: 3, 2: 4, 3: 5}
+    # nvFuser maps a segment's inputs and outputs: its T0 (input) is the original T0,
+    # its T2 (the broadcast, its output) the original T3
+    assert fd.segment_index_space_maps[first] == {0: 0, 2: 3}
+    # inputs T1 and T3 of the original, output T5 (the segment_set is internal)
+    assert fd.segment_index_space_maps[second] == {0: 1, 1: 3, 3: 5}
     assert [s.scheduler for s in fd.segmentation.steps] == ["reduction", "pointwise"]
     body0 = repr(first).strip("\n").split("\n", 1)[1] + "\n"
     assert body0 == (
@@ -100,7 +101,7 @@ def test_plain_seed000_is_one_inner_persistent_segment() -> None:
     x, y = randn(8, 64), randn(8, 64, seed=1)
     (seg,) = fd.segment([x, y])
     assert fd.segmentation.steps[0].scheduler == "inner_persistent"
-    assert fd.segment_index_space_maps[seg] == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4}
+    assert fd.segment_index_space_maps[seg] == {0: 0, 1: 1, 4: 4}  # inputs and output
     assert repr(seg).strip().split("\n", 1)[1] == repr(fd).strip().split("\n", 1)[1]
     np.testing.assert_allclose(fd.execute([x, y])[0], y + x.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
 
