@@ -34,7 +34,9 @@ it prints::
     }
 
 ``index`` is ``int`` under ``index_bits = 32``, else ``long long``. Half and bfloat16
-are ``__half`` and ``__nv_bfloat16``, converted with the ``_rn`` intrinsics. Block
+are ``__half`` and ``__nv_bfloat16``, converted with the ``_rn`` intrinsics. Complex
+values (xDSL's ``complex`` dialect) are ``fuser_complex<float>``/``<double>`` of the
+complex preamble (``codegen.complex_preamble``), printed only for kernels that use them. Block
 reductions share one ``__shared__`` workspace per kernel, sized from ``block_size``.
 """
 
@@ -45,10 +47,13 @@ import re
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import complex as cx
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
     BFloat16Type,
+    ComplexType,
     Float8E4M3FNType,
     Float8E5M2Type,
     Float16Type,
@@ -64,6 +69,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from codegen.complex_preamble import (
+    COMPLEX_CUDA,
+    CUDA_COMPLEX_BINARY,
+    CUDA_COMPLEX_FUNCS,
+    uses_complex,
+)
 from codegen.intrinsics import CUDA_HELPERS, INTRINSICS
 from fuser_ir.fp8 import FP8_CUDA
 from fuser_ir.dialects import kernel as k
@@ -261,6 +272,8 @@ class _KernelPrinter:
             return {1: "bool", 8: "signed char", 16: "short", 32: "int", 64: "long long"}[w]
         if isinstance(t, VectorType):
             return f"Vec<{self.ctype(t.element_type)}, {k.vector_lanes(t)}>"
+        if isinstance(t, ComplexType) and isinstance(t.element_type, Float32Type | Float64Type):
+            return f"fuser_complex<{self.ctype(t.element_type)}>"
         raise CudaPrintError(f"kernel {self.func.sym_name.data}: no CUDA type for {t}")
 
     def expr(self, v: SSAValue) -> str:
@@ -341,6 +354,21 @@ class _KernelPrinter:
                 self.assign(r, f"{e(op.lhs)} {_CMPF[pred]} {e(op.rhs)}")
         elif isinstance(op, arith.SelectOp):
             self.assign(r, f"{e(op.cond)} ? {e(op.lhs)} : {e(op.rhs)}")
+        elif isinstance(op, cx.ConstantOp):
+            assert r is not None and isinstance(op.value, ArrayAttr)
+            part = r.type.element_type  # type: ignore[attr-defined]
+            re, im = (_literal(x, part) for x in op.value.data)
+            self.assign(r, f"{self.ctype(r.type)}({re}, {im})")
+        elif isinstance(op, cx.CreateOp):
+            self.assign(r, f"{self.ctype(op.complex.type)}({e(op.real)}, {e(op.imaginary)})")
+        elif isinstance(op, cx.ReOp | cx.ImOp):
+            self.assign(r, f"{e(op.complex)}.{'re' if isinstance(op, cx.ReOp) else 'im'}")
+        elif isinstance(op, cx.NegOp):
+            self.assign(r, f"-{e(op.complex)}")
+        elif type(op) in CUDA_COMPLEX_BINARY:
+            self.assign(r, f"{e(op.lhs)} {CUDA_COMPLEX_BINARY[type(op)]} {e(op.rhs)}")  # type: ignore[attr-defined]
+        elif type(op) in CUDA_COMPLEX_FUNCS:
+            self.assign(r, f"{CUDA_COMPLEX_FUNCS[type(op)]}({e(op.operands[0])})")
         elif isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.FPToSIOp
                         | arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp | arith.ExtUIOp):
             self.assign(r, self.convert(e(op.operands[0]), op.operands[0].type, r.type))
@@ -588,6 +616,8 @@ def _reduction_workspace_bytes(func: k.FuncOp) -> int:
 def _bits(t: Attribute) -> int:
     if isinstance(t, AnyFloat):
         return t.bitwidth
+    if isinstance(t, ComplexType):
+        return 2 * _bits(t.element_type)
     if isinstance(t, IntegerType):
         return max(8, t.width.data)
     return 64
@@ -604,7 +634,10 @@ def print_kernel(func: k.FuncOp) -> str:
 
 def print_cuda(module: ModuleOp) -> str:
     """The translation unit for every ``kernel.func`` of ``module``."""
-    parts = [PREAMBLE.rstrip(), FP8_CUDA.strip(), CUDA_HELPERS.strip()] + [print_kernel(f) for f in kernels_of(module)]
+    complex_part = [COMPLEX_CUDA.strip()] if uses_complex(module) else []
+    parts = [PREAMBLE.rstrip(), *complex_part, FP8_CUDA.strip(), CUDA_HELPERS.strip()] + [
+        print_kernel(f) for f in kernels_of(module)
+    ]
     return "\n\n".join(parts) + "\n"
 
 

@@ -50,6 +50,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     BFloat16Type,
+    ComplexType,
     Float8E4M3FNType,
     Float8E5M2Type,
     Float16Type,
@@ -244,13 +245,22 @@ class KernelBuilder:
 
     def vload(self, mem: SSAValue, offset: Value, lanes: int,
               name: str | None = None) -> list[SSAValue]:
-        """A ``lanes``-wide vector load at ``offset``, returned as its lanes."""
+        """A ``lanes``-wide vector load at ``offset``, returned as its lanes. xDSL's
+        vectors hold no complex elements: complex lanes are loaded one by one."""
         assert isinstance(mem.type, MemRefType)
+        if isinstance(mem.type.element_type, ComplexType):
+            return [self.load(mem, [self.add(offset, j)]) for j in range(lanes)]
         vt = VectorType(mem.type.element_type, [lanes])
         v = self.val(vector.LoadOp(mem, [self.index(offset)], vt), name)
         return [self.val(vector.ExtractOp(v, [j], mem.type.element_type)) for j in range(lanes)]
 
     def vstore(self, values: Sequence[SSAValue], mem: SSAValue, offset: Value) -> None:
+        """Store ``values`` to consecutive elements from ``offset`` (one vector store;
+        complex values one by one, as in ``vload``)."""
+        if isinstance(values[0].type, ComplexType):
+            for j, v in enumerate(values):
+                self.store(v, mem, [self.add(offset, j)])
+            return
         v = self.val(k.FromElementsOp(list(values)))
         self.op(vector.StoreOp(v, mem, [self.index(offset)]))
 

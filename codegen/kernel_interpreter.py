@@ -39,9 +39,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import complex as cx
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BFloat16Type,
+    ComplexType,
     Float8E4M3FNType,
     Float8E5M2Type,
     Float16Type,
@@ -72,6 +75,8 @@ class KernelError(Exception):
 
 
 def np_dtype(t: Attribute) -> Any:
+    if isinstance(t, ComplexType):
+        return np.complex64 if isinstance(t.element_type, Float32Type) else np.complex128
     if isinstance(t, Float32Type):
         return np.float32
     if isinstance(t, Float64Type):
@@ -99,6 +104,55 @@ def float_cast(t: Attribute) -> Callable[[Any], Any]:
         dt = DType.float8_e4m3fn if isinstance(t, Float8E4M3FNType) else DType.float8_e5m2
         return lambda x: fp8.to_fp8(np.float32(x), dt)[()]
     return np_dtype(t)
+
+
+def _complex_const(op: Operation, ins: list[Any]) -> Any:
+    assert isinstance(op, cx.ConstantOp) and isinstance(op.value, ArrayAttr)
+    re, im = (float(x.value.data) for x in op.value.data)  # type: ignore[attr-defined]
+    return np_dtype(op.results[0].type)(complex(re, im))
+
+
+def _complex_create(op: Operation, ins: list[Any]) -> Any:
+    return np_dtype(op.results[0].type)(complex(float(ins[0]), float(ins[1])))
+
+
+def _complex_div(op: Operation, ins: list[Any]) -> Any:
+    with np.errstate(all="ignore"):  # x / 0 is inf/nan, as on the GPU
+        return ins[0] / ins[1]
+
+
+def _complex_fn(fn: Callable[[Any], Any]) -> Callable[[Operation, list[Any]], Any]:
+    def run(op: Operation, ins: list[Any]) -> Any:
+        with np.errstate(all="ignore"):
+            return fn(ins[0])
+
+    return run
+
+
+_COMPLEX_EVAL: dict[type[Operation], Callable[[Operation, list[Any]], Any]] = {
+    cx.ConstantOp: _complex_const,
+    cx.CreateOp: _complex_create,
+    cx.ReOp: lambda op, ins: ins[0].real,
+    cx.ImOp: lambda op, ins: ins[0].imag,
+    cx.AbsOp: _complex_fn(np.abs),
+    cx.NegOp: lambda op, ins: -ins[0],
+    cx.AddOp: lambda op, ins: ins[0] + ins[1],
+    cx.SubOp: lambda op, ins: ins[0] - ins[1],
+    cx.MulOp: lambda op, ins: ins[0] * ins[1],
+    cx.DivOp: _complex_div,
+    cx.EqualOp: lambda op, ins: bool(ins[0] == ins[1]),
+    cx.NotEqualOp: lambda op, ins: bool(ins[0] != ins[1]),
+    cx.ExpOp: _complex_fn(np.exp),
+    cx.LogOp: _complex_fn(np.log),
+    cx.SqrtOp: _complex_fn(np.sqrt),
+    cx.RsqrtOp: _complex_fn(lambda x: type(x)(1) / np.sqrt(x)),
+    cx.SinOp: _complex_fn(np.sin),
+    cx.CosOp: _complex_fn(np.cos),
+    cx.TanOp: _complex_fn(np.tan),
+    cx.TanhOp: _complex_fn(np.tanh),
+}
+"""The ``complex`` dialect on numpy's complex64/complex128 scalars (the reference
+interpreter's semantics; the CUDA preamble implements the same formulas)."""
 
 
 def _fmax(a: Any, b: Any) -> Any:
@@ -465,7 +519,7 @@ class KernelInterpreter:
             assert isinstance(t, MemRefType)
             if op not in th.blk.shared:  # garbage-initialized on a GPU: NaN-fill floats
                 arr = np.zeros(t.get_shape(), np_dtype(t.element_type))
-                if arr.dtype.kind == "f" or arr.dtype == ml_dtypes.bfloat16:
+                if arr.dtype.kind in "fc" or arr.dtype == ml_dtypes.bfloat16:
                     arr[...] = np.nan
                 th.blk.shared[op] = arr
             res = th.blk.shared[op]
@@ -485,6 +539,8 @@ class KernelInterpreter:
         elif isinstance(op, k.FromElementsOp):
             assert isinstance(op.result.type, VectorType)
             res = np.array(ins, dtype=np_dtype(op.result.type.element_type))
+        elif type(op) in _COMPLEX_EVAL:
+            res = _COMPLEX_EVAL[type(op)](op, ins)
         else:
             raise self.error(th, op, "the kernel interpreter does not know this op")
         env[op.results[0]] = res

@@ -5,7 +5,7 @@ dtype (what the reference interpreter computes with; bfloat16 comes from
 ``ml_dtypes``) and a CUDA C type (what the code generator emits). The two complex
 types (``complex64``: ``complex<f32>``, ``complex128``: ``complex<f64>``) are stored as
 interleaved (real, imaginary) pairs of their component type, as in torch and nvFuser;
-the CUDA type is the kernel preamble's ``std::complex<T>`` (``codegen.complex_preamble``).
+the CUDA type is the kernel preamble's ``fuser_complex<T>`` (``codegen.complex_preamble``).
 
 Type promotion follows ``torch.result_type``: tensors take part with their full
 dtype; scalars (block arguments or constants of a builtin type, and Python numbers in
@@ -195,8 +195,8 @@ _CUDA = {
     DType.bfloat16: "__nv_bfloat16",
     DType.float32: "float",
     DType.float64: "double",
-    DType.complex64: "std::complex<float>",
-    DType.complex128: "std::complex<double>",
+    DType.complex64: "fuser_complex<float>",
+    DType.complex128: "fuser_complex<double>",
     DType.float8_e4m3fn: "fuser_e4m3",
     DType.float8_e5m2: "fuser_e5m2",
 }

@@ -111,6 +111,7 @@ _DLPACK_DTYPES = {
     (2, 16): DType.float16, (2, 32): DType.float32, (2, 64): DType.float64,
     (4, 16): DType.bfloat16,
     (10, 8): DType.float8_e4m3fn, (12, 8): DType.float8_e5m2,  # DLPack 1.1 kDLFloat8_*
+    (5, 64): DType.complex64, (5, 128): DType.complex128,  # kDLComplex
 }
 
 

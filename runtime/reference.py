@@ -683,8 +683,12 @@ def check_inputs(fusion: F.FusionOp, inputs: Sequence[Value]) -> list[Value]:
             dt = DType.from_xdsl(t)
             if isinstance(v, np.ndarray) and v.ndim != 0:
                 raise ValueError(f"{where}: expected a scalar of type {dt}, got an array")
-            if not isinstance(v, int | float | bool | np.generic | np.ndarray):
+            if not isinstance(v, int | float | bool | np.generic | np.ndarray) and not (
+                dt.is_complex and isinstance(v, complex)
+            ):
                 raise ValueError(f"{where}: expected a scalar of type {dt}, got {type(v).__name__}")
+            if isinstance(v, complex | np.complexfloating) and not dt.is_complex:
+                raise ValueError(f"{where}: expected a scalar of type {dt}, got complex {v!r}")
             if dt.is_integer and isinstance(v, float) and not float(v).is_integer():
                 raise ValueError(f"{where}: expected an integer scalar, got {v}")
             out.append(dt.to_numpy().type(v) if not dt.is_bool else bool(v))

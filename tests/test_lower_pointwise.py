@@ -80,6 +80,8 @@ def test_every_unary_op(name: str, dt) -> None:
         pytest.skip("domain")
     if name == "bitwise_not" and dt != DataType.Int32:
         pytest.skip("integer op")
+    if name == "imag":
+        pytest.skip("complex operands only (tests/test_complex.py)")
     lo, hi = {"acosh": (1.1, 4), "atanh": (-0.9, 0.9), "erfinv": (-0.9, 0.9), "asin": (-0.9, 0.9),
               "acos": (-0.9, 0.9)}.get(name, (0.1, 3) if name.startswith(("log", "sqrt", "rsqrt", "lgamma")) else (-3, 3))
 
@@ -193,7 +195,7 @@ def test_transpose_with_bookend_views() -> None:
 def test_slice_pad_cat() -> None:
     def body(fd):
         a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
-        s = fd.ops.slice(a, [1, 2], [5, 10], [1, 2])
+        s = fd.ops.strided_slice(a, [1, 2], [5, 10], [1, 2])
         p = fd.ops.pad(s, [1, 1, 0, 2], 0.5)
         fd.add_output(fd.ops.cat([p, fd.ops.neg(p)], 1))
 

@@ -84,6 +84,7 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from codegen.kernel_builders import KernelBuilder
+from codegen.lower import complex_ops
 from codegen.lower.common import (
     ArgRef,
     LoweredFusion,
@@ -591,6 +592,8 @@ class _Lowering:
 
     def combine(self, kern: _Kernel, r: _Red, a: SSAValue, x: SSAValue) -> SSAValue:
         b = kern.b
+        if r.acc_dt.is_complex:
+            return complex_ops.combine(b, r.kind, a, x)
         if r.acc_dt.is_float:
             return b.combine(r.kind, a, x)
         cls = {"add": arith.AddiOp, "mul": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}[r.kind]

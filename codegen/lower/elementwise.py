@@ -354,11 +354,27 @@ class ElementEvaluator:
         if isinstance(op, F.FullOp):
             dt = F.dtype_of(v.type)
             return self.em.convert(self.value(op.fill_value, ()), F.dtype_of(op.fill_value.type), dt)
+        if isinstance(op, F.UniformOp | F.NormalOp):
+            return self._random(op, idx)
         if isinstance(op, F.IndexSelectOp | F.SelectOp | F.GatherOp | F.TakeAlongAxisOp):
             return self._indexing(op, idx)
         if isinstance(op, F.CumsumOp):
             return self._cumsum(op, idx)
         raise LoweringError(f"{op.name}: cannot be evaluated elementwise in this kernel")
+
+    def _random(self, op: F._RandomOp, idx: Index) -> SSAValue:
+        """One element of ``fuser.uniform``/``fuser.normal``: ``kernel.rng`` at the
+        element's row-major linear index in the random tensor (nvFuser's Philox index),
+        the parameters converted to the compute type (f64 for f64, else f32)."""
+        from fuser_ir.dialects import kernel as k
+
+        dt = F.dtype_of(op.results[0].type)
+        ct = DType.float64 if dt == DType.float64 else DType.float32
+        a, b = (self.em.convert(self.value(p, ()), F.dtype_of(p.type), ct) for p in op.params)
+        seed = self.value(op.rng_seed, ())
+        offset = self.value(op.rng_offset, ())
+        lin = self._to_int64(self.materialize(self.ravel(idx, self.shape(op.results[0]))))
+        return self.b.val(k.RngOp(op.DISTRIBUTION, dt.to_xdsl(), seed, offset, lin, a, b))
 
     def _to_int64(self, v: int | SSAValue) -> SSAValue:
         if isinstance(v, int):

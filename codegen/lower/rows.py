@@ -89,6 +89,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from codegen.lower import complex_ops
 from codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
@@ -187,6 +188,8 @@ class RowReduction:
 
     def _combine(self, a: SSAValue, v: SSAValue) -> SSAValue:
         b = self.b
+        if self.acc_dt.is_complex:
+            return complex_ops.combine(b, self.kind, a, v)
         if self.is_float:
             cls = {"sum": arith.AddfOp, "prod": arith.MulfOp, "max": arith.MaximumfOp,
                    "min": arith.MinimumfOp}[self.kind]

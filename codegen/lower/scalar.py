@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from codegen.kernel_builders import KernelBuilder
+from codegen.lower import complex_ops
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import kernel as k
 from fuser_ir.dtypes import DType, compute_dtype
@@ -73,8 +74,10 @@ class ScalarEmitter:
     def v(self, op: Operation) -> SSAValue:
         return self.b.val(op)
 
-    def const(self, value: float | int | bool, dt: DType) -> SSAValue:
+    def const(self, value: complex | float | int | bool, dt: DType) -> SSAValue:
         t = compute_type(dt)
+        if dt.is_complex:
+            return complex_ops.const(self, value, dt)
         if dt.is_float:
             return self.v(arith.ConstantOp(FloatAttr(float(value), t)))  # type: ignore[arg-type]
         return self.v(arith.ConstantOp(IntegerAttr(int(bool(value)) if dt.is_bool else int(value), t)))
@@ -94,6 +97,8 @@ class ScalarEmitter:
         """torch ``.to(dst)`` of a value held in ``compute_type(src)``."""
         if src == dst:
             return v
+        if src.is_complex or dst.is_complex:
+            return complex_ops.convert(self, v, src, dst)
         st, dt = compute_type(src), compute_type(dst)
         if dst.is_bool:
             if src.is_float:
@@ -183,6 +188,8 @@ class ScalarEmitter:
         return self.v(arith.CmpiOp(a, b, (_CMPU if dt.is_bool else _CMPI)[name]))
 
     def _unary(self, name: str, x: SSAValue, in_dt: DType, out_dt: DType) -> SSAValue:
+        if in_dt.is_complex or name in ("real", "imag"):
+            return complex_ops.unary(self, name, x, in_dt, out_dt)
         if name in ("set", "segment_set"):
             return x
         if name in _PREDICATE_UNARY:
@@ -241,6 +248,10 @@ class ScalarEmitter:
         raise LoweringError(f"fuser.{name}: no integer lowering")
 
     def _binary(self, name: str, args: Sequence[SSAValue], in_dts: list[DType], out_dt: DType, op: Operation) -> SSAValue:
+        work_c = F.promoted([o.type for o in op.operands])
+        if work_c.is_complex:
+            a, b = (self.convert(x, d, work_c) for x, d in zip(args, in_dts, strict=True))
+            return complex_ops.binary(self, name, a, b, work_c)
         if name in _CMPF:
             work = compute_dtype(F.promoted([o.type for o in op.operands]))
             a, b = (self.convert(x, d, work) for x, d in zip(args, in_dts, strict=True))

@@ -775,6 +775,116 @@ class SizeOp(FuserOp):
         return [i64]
 
 
+class _RandomOp(FuserOp):
+    """A tensor of random values (nvFuser's ``RNGOp``), deterministic in its operands:
+    two distribution parameters, the Philox ``seed`` and ``offset`` (i64 scalars: the
+    frontend draws them per execution when the definition gives none) and the sizes of
+    the result's symbolic axes. ``runtime/philox.py`` defines the values: element ``i``
+    (row-major) draws from Philox4x32-10 subsequence ``i // m`` (``m`` = 2 for f64, 4
+    for the other float types). The result must be f64, f32, f16 or bf16."""
+
+    DISTRIBUTION: ClassVar[str]
+    PARAM_NAMES: ClassVar[tuple[str, str]]
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        seed: SSAValue,
+        offset: SSAValue,
+        shape: Sequence[int],
+        dtype: DType,
+        sizes: Sequence[SSAValue] = (),
+    ) -> None:
+        super().__init__(
+            operands=[a, b, seed, offset, sizes],
+            properties={"shape": _i64_array(shape)},
+            result_types=[TensorType(shape, dtype)],
+        )
+
+    @property
+    def params(self) -> tuple[SSAValue, SSAValue]:
+        """The two distribution parameters (low/high or mean/std)."""
+        return self.operands[0], self.operands[1]
+
+    @property
+    def rng_seed(self) -> SSAValue:
+        return self.operands[2]
+
+    @property
+    def rng_offset(self) -> SSAValue:
+        return self.operands[3]
+
+    def infer(self) -> list[Attribute]:
+        for v, what in zip(self.params, self.PARAM_NAMES, strict=True):
+            dt = _scalar_operand(v, what)
+            if dt.is_bool or dt.is_complex:
+                raise InferError(f"{what} must be a real number scalar, got {v.type}")
+        for v, what in ((self.rng_seed, "rng_seed"), (self.rng_offset, "rng_offset")):
+            if _scalar_operand(v, what) != DType.int64:
+                raise InferError(f"{what} must be an i64 scalar, got {v.type}")
+        sizes = self.operands[4:]
+        shape = _shape_with_operands(self, _ints(self.shape), sizes)  # type: ignore[attr-defined]
+        out = self.results[0].type
+        dtype = dtype_of(out)
+        if dtype not in (DType.float64, DType.float32, DType.float16, DType.bfloat16):
+            raise InferError(f"random values must be f64, f32, f16 or bf16, got {dtype}")
+        return [TensorType(shape, dtype)]
+
+
+_RANDOM_FORMAT = (
+    "$%s `,` $%s `,` $seed `,` $offset (`sizes` `(` $sizes^ `:` type($sizes) `)`)? attr-dict "
+    "`:` type($%s) `,` type($%s) `,` type($seed) `,` type($offset) `->` type($result)"
+)
+
+
+@irdl_op_definition
+class UniformOp(_RandomOp):
+    """``fuser.uniform %low, %high, %seed, %offset``: values uniform in ``[low, high)``
+    (nvFuser's ``uniform``; half and bfloat16 never round to ``high``)."""
+
+    name = "fuser.uniform"
+    DISTRIBUTION: ClassVar[str] = "uniform"
+    PARAM_NAMES: ClassVar[tuple[str, str]] = ("low", "high")
+
+    low = operand_def()
+    high = operand_def()
+    seed = operand_def()
+    offset = operand_def()
+    sizes = var_operand_def()
+    shape = prop_def(DenseArrayBase.constr(I64))
+    result = result_def()
+
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    traits = traits_def(Pure())
+    assembly_format = _RANDOM_FORMAT % ("low", "high", "low", "high")
+
+
+@irdl_op_definition
+class NormalOp(_RandomOp):
+    """``fuser.normal %mean, %std, %seed, %offset``: normal values (nvFuser's
+    ``normal``, Box-Muller)."""
+
+    name = "fuser.normal"
+    DISTRIBUTION: ClassVar[str] = "normal"
+    PARAM_NAMES: ClassVar[tuple[str, str]] = ("mean", "std")
+
+    mean = operand_def()
+    std = operand_def()
+    seed = operand_def()
+    offset = operand_def()
+    sizes = var_operand_def()
+    shape = prop_def(DenseArrayBase.constr(I64))
+    result = result_def()
+
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    traits = traits_def(Pure())
+    assembly_format = _RANDOM_FORMAT % ("mean", "std", "mean", "std")
+
+
+RANDOM_OPS: tuple[type[Operation], ...] = (UniformOp, NormalOp)
+
+
 # =====================================================================================
 # Elementwise ops
 # =====================================================================================

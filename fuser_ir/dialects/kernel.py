@@ -73,6 +73,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
+    ComplexType,
     DenseArrayBase,
     FunctionType,
     IndexType,
@@ -342,9 +343,15 @@ def _verify_reduction(op: IRDLOperation, kind: str, values: Sequence[SSAValue],
         raise VerifyException(
             f"{op.name}: {len(values)} operand(s) but {len(results)} result(s)")
     for i, (v, r) in enumerate(zip(values, results, strict=True)):
-        if not _is_scalar(v.type) or isinstance(v.type, IndexType):
+        if isinstance(v.type, ComplexType) and kind in ("add", "mul"):
+            pass  # complex sums and products (the preamble's fuser_complex)
+        elif isinstance(v.type, ComplexType):
             raise VerifyException(
-                f"{op.name}: operand #{i} must be a float or integer scalar, got {v.type}")
+                f"{op.name}: kind '{kind}' of complex operand #{i} ({v.type}): complex values "
+                "have no order (only add and mul)")
+        elif not _is_scalar(v.type) or isinstance(v.type, IndexType):
+            raise VerifyException(
+                f"{op.name}: operand #{i} must be a float, integer or complex scalar, got {v.type}")
         if r.type != v.type:
             raise VerifyException(
                 f"{op.name}: result #{i} has type {r.type}, its operand {v.type}")

@@ -38,6 +38,7 @@ from fuser_ir.frontend.validation import (
     is_torch_tensor,
     numpy_to_torch,
     plain_inputs,
+    rng_spec,
     validate_inputs,
 )
 
@@ -80,8 +81,10 @@ def runtime_for(entry: CacheEntry, inputs: Sequence[Any]) -> Runtime:
 
 def input_bindings(entry: CacheEntry, inputs: Sequence[Any]) -> dict[int, Any]:
     """Input position -> shape (tensors), values (vectors) or value (scalars)."""
+    from fuser_ir.frontend.validation import user_specs
+
     bindings: dict[int, Any] = {}
-    for pos, (spec, x) in enumerate(zip(entry.inputs, inputs, strict=True)):
+    for pos, (spec, x) in enumerate(zip(user_specs(entry.inputs), inputs, strict=True)):
         if spec.kind == "tensor":
             bindings[pos] = tuple(int(s) for s in x.shape)
         elif spec.kind == "vector":
@@ -114,13 +117,14 @@ def size_key(flat: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def host_program_for(rt: Runtime, flat: Sequence[Any]) -> Any | None:
+def host_program_for(rt: Runtime, flat: Sequence[Any], rng_args: int = 0) -> Any | None:
     """The segmented module (``runtime.segmented.segment_fusion``) when no single
     scheduler of the registry accepts ``rt.fusion`` at these sizes (or it has a
     ``fuser.segment_set`` cut), else None (the plain reference path). Decided once per runtime and ``size_key``; a fusion the
     segmenter cannot cut runs on the reference path (the reason is kept in
-    ``rt.segmentation_errors``)."""
-    key = size_key(flat)
+    ``rt.segmentation_errors``). The last ``rng_args`` values (the hidden Philox seed
+    and offset, new at every execution) are no part of the key."""
+    key = size_key(flat[: len(flat) - rng_args])
     if key in rt.host_programs:
         return rt.host_programs[key]
     module = None
@@ -151,9 +155,10 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
-    flat = flatten_inputs(entry.inputs, plain)
+    flat = flatten_inputs(entry.inputs, plain, draw_rng=True)
     run = executor or _executor
-    program = host_program_for(rt, flat) if run is reference_executor else None
+    rng_args = 2 if rng_spec(entry.inputs) is not None else 0
+    program = host_program_for(rt, flat, rng_args) if run is reference_executor else None
     if program is not None:
         from fuser_ir.frontend import profiling
         from runtime.segmented import execute_segmented
@@ -215,7 +220,7 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
         # Same dtypes, shapes, strides and alignment as a validated call: the cached
         # plan holds the compiled kernels and output shapes.
         entry.last_run = plan[0]
-        return plan[0].run(flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs]))
+        return plan[0].run(flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs], draw_rng=True))
     metas: list[Any] = []
     for x in inputs:
         if ga.is_gpu_array(x):
@@ -227,7 +232,9 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
     plain = plain_inputs(metas)
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
-    flat = flatten_inputs(entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)])
+    flat = flatten_inputs(
+        entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
+    )
     from runtime.segmented_gpu import SegmentedGpuPlan
     from schedulers.analysis.sizes import bind_sizes
     from schedulers.plan import needs_segmentation

@@ -108,7 +108,9 @@ class FusionDefinition:
         entry = cache.lookup(key)
         if entry is None:
             fusion = self._state_fusion(f"nvfuser_fusion_id{cache.next_id()}")
-            entry = cache.add(key, list(self._state.records), fusion, list(self._state.inputs))
+            rng = self._state.rng_spec(self)  # hidden Philox seed/offset inputs, last
+            inputs = list(self._state.inputs) + ([rng] if rng is not None else [])
+            entry = cache.add(key, list(self._state.records), fusion, inputs)
         self._entry = entry
         if self._legacy_fusion is not None:
             self._legacy_fusion._fd = self

@@ -121,6 +121,11 @@ def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any], nvfuser_form: 
         return o.full(_mixed(F._ints(op.shape), a[1:]), a[0], _dt(op.result.type))
     if isinstance(op, F.IotaOp):
         return o.iota(a[0], a[1], a[2], _dt(op.result.type))
+    if isinstance(op, F.UniformOp | F.NormalOp):
+        # The IR's seed and offset are explicit: the replay passes them.
+        fn = o.uniform if isinstance(op, F.UniformOp) else o.normal
+        shape = _mixed(F._ints(op.shape), a[4:])
+        return fn(a[0], a[1], shape, rng_seed=a[2], rng_offset=a[3], dtype=_dt(op.result.type))
     if isinstance(op, F.SizeOp):
         return o.size(a[0], op.dim.value.data)
     if isinstance(op, F.CumsumOp):

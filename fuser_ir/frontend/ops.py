@@ -444,6 +444,77 @@ class Operators:
         op = build(self._fd, "full", F.FullOp, v.value, static, dt.to_dtype(), sizes)
         return self._emit("full", op, [], [("shape", canon), ("fill_value", v), ("dtype", dt)])
 
+    def uniform(
+        self, minval: Any, maxval: Any, shape: Any, *, rng_seed: Any = None, rng_offset: Any = None,
+        dtype: Any = DataType.Float,
+    ) -> Tensor:
+        """nvFuser's ``uniform``: a new tensor of values uniform in ``[minval, maxval)``
+        (Philox4x32-10, ``runtime/philox.py``). With ``rng_seed`` and ``rng_offset``
+        (Int scalars) the values are a function of them; without, every execution
+        draws a new seed/offset from torch's generator, as nvFuser does."""
+        return self._random("uniform", F.UniformOp, ("minval", "maxval"), minval, maxval, shape, rng_seed, rng_offset, dtype)
+
+    def normal(
+        self, mean: Any, std: Any, shape: Any, *, rng_seed: Any = None, rng_offset: Any = None,
+        dtype: Any = DataType.Float,
+    ) -> Tensor:
+        """nvFuser's ``normal``: a new tensor of normal values (Box-Muller on Philox
+        uniforms); ``rng_seed``/``rng_offset`` as for ``uniform``."""
+        return self._random("normal", F.NormalOp, ("mean", "std"), mean, std, shape, rng_seed, rng_offset, dtype)
+
+    def _random(
+        self, name: str, cls: type[F._RandomOp], what: tuple[str, str], a: Any, b: Any, shape: Any,
+        rng_seed: Any, rng_offset: Any, dtype: Any,
+    ) -> Tensor:
+        dt = self._dtype(dtype, name)
+        if dt not in (DataType.Double, DataType.Float, DataType.Half, DataType.BFloat16):
+            raise ValueError(f"{name}: random distributions only create floating point types, got {dt!r}")
+        params: list[Scalar] = []
+        for w, x in zip(what, (a, b), strict=True):
+            v = self._v(x, name, w)
+            if not isinstance(v, Scalar):
+                raise ValueError(f"{name}: {w} must be a scalar, got tensor {v.name}")
+            if v.dtype in (DataType.Bool, DataType.ComplexFloat, DataType.ComplexDouble):
+                raise ValueError(f"{name}: {w} must be a real number scalar, got {v.name} of {v.dtype!r}")
+            params.append(v)
+        canon, elems = shape_elems(self._fd, shape, name, "shape")
+        if any(e.known is not None and e.known < 0 for e in elems):
+            raise ValueError(f"{name}: negative extent in shape {[e.known for e in elems]}")
+        if (rng_seed is None) != (rng_offset is None):
+            raise ValueError(f"{name}: rng_seed and rng_offset must be provided together")
+        kwargs: list[tuple[str, Any]] = [("shape", canon)]
+        if rng_seed is not None:
+            given: list[Scalar] = []
+            for w, x in (("rng_seed", rng_seed), ("rng_offset", rng_offset)):
+                v = self._v(x, name, w)
+                if not isinstance(v, Scalar) or v.dtype is not DataType.Int:
+                    kind = f"tensor {v.name}" if not isinstance(v, Scalar) else f"{v.name} of {v.dtype!r}"
+                    raise ValueError(f"{name}: {w} must be an Int scalar, got {kind}")
+                given.append(v)
+                kwargs.append((w, v))
+            seed, offset = given[0].value, given[1].value
+        else:
+            seed, offset = self._hidden_rng(name)
+        static, sizes = mixed_sizes(self._fd, elems)
+        op = build(self._fd, name, cls, params[0].value, params[1].value, seed, offset, static, dt.to_dtype(), sizes)
+        kwargs.append(("dtype", dt))
+        return self._emit(name, op, params, kwargs)
+
+    def _hidden_rng(self, name: str) -> tuple[Any, Any]:
+        """The seed and offset of the next random op without ``rng_seed``/``rng_offset``:
+        the hidden i64 inputs (created on first use, last among the block arguments),
+        the ``k``-th op at ``offset + k`` (nvFuser's numbering)."""
+        s = st(self._fd)
+        if not s.rng:
+            s.rng = [s.block.insert_arg(DType.int64.to_xdsl(), len(s.block.args)) for _ in range(2)]
+        seed, offset = s.rng
+        k = s.rng_ops
+        s.rng_ops += 1
+        if k == 0:
+            return seed, offset
+        step = s.constant(k, DType.int64)
+        return seed, build(self._fd, name, F.BINARY_OP_CLASSES["add"], offset, step).results[0]
+
     def size(self, x: Any, dim: Any) -> Scalar:
         t = self._t(x, "size")
         d = as_int(dim, "size", "dim")

@@ -284,7 +284,8 @@ def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[A
     metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
     validate_inputs(entry.inputs, plain_inputs(metas))
     flat = flatten_inputs(entry.inputs, [x if ga.is_gpu_array(x) else p
-                                         for x, p in zip(inputs, plain_inputs(metas), strict=True)])
+                                         for x, p in zip(inputs, plain_inputs(metas), strict=True)],
+                          draw_rng=True)
     flat = [x.item() if isinstance(x, np.generic) else x for x in flat]
     values: dict[int, Any] = dict(zip(seg.input_indices, flat, strict=True))
     wanted = set(seg.output_indices) | {i for i, _ in seg.inplace}

@@ -245,7 +245,9 @@ class Vector(State):
 @dataclass
 class InputSpec:
     """A fusion input: ``kind`` is tensor, scalar or vector; ``args`` are its block
-    argument positions (a vector input has one i64 argument per entry)."""
+    argument positions (a vector input has one i64 argument per entry). A cached
+    fusion's last spec may be of kind ``rng``: the hidden Philox seed and offset, which
+    the caller does not pass (``DefinitionState.rng_spec``)."""
 
     kind: str
     state: State
@@ -277,13 +279,28 @@ class DefinitionState:
     block: Block = field(default_factory=Block)
     inputs: list[InputSpec] = field(default_factory=list)
     outputs: list[OutputSpec] = field(default_factory=list)
+    rng: list[BlockArgument] = field(default_factory=list)
+    """The hidden i64 inputs (Philox seed, offset) of the random ops defined without
+    ``rng_seed``/``rng_offset``: always the last block arguments, filled per
+    execution (``rng_spec``, ``validation.flatten_inputs``)."""
+    rng_ops: int = 0
+    """How many random ops take their seed and offset from the hidden inputs (the
+    ``k``-th uses ``offset + k``, as nvFuser numbers its random ops)."""
 
     def insert(self, op: Operation) -> Operation:
         self.block.add_op(op)
         return op
 
     def add_arg(self, t: Attribute) -> BlockArgument:
-        return self.block.insert_arg(t, len(self.block.args))
+        """A new fusion input, placed before the hidden rng inputs."""
+        return self.block.insert_arg(t, len(self.block.args) - len(self.rng))
+
+    def rng_spec(self, fd: FusionDefinition) -> InputSpec | None:
+        """The input spec of the hidden rng inputs (kind ``"rng"``, ``length`` = the
+        number of random ops using them), or None without any."""
+        if not self.rng:
+            return None
+        return InputSpec("rng", State(fd, -1), [a.index for a in self.rng], None, self.rng_ops)
 
     def binding(self) -> Any:
         """The bound value of the next input, when concretizing."""

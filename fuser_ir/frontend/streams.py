@@ -141,13 +141,13 @@ def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> lis
         from runtime.segmented_gpu import stream_evaluator
 
         flat = flatten_inputs(
-            entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)]
+            entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
         )
         ev: Any = stream_evaluator(fd, module, num_streams, flat)
         outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
         entry.last_run = ev.launcher  # a RecordingLauncher: the kernels it launched
     else:
-        flat = flatten_inputs(entry.inputs, plain)
+        flat = flatten_inputs(entry.inputs, plain, draw_rng=True)
         ev = HostEvaluator(module, num_streams)
         outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
         if any(is_torch_tensor(x) for x in inputs):

@@ -169,6 +169,7 @@ def run(entry: CacheEntry, sched: UserSchedule, inputs: Sequence[Any]) -> list[A
                 strict=True,
             )
         ],
+        draw_rng=True,
     )
     key = tuple(fast_key(x, entry.concrete) for x in inputs)
     plan = sched.gpu_plans.get(key)

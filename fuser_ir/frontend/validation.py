@@ -183,6 +183,8 @@ def _check_scalar(where: str, dt: DType, x: Any) -> None:
         ok = isinstance(x, bool | np.bool_)
     elif dt.is_integer:
         ok = isinstance(x, int | np.integer) and not isinstance(x, bool)
+    elif dt.is_complex:
+        ok = isinstance(x, int | float | complex | np.number) and not isinstance(x, bool)
     else:
         ok = isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool)
     if not ok:

@@ -4,19 +4,22 @@
 strict, so a test that starts passing fails CI until it is taken off the list. In CUDA
 mode (``FUSER_CONFORMANCE_DEVICE=cuda``) the same xfails are not strict: the GPU run
 reports the ones that pass there as XPASS instead of failing, and the skips still apply.
+``CPU_SKIPS`` are skipped in CPU mode only (too slow on the reference interpreter).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conformance.known import SKIPS, XFAILS
+from tests.conformance.known import CPU_SKIPS, SKIPS, XFAILS
 
 
 def markers_for(name: str, device: str) -> list[pytest.MarkDecorator]:
     """The markers of the upstream test ``name`` in ``device``'s mode."""
     if name in SKIPS:
         return [pytest.mark.skip(reason=SKIPS[name])]
+    if device == "cpu" and name in CPU_SKIPS:
+        return [pytest.mark.skip(reason=CPU_SKIPS[name])]
     if name in XFAILS:
         strict = device == "cpu"
         reason = XFAILS[name] if strict else f"measured on the CPU: {XFAILS[name]}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.known import SKIPS, XFAILS
+from tests.conformance.known import CPU_SKIPS, SKIPS, XFAILS
 from tests.conformance.marking import markers_for
 from tests.conformance.prepare import (
     DEVICE_ENV,
@@ -83,6 +83,14 @@ def test_skips_apply_in_both_modes() -> None:
         (mark,) = markers_for(name, device)
         assert mark.name == "skip" and mark.kwargs["reason"] == SKIPS[name]
     assert markers_for("test_not_a_listed_test", "cuda") == []
+
+
+def test_cpu_skips_apply_only_on_the_cpu() -> None:
+    assert CPU_SKIPS and not set(CPU_SKIPS) & (set(SKIPS) | set(XFAILS))
+    for name, reason in CPU_SKIPS.items():
+        (mark,) = markers_for(name, "cpu")
+        assert mark.name == "skip" and mark.kwargs["reason"] == reason
+        assert markers_for(name, "cuda") == []
 
 
 def _torch_has_cuda() -> bool:
