@@ -76,6 +76,7 @@ from codegen.complex_preamble import (
     uses_complex,
 )
 from codegen.intrinsics import CUDA_HELPERS, INTRINSICS
+from codegen.random_cuda import CUDA_RANDOM, rng_function
 from fuser_ir.fp8 import FP8_CUDA
 from fuser_ir.dialects import kernel as k
 
@@ -382,6 +383,10 @@ class _KernelPrinter:
             expr = spec.cuda([e(a) for a in op.args], self.ctype(t), is_float,
                              lambda base: self.fname(base, t))
             self.assign(r, expr)
+        elif isinstance(op, k.RngOp):
+            suffix = {Float64Type: "f64", Float32Type: "f32", Float16Type: "f16", BFloat16Type: "bf16"}[type(op.dtype)]
+            fn = rng_function(op.distribution.data, suffix)
+            self.assign(r, f"{fn}({', '.join(e(o) for o in op.operands)})")
         elif isinstance(op, mathd.FmaOp):
             self.assign(r, f"{self.fname('fma', r.type)}({e(op.a)}, {e(op.b)}, {e(op.c)})")
         elif isinstance(op, k.ThreadIdOp | k.BlockIdOp | k.BlockDimOp | k.GridDimOp):
@@ -635,7 +640,8 @@ def print_kernel(func: k.FuncOp) -> str:
 def print_cuda(module: ModuleOp) -> str:
     """The translation unit for every ``kernel.func`` of ``module``."""
     complex_part = [COMPLEX_CUDA.strip()] if uses_complex(module) else []
-    parts = [PREAMBLE.rstrip(), *complex_part, FP8_CUDA.strip(), CUDA_HELPERS.strip()] + [
+    random_part = [CUDA_RANDOM.strip()] if any(isinstance(op, k.RngOp) for op in module.walk()) else []
+    parts = [PREAMBLE.rstrip(), *complex_part, FP8_CUDA.strip(), CUDA_HELPERS.strip(), *random_part] + [
         print_kernel(f) for f in kernels_of(module)
     ]
     return "\n\n".join(parts) + "\n"

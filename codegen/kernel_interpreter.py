@@ -190,6 +190,18 @@ _CMP = {
 }
 
 
+def _rng(op: k.RngOp, ins: Sequence[Any]) -> Any:
+    """One element of ``kernel.rng``: ``runtime.philox`` at the element's index, in
+    the compute type (the half or bfloat16 value as f32)."""
+    from fuser_ir.dtypes import DType
+    from runtime.philox import random_values
+
+    seed, offset, index, a, b = ins
+    dt = DType.from_xdsl(op.dtype)
+    v = random_values(op.distribution.data, dt, int(seed), int(offset), np.array([int(index)]), a, b)[0]
+    return np_dtype(op.result.type)(v)
+
+
 def _cmpf(pred: str, a: Any, b: Any) -> bool:
     nan = bool(a != a or b != b)
     if pred in ("false", "true"):
@@ -491,6 +503,8 @@ class KernelInterpreter:
             res = type(ins[0])(math.erf(float(ins[0])))
         elif isinstance(op, k.IntrinsicOp):
             res = INTRINSICS[op.callee.data].numpy(*ins)
+        elif isinstance(op, k.RngOp):
+            res = _rng(op, ins)
         elif isinstance(op, mathd.FmaOp):
             a, b, c = ins
             res = type(a)(float(a) * float(b) + float(c))

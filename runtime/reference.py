@@ -404,6 +404,16 @@ def _mixed_shape(op: Operation, static: Sequence[int], sizes: Sequence[Value]) -
     return out
 
 
+def _eval_random(op: F._RandomOp, args: Sequence[Value]) -> np.ndarray:
+    """``fuser.uniform``/``fuser.normal``: Philox4x32-10 values (``runtime/philox.py``)."""
+    from runtime.philox import random_values
+
+    shape = _mixed_shape(op, F._ints(op.shape), args[4:])
+    n = math.prod(shape)
+    flat = random_values(op.DISTRIBUTION, _result_dtype(op), int(args[2]), int(args[3]), n, args[0], args[1])
+    return flat.reshape(shape)
+
+
 def _check_result_shape(op: Operation, value: Value, index: int = 0) -> None:
     t = op.results[index].type
     if isinstance(t, F.TensorType):
@@ -521,6 +531,8 @@ def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
     if isinstance(op, F.FullOp):
         shape = _mixed_shape(op, F._ints(op.shape), args[1:])
         return [np.full(shape, _as(args[0], _result_dtype(op)), dtype=_np(_result_dtype(op)))]
+    if isinstance(op, F.UniformOp | F.NormalOp):
+        return [_eval_random(op, args)]
     if isinstance(op, F.IotaOp):
         n, start, step = args
         dt = _result_dtype(op)

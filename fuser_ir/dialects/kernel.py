@@ -64,6 +64,7 @@ This dialect adds the rest::
   (a 32x32 float tile padded by one is ``memref<32x33xf32, 3 : i64>``).
 * ``kernel.from_elements``: a vector built from scalars (the value of a 128-bit store);
   upstream MLIR's ``vector.from_elements``, which xDSL 0.74 lacks.
+* ``kernel.rng``: one element of a random tensor (Philox4x32-10, ``RngOp``).
 """
 
 from __future__ import annotations
@@ -73,8 +74,12 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
+    BFloat16Type,
     ComplexType,
     DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     FunctionType,
     IndexType,
     IntAttr,
@@ -542,6 +547,66 @@ class IntrinsicOp(IRDLOperation):
                 f"kernel.intrinsic \"{name}\": result type {self.result.type}, expected {want}")
 
 
+RNG_DISTRIBUTIONS = ("uniform", "normal")
+
+
+@irdl_op_definition
+class RngOp(IRDLOperation):
+    """One element of ``fuser.uniform``/``fuser.normal`` (``runtime/philox.py``): the
+    Philox seed and offset (i64), the element's row-major linear index in the random
+    tensor (i64) and the two distribution parameters, in the compute type of ``dtype``
+    (f64 for f64, else f32), which is also the result's type::
+
+        %u = kernel.rng "uniform"(%seed, %offset, %i, %lo, %hi) {dtype = f16}
+            : (i64, i64, i64, f32, f32) -> f32
+
+    The printer calls the preamble's ``fuser_rng_<distribution>_<dtype>`` device
+    function (``codegen/random_cuda.py``), the interpreter ``runtime.philox``.
+    """
+
+    name = "kernel.rng"
+    distribution = prop_def(StringAttr)
+    dtype = prop_def(Attribute)
+    seed = operand_def()
+    offset = operand_def()
+    index = operand_def()
+    a = operand_def()
+    b = operand_def()
+    result = result_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$distribution `(` $seed `,` $offset `,` $index `,` $a `,` $b `)` attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, distribution: str, dtype: Attribute, seed: SSAValue, offset: SSAValue,
+        index: SSAValue, a: SSAValue, b: SSAValue,
+    ) -> None:
+        ct = Float64Type() if isinstance(dtype, Float64Type) else Float32Type()
+        super().__init__(
+            operands=[seed, offset, index, a, b],
+            properties={"distribution": StringAttr(distribution), "dtype": dtype},
+            result_types=[ct],
+        )
+
+    def verify_(self) -> None:
+        dist = self.distribution.data
+        if dist not in RNG_DISTRIBUTIONS:
+            raise VerifyException(f"kernel.rng: unknown distribution '{dist}' (uniform or normal)")
+        dt = self.dtype
+        if not isinstance(dt, Float64Type | Float32Type | Float16Type | BFloat16Type):
+            raise VerifyException(f"kernel.rng: dtype must be f64, f32, f16 or bf16, got {dt}")
+        for v, what in ((self.seed, "seed"), (self.offset, "offset"), (self.index, "index")):
+            if v.type != i64:
+                raise VerifyException(f"kernel.rng: {what} must be i64, got {v.type}")
+        ct = Float64Type() if isinstance(dt, Float64Type) else Float32Type()
+        for v, what in ((self.a, "operand a"), (self.b, "operand b"), (self.result, "result")):
+            if v.type != ct:
+                raise VerifyException(f"kernel.rng: {what} must be {ct} (the compute type of {dt}), got {v.type}")
+
+
 def vector_lanes(ty: Attribute) -> int:
     assert isinstance(ty, VectorType)
     (n,) = ty.get_shape()
@@ -555,6 +620,6 @@ def static_int(attr: Attribute) -> int:
 
 Kernel = Dialect(
     "kernel",
-    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, SharedAllocOp, FromElementsOp, IntrinsicOp],
+    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, SharedAllocOp, FromElementsOp, IntrinsicOp, RngOp],
     [],
 )

@@ -102,7 +102,18 @@ def actual_stride_order(a: np.ndarray) -> tuple[int, ...]:
     return tuple(order)
 
 
+def user_specs(specs: Sequence[InputSpec]) -> list[InputSpec]:
+    """The inputs the caller passes: all but the hidden Philox seed/offset (``rng``)."""
+    return [s for s in specs if s.kind != "rng"]
+
+
+def rng_spec(specs: Sequence[InputSpec]) -> InputSpec | None:
+    """The hidden Philox seed/offset inputs of a fusion's random ops, if any."""
+    return next((s for s in specs if s.kind == "rng"), None)
+
+
 def validate_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> None:
+    specs = user_specs(specs)
     if len(inputs) != len(specs):
         names = ", ".join(s.name for s in specs)
         raise ValueError(f"expected {len(specs)} inputs ({names}), got {len(inputs)}")
@@ -191,8 +202,22 @@ def _check_scalar(where: str, dt: DType, x: Any) -> None:
         raise ValueError(f"{where}: expected a scalar of dtype {dt}, got {x!r} ({type(x).__name__})")
 
 
-def flatten_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> list[Any]:
-    """One value per fusion block argument (vector inputs become their entries)."""
+def flatten_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any], *, draw_rng: bool = False) -> list[Any]:
+    """One value per fusion block argument (vector inputs become their entries). The
+    hidden Philox seed and offset of random ops without ``rng_seed``/``rng_offset``
+    come last, from the generator (``runtime.philox.next_seed_and_offset``, as nvFuser
+    takes them from torch's): an execution passes ``draw_rng=True`` (the generator
+    moves on), planning and code printing only peek."""
+    rng = rng_spec(specs)
+    flat = _flatten(user_specs(specs), inputs)
+    if rng is not None:
+        from runtime.philox import next_seed_and_offset
+
+        flat.extend(next_seed_and_offset(rng.length, advance=draw_rng))
+    return flat
+
+
+def _flatten(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> list[Any]:
     flat: list[Any] = []
     for spec, x in zip(specs, inputs, strict=True):
         if spec.kind == "vector":
@@ -208,7 +233,7 @@ def input_signature(specs: Sequence[InputSpec], inputs: Sequence[Any], concrete:
     """The second-level cache key: per tensor rank, dtype, contiguity and which axes
     are size 1; sizes and scalar values only when the fusion must be concretized."""
     key: list[Any] = []
-    for spec, x in zip(specs, inputs, strict=True):
+    for spec, x in zip(user_specs(specs), inputs, strict=True):
         if spec.kind == "tensor":
             entry: tuple = (x.dtype.str, x.ndim, actual_contiguity(x), tuple(s == 1 for s in x.shape))
             if concrete:
