@@ -609,6 +609,8 @@ def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
         return [np.concatenate(arrs, axis=d % arrs[0].ndim)]
     if isinstance(op, F.IndexSelectOp | F.SelectOp | F.GatherOp | F.TakeAlongAxisOp):
         return [_eval_indexing(op, np.asarray(args[0]), args[1])]
+    if isinstance(op, F.ScatterOp):
+        return [_finish(op, _eval_scatter(op, np.asarray(args[0]), args[1], args[2]))]
     if isinstance(op, F.CumsumOp):
         work = _as(np.asarray(args[0]), compute_dtype(_result_dtype(op)))
         with _errstate():  # sequential sums in the compute type; integers wrap
@@ -652,6 +654,45 @@ def _eval_indexing(op: F._IndexingOp, x: np.ndarray, index: Value) -> np.ndarray
         sub = x[tuple(slice(0, idx.shape[a]) if a != d else slice(None) for a in range(x.ndim))]
         return np.take_along_axis(sub, idx, axis=d)
     return np.take_along_axis(x, idx, axis=d)
+
+
+def _eval_scatter(op: F.ScatterOp, x: np.ndarray, index: Value, src: Value) -> np.ndarray:
+    """torch.scatter: a copy of ``x`` with ``out[p with axis dim = index[p]] = src[p]``
+    for every position ``p`` of ``index``; positions later along ``dim`` win where
+    several name the same entry (the GPU kernel's order)."""
+    d = op.get_dim()
+    dt = _result_dtype(op)
+    idx = np.asarray(index).astype(np.int64)
+    for a in range(x.ndim):
+        if a != d and idx.shape[a] > x.shape[a]:
+            raise InterpreterError(
+                f"{op.name}: index extent {idx.shape[a]} exceeds input extent {x.shape[a]} on axis {a}"
+            )
+    if isinstance(op.src.type, F.TensorType):
+        s = np.asarray(src)
+        for a in range(x.ndim):
+            if idx.shape[a] > s.shape[a]:
+                raise InterpreterError(
+                    f"{op.name}: index extent {idx.shape[a]} exceeds src extent {s.shape[a]} on axis {a}"
+                )
+        vals = _as(s[tuple(slice(0, n) for n in idx.shape)], dt)
+    else:
+        vals = np.broadcast_to(_as(src, dt), idx.shape)
+    ext = x.shape[d]
+    if idx.size and (idx.min() < 0 or idx.max() >= ext):
+        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+        raise InterpreterError(
+            f"{op.name}: the index operand holds {bad}, out of range [0, {ext}) for axis {d} "
+            f"of the input (extent {ext})"
+        )
+    out = np.array(_as(x, dt), copy=True)
+    rest = [n for a, n in enumerate(idx.shape) if a != d]
+    grids = list(np.indices(rest, sparse=True)) if rest else []
+    for k in range(idx.shape[d]):  # in order along dim: a later position overwrites
+        at = (slice(None),) * d + (k,)
+        target = grids[:d] + [idx[at]] + grids[d:]
+        out[tuple(target)] = vals[at]
+    return out
 
 
 # =====================================================================================

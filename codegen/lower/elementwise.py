@@ -360,6 +360,8 @@ class ElementEvaluator:
             return self._indexing(op, idx)
         if isinstance(op, F.CumsumOp):
             return self._cumsum(op, idx)
+        if isinstance(op, F.ScatterOp):
+            return self._scatter(op, idx)
         raise LoweringError(f"{op.name}: cannot be evaluated elementwise in this kernel")
 
     def _random(self, op: F._RandomOp, idx: Index) -> SSAValue:
@@ -467,6 +469,52 @@ class ElementEvaluator:
         end = b.add(self.materialize(idx[d]), 1)
         (total,) = b.for_(0, end, 1, self.in_scope(step), [zero], iv_name="k")  # type: ignore[arg-type]
         return self.em.round(total, dt)
+
+    def _scatter(self, op: F.ScatterOp, idx: Index) -> SSAValue:
+        """``torch.scatter`` as a pull: output entry ``q`` is ``src[p]`` for the last
+        ``p = q with axis dim = k`` (``k`` in order along ``dim``) whose ``index[p]`` is
+        ``q[dim]``, else ``input[q]``: an ``scf.for`` over the index's extent along
+        ``dim`` with a select per step. Deterministic (the last write wins, as in the
+        reference) and race-free; O(index extent) per element. Out-of-range indices
+        match no entry (the reference raises for them)."""
+        d = op.get_dim()
+        dt = F.dtype_of(op.result.type)
+        out_shape = self.shape(op.result)
+        si = self.shape(op.index)
+        b = self.b
+        base = self.value(op.input, idx)
+        if si[d] == 0 or any(n == 0 for n in si):
+            return base
+        preds: list[SSAValue | bool] = []
+        at: list[Dim] = list(idx)
+        for a, n in enumerate(si):
+            if a != d and n < out_shape[a]:  # the index covers only part of this axis
+                preds.append(self._in_range(self.materialize(idx[a]), 0, n))
+                at[a] = self.as_dim(self._clamp(self.materialize(idx[a]), n - 1))
+        ok = self._all(preds)
+        if ok is False:
+            return base
+        q = self._to_int64(self.materialize(idx[d]))
+        idx_dt = F.dtype_of(op.index.type)
+        tensor_src = isinstance(op.src.type, F.TensorType)
+        scalar = None
+        if not tensor_src:
+            scalar = self.em.convert(self.value(op.src, ()), F.dtype_of(op.src.type), dt)
+
+        def step(k: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
+            p = list(at)
+            p[d] = self.as_dim(k)
+            pos = tuple(p)
+            target = self.em.convert(self.value(op.index, pos), idx_dt, DType.int64)
+            hit = b.val(arith.CmpiOp(target, q, "eq"))
+            val = self.value(op.src, pos) if tensor_src else scalar
+            assert val is not None
+            return [b.val(arith.SelectOp(hit, val, acc[0]))]
+
+        (res,) = b.for_(0, si[d], 1, self.in_scope(step), [base], iv_name="k")  # type: ignore[arg-type]
+        if ok is True:
+            return res
+        return b.val(arith.SelectOp(ok, res, base))
 
     def _indexing(self, op: F._IndexingOp, idx: Index) -> SSAValue:
         su = self.shape(op.input)

@@ -2046,6 +2046,70 @@ class CumsumOp(FuserOp):
         return [self.out_type(self.input.type, self.dim.value.data)]
 
 
+@irdl_op_definition
+class ScatterOp(FuserOp):
+    """``scatter(input, index, src, dim)`` (nvFuser's ``scatter``, ``torch.scatter``): a
+    copy of ``input`` where, for every position ``p`` of ``index``, the entry at ``p``
+    with axis ``dim`` replaced by ``index[p]`` is ``src[p]`` (``src`` a tensor of the
+    input's dtype, or a scalar converted to it). ``index`` and a tensor ``src`` have
+    the input's rank; ``index`` may be smaller than ``input`` on the other axes and
+    than ``src`` on every axis. Indices are in ``[0, extent)``; where several
+    positions along ``dim`` name the same entry, the last one wins (torch leaves
+    that order undefined on the GPU; fuser's kernel and reference agree on it)."""
+
+    name = "fuser.scatter"
+    input = operand_def()
+    index = operand_def()
+    src = operand_def()
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $index `,` $src attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, index: SSAValue, src: SSAValue, dim: int) -> None:
+        super().__init__(
+            operands=[input, index, src],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[self.out_type(input.type, index.type, src.type, dim)],
+        )
+
+    @staticmethod
+    def out_type(x: Attribute, index: Attribute, src: Attribute, dim: int) -> TensorType:
+        if not isinstance(x, TensorType):
+            raise InferError(f"input must be a tensor, got {x}")
+        if x.rank == 0:
+            raise InferError("input must have at least 1 dimension, got a 0-d tensor")
+        d = normalize_dim(dim, x.rank)
+        if not isinstance(index, TensorType) or not index.dtype.is_integer:
+            raise InferError(f"index must be an integer tensor, got {index}")
+        if index.rank != x.rank:
+            raise InferError(f"index rank {index.rank} differs from input rank {x.rank}")
+        if isinstance(src, TensorType):
+            if src.rank != x.rank:
+                raise InferError(f"src rank {src.rank} differs from input rank {x.rank}")
+            if src.dtype != x.dtype:
+                raise InferError(f"src dtype {src.dtype} differs from input dtype {x.dtype}")
+        for a, ie in enumerate(index.get_shape()):
+            if ie == DYN:
+                continue
+            xe = x.get_shape()[a]
+            if a != d and xe != DYN and ie > xe:
+                raise InferError(f"index extent {ie} exceeds input extent {xe} on axis {a}")
+            se = src.get_shape()[a] if isinstance(src, TensorType) else DYN
+            if se != DYN and ie > se:
+                raise InferError(f"index extent {ie} exceeds src extent {se} on axis {a}")
+        return x
+
+    def get_dim(self) -> int:
+        t = self.input.type
+        assert isinstance(t, TensorType)
+        return normalize_dim(self.dim.value.data, t.rank)
+
+    def infer(self) -> list[Attribute]:
+        _tensor_operand(self, self.input, "input")
+        return [self.out_type(self.input.type, self.index.type, self.src.type, self.dim.value.data)]
+
+
 VIEW_OPS: tuple[type[Operation], ...] = (
     BroadcastOp,
     BroadcastInDimOp,
@@ -2065,8 +2129,6 @@ Fuser = Dialect(
         FullOp,
         IotaOp,
         SizeOp,
-        UniformOp,
-        NormalOp,
         *UNARY_OP_CLASSES.values(),
         *BINARY_OP_CLASSES.values(),
         WhereOp,
@@ -2096,6 +2158,7 @@ Fuser = Dialect(
         GatherOp,
         TakeAlongAxisOp,
         CumsumOp,
+        ScatterOp,
     ],
     [TensorType, ViewAttr],
 )

@@ -128,6 +128,8 @@ def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any], nvfuser_form: 
         return fn(a[0], a[1], shape, rng_seed=a[2], rng_offset=a[3], dtype=_dt(op.result.type))
     if isinstance(op, F.SizeOp):
         return o.size(a[0], op.dim.value.data)
+    if isinstance(op, F.ScatterOp):
+        return o.scatter(a[0], a[1], a[2], op.dim.value.data)
     if isinstance(op, F.CumsumOp):
         return o.cumsum(a[0], op.dim.value.data)
     raise ValueError(f"from_mlir: {op.name} has no frontend equivalent")

@@ -377,6 +377,28 @@ class Operators:
     def select(self, x: Any, index: Any, dim: Any) -> Tensor:
         return self._indexing("select", F.SelectOp, x, index, dim)
 
+    def scatter(self, arg1: Any, index: Any, src: Any, dim: Any) -> Tensor:
+        """nvFuser's ``scatter`` (``torch.scatter``): ``arg1`` with the entries ``index``
+        names along ``dim`` replaced by ``src`` (a tensor of ``arg1``'s dtype and rank,
+        or a scalar)."""
+        name = "scatter"
+        t = self._t(arg1, name, "arg1")
+        i = self._t(index, name, "index")
+        s = self._v(src, name, "src")
+        d = as_int(dim, name, "dim")
+        if isinstance(s, Tensor) and not t.ndim == i.ndim == s.ndim:
+            raise ValueError(
+                f"{name}: Tensor arguments have different dimensions {t.ndim}, {i.ndim} and {s.ndim}"
+            )
+        n = t.ndim
+        if not -n <= d < n:
+            raise ValueError(
+                f"{name}: Tensor arguments have dimension {n} so dim argument must satisfy "
+                f"{-n} <= dim < {n}, but received {d}"
+            )
+        op = build(self._fd, name, F.ScatterOp, t.value, i.value, s.value, d)
+        return self._emit(name, op, [t, i, s], [("dim", d)])
+
     def cumsum(self, x: Any, dim: Any) -> Tensor:
         """nvFuser's ``cumsum``: inclusive prefix sums along ``dim`` (the input's dtype)."""
         t = self._t(x, "cumsum")

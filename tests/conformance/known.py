@@ -30,8 +30,6 @@ XFAILS: dict[str, str] = {
     "test_pad_dynamic": "ValueError: pad: pad_widths must be a list of integers, got V5 (vector)",
     "test_reshape_dynamic": "ValueError: define_vector: values entry 1 (S17) must be an integer scalar, got DataType.Double",
     "test_returning_aliased_outputs": "the clone's segmented run (fd.segment, then execute) raises 'segment 0 reads original value 0, which no earlier segment produced' when an input is also an output",
-    "test_scatter_output_intermediate": "missing op fd.ops.scatter",
-    "test_scatter_scalar_src": "missing op fd.ops.scatter",
     "test_slice_api": "ValueError: slice: start_indices must be a list of integers, got V2 (vector)",
     "test_slice_error_checks": "ValueError: slice: axis 0 of extent ? cannot be sliced [-1:5]",
     "test_stride_order_with_explicit_broadcast": "contiguity given in allocation order (stride_order) is checked per logical axis: ValueError: input 3 (T3): axis 0 is declared an expanded broadcast (contiguity None) but ... stride 3, not 0",

@@ -393,3 +393,30 @@ fuser.fusion @f(%x : !fuser.tensor<4xf8E5M2>) -> !fuser.tensor<f8E5M2> {
   fuser.output %r : !fuser.tensor<f8E5M2>
 }
 // CHECK: fuser.sum: float8 values only take part in casts, got float8_e5m2 -> float8_e5m2
+
+// -----
+
+// Scatter with a float index.
+fuser.fusion @f(%x : !fuser.tensor<4x8xf32>, %i : !fuser.tensor<2x8xf32>, %s : !fuser.tensor<2x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %r = fuser.scatter %x, %i, %s {dim = 0 : i64} : (!fuser.tensor<4x8xf32>, !fuser.tensor<2x8xf32>, !fuser.tensor<2x8xf32>) -> !fuser.tensor<4x8xf32>
+  fuser.output %r : !fuser.tensor<4x8xf32>
+}
+// CHECK: fuser.scatter: index must be an integer tensor, got !fuser.tensor<2x8xf32>
+
+// -----
+
+// Scatter with an index larger than the input off the scatter axis.
+fuser.fusion @f(%x : !fuser.tensor<4x8xf32>, %i : !fuser.tensor<2x9xi64>, %s : !fuser.tensor<2x9xf32>) -> !fuser.tensor<4x8xf32> {
+  %r = fuser.scatter %x, %i, %s {dim = 0 : i64} : (!fuser.tensor<4x8xf32>, !fuser.tensor<2x9xi64>, !fuser.tensor<2x9xf32>) -> !fuser.tensor<4x8xf32>
+  fuser.output %r : !fuser.tensor<4x8xf32>
+}
+// CHECK: fuser.scatter: index extent 9 exceeds input extent 8 on axis 1
+
+// -----
+
+// Scatter of a src of another dtype.
+fuser.fusion @f(%x : !fuser.tensor<4x8xf32>, %i : !fuser.tensor<2x8xi64>, %s : !fuser.tensor<2x8xf16>) -> !fuser.tensor<4x8xf32> {
+  %r = fuser.scatter %x, %i, %s {dim = 0 : i64} : (!fuser.tensor<4x8xf32>, !fuser.tensor<2x8xi64>, !fuser.tensor<2x8xf16>) -> !fuser.tensor<4x8xf32>
+  fuser.output %r : !fuser.tensor<4x8xf32>
+}
+// CHECK: fuser.scatter: src dtype float16 differs from input dtype float32
