@@ -311,7 +311,7 @@ def test_complex_preamble_only_when_used() -> None:
         fd.add_output(fd.ops.exp(t))
 
     fusion = define(body).fusion()
-    _, lowered = run_segment_on_cpu(fusion, [np.ones(8, np.float32)], nvrtc=False)
+    _, lowered = run_segment_on_cpu(fusion, [np.ones(8, np.float32)])
     assert "fuser_complex" not in print_cuda(lowered.kernels[0].module)
 
 

@@ -1076,8 +1076,7 @@ BINARY_OPS: dict[str, tuple[str, str]] = {
 COMPLEX_UNARY_OPS: frozenset[str] = frozenset(
     {
         "abs", "neg", "real", "imag", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin",
-        "cos", "tan", "sinh", "cosh", "tanh", "isnan", "isinf", "isfinite", "set",
-        "segment_set",
+        "cos", "tan", "tanh", "isnan", "isinf", "isfinite", "set", "segment_set",
     }
 )  # fmt: skip
 """The unary ops that accept complex operands (torch and nvFuser accept more)."""
