@@ -66,20 +66,23 @@ from fuser_ir.dialects.fuser import (
 from fuser_ir.dtypes import DType
 from fuser_ir.shapes import DYN
 
+_COMPLEX = (DType.complex64, DType.complex128)
 LOSSLESS_CASTS: dict[DType, frozenset[DType]] = {
     DType.bool: frozenset(DType),
-    DType.int32: frozenset({DType.int32, DType.int64, DType.float64}),
+    DType.int32: frozenset({DType.int32, DType.int64, DType.float64, DType.complex128}),
     DType.int64: frozenset({DType.int64}),
-    DType.float16: frozenset({DType.float16, DType.float32, DType.float64}),
-    DType.bfloat16: frozenset({DType.bfloat16, DType.float32, DType.float64}),
-    DType.float32: frozenset({DType.float32, DType.float64}),
-    DType.float64: frozenset({DType.float64}),
+    DType.float16: frozenset({DType.float16, DType.float32, DType.float64, *_COMPLEX}),
+    DType.bfloat16: frozenset({DType.bfloat16, DType.float32, DType.float64, *_COMPLEX}),
+    DType.float32: frozenset({DType.float32, DType.float64, *_COMPLEX}),
+    DType.float64: frozenset({DType.float64, DType.complex128}),
     DType.float8_e4m3fn: frozenset(
-        {DType.float8_e4m3fn, DType.float16, DType.bfloat16, DType.float32, DType.float64}
+        {DType.float8_e4m3fn, DType.float16, DType.bfloat16, DType.float32, DType.float64, *_COMPLEX}
     ),
     DType.float8_e5m2: frozenset(
-        {DType.float8_e5m2, DType.float16, DType.bfloat16, DType.float32, DType.float64}
+        {DType.float8_e5m2, DType.float16, DType.bfloat16, DType.float32, DType.float64, *_COMPLEX}
     ),
+    DType.complex64: frozenset(_COMPLEX),
+    DType.complex128: frozenset({DType.complex128}),
 }
 """``LOSSLESS_CASTS[a]``: the dtypes that represent every value of ``a`` exactly."""
 

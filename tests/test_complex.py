@@ -331,3 +331,13 @@ def test_sum_kernels_match_reference_and_compile(
     assert lowered.scheduler == "reduction"
     (ref,) = run_fusion(fusion, [x])
     np.testing.assert_allclose(ours, ref, rtol=1e-5 if dt is DType.complex64 else 1e-12, atol=1e-5)
+
+
+def test_fuser_run_makes_parses_and_summarizes_complex_values() -> None:
+    from tools.fuser_run import parse_scalar, random_value, summarize
+
+    v = random_value(DType.complex64, [4], np.random.default_rng(0))
+    assert v.dtype == np.complex64 and np.any(v.imag != 0)
+    assert parse_scalar("1+2j", DType.complex128, "s") == 1 + 2j
+    text = summarize("out0", np.array([3 + 4j, 1j], np.complex64))
+    assert text.startswith("out0: shape (2,) complex64 max |x| 5") and "3+4j" in text

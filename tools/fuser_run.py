@@ -74,6 +74,8 @@ def random_value(dtype: DType, shape: Sequence[int] | None, rng: np.random.Gener
         data = rng.random(size) < 0.5
     elif dtype.is_float:
         data = rng.standard_normal(size)
+    elif dtype.is_complex:
+        data = rng.standard_normal(size) + 1j * rng.standard_normal(size)
     else:
         data = rng.integers(-8, 8, size=size)
     arr = np.asarray(data).astype(dtype.to_numpy())
@@ -88,6 +90,8 @@ def parse_scalar(text: str, dtype: DType, what: str) -> Any:
             return np.bool_(text.lower() in ("true", "1"))
         if dtype.is_float:
             return np.asarray(float(text)).astype(dtype.to_numpy())[()]
+        if dtype.is_complex:  # Python's spelling: 1+2j
+            return np.asarray(complex(text.replace(" ", ""))).astype(dtype.to_numpy())[()]
         return np.asarray(int(text)).astype(dtype.to_numpy())[()]
     except ValueError:
         raise RunError(f"{what}: --scalars value '{text}' is not a {dtype.name}") from None
@@ -223,6 +227,17 @@ def summarize(name: str, value: Any, max_values: int = 6) -> str:
     head = f"{name}: shape {tuple(arr.shape)} {dtype}"
     if arr.size == 0:
         return f"{head} (empty)"
+    if arr.dtype.kind == "c":  # complex: the largest modulus and the mean
+        wide = arr.astype(np.complex128)
+        finite = wide[np.isfinite(wide)]
+        stats = (
+            f"max |x| {np.abs(finite).max():.6g} mean {finite.mean():.6g}"
+            if finite.size
+            else "no finite values"
+        )
+        first = ", ".join(f"{x:.6g}" for x in wide.reshape(-1)[:max_values])
+        more = ", ..." if arr.size > max_values else ""
+        return f"{head} {stats} [{first}{more}]"
     wide = arr.astype(np.float64)
     finite = wide[np.isfinite(wide)]
     stats = (
