@@ -173,6 +173,7 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
         outs = [np.asarray(r) if isinstance(r, np.generic) else r for r in outs]
     else:
         outs = run_runtime(rt, flat, run, entry.id)
+    outs = with_aliased_inputs(rt.fusion, outs, flat)
     rt.runs += 1
     entry.last_run = "cpu"
     if use_torch:
@@ -220,7 +221,8 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
         # Same dtypes, shapes, strides and alignment as a validated call: the cached
         # plan holds the compiled kernels and output shapes.
         entry.last_run = plan[0]
-        return plan[0].run(flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs], draw_rng=True))
+        flat = flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs], draw_rng=True)
+        return with_aliased_inputs(plan[1].fusion, plan[0].run(flat), flat)
     metas: list[Any] = []
     for x in inputs:
         if ga.is_gpu_array(x):
@@ -254,7 +256,22 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
     plans[key] = (plan, rt)
     rt.runs += 1
     entry.last_run = plan
-    return plan.run(flat, first=True)
+    return with_aliased_inputs(rt.fusion, plan.run(flat, first=True), flat)
+
+
+def with_aliased_inputs(fusion: FusionOp, outs: list[Any], flat: Sequence[Any]) -> list[Any]:
+    """``outs`` with every returned output that is also written in place into an
+    input (``add_output(t)`` and ``add_output(t, alias_input=x)``) replaced by that
+    input's array: nvFuser returns the aliased input tensor itself (same storage)."""
+    term = fusion.output_op
+    aliases = term.get_alias_inputs()
+    if all(a < 0 for a in aliases):
+        return outs
+    target = {v: a for v, a in zip(term.values, aliases, strict=True) if a >= 0}
+    returned = term.returned_values()
+    if not any(v in target for v in returned):
+        return outs
+    return [flat[target[v]] if v in target else o for v, o in zip(returned, outs, strict=True)]
 
 
 def _plain_scalar(x: Any) -> Any:

@@ -49,7 +49,7 @@ from fuser_ir.frontend.state import (
     Vector,
 )
 from fuser_ir.frontend.user_schedule import ScheduleOperators
-from fuser_ir.frontend.validation import actual_contiguity, actual_stride_order, is_torch_tensor
+from fuser_ir.frontend.validation import is_torch_tensor
 
 
 class FusionDefinition:
@@ -103,6 +103,7 @@ class FusionDefinition:
         return self._entry
 
     def _finalize(self) -> None:
+        _check_cpu_tensors(self._state.records)
         cache = FusionCache.get()
         key = printing.definition_body(self._state.records)
         entry = cache.lookup(key)
@@ -208,7 +209,6 @@ class FusionDefinition:
         if any(d < -1 for d in shp):
             raise ValueError(f"{name}: shape {shp} has an extent below -1")
         rank = len(shp)
-        contig = _contiguity(contiguity, shp, name)
         order = None
         given = None  # nvFuser records (and prints) the stride order given, even row-major
         if stride_order is not None and len(stride_order) > 0:
@@ -217,12 +217,15 @@ class FusionDefinition:
                 raise ValueError(f"{name}: stride_order {order} is not a permutation of 0..{rank - 1}")
             if order == list(range(rank - 1, -1, -1)):
                 order = None
+        # nvFuser: contiguity[p] describes the p-th axis in allocation order (outermost
+        # first); the IR type keeps it per logical axis.
+        contig, logical = _contiguity(contiguity, shp, order, name)
         kwargs: list[tuple[str, Any]] = [("shape", shp), ("contiguity", contig), ("dtype", dt), ("is_cpu", bool(is_cpu))]
         if given is not None:
             kwargs.append(("stride_order", given))
-        declared = TensorType(shp, dt.to_dtype(), contig, order)
+        declared = TensorType(shp, dt.to_dtype(), logical, order)
         bound = self._state.binding()
-        ir_type = declared if bound is None else TensorType(bound, dt.to_dtype(), contig, order)
+        ir_type = declared if bound is None else TensorType(bound, dt.to_dtype(), logical, order)
         arg = self._state.add_arg(ir_type)
         t = new_tensor(self, arg)
         self._state.inputs.append(InputSpec("tensor", t, [arg.index], declared))
@@ -791,9 +794,60 @@ def _no_more_kwargs(name: str, kwargs: dict[str, Any]) -> None:
         raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kwargs)}")
 
 
-def _contiguity(contiguity: Any, shape: list[int], name: str) -> list[bool | None]:
-    """Per-axis contiguity; ``None`` on broadcast axes: extent-1 ones, and expanded
-    ones (stride 0, any extent) where the caller says ``None``. Default: False."""
+def _check_cpu_tensors(records: Sequence[Record]) -> None:
+    """nvFuser's rule for ``define_tensor(is_cpu=True)``, checked as it builds the fusion
+    (``TensorRecord``): only a 0-d tensor (a CPU scalar) may be on the CPU. The flag
+    is about the tensor, not about where fuser runs (on the CPU every input is a CPU
+    array, and ``is_cpu=False`` is right for them)."""
+    for r in records:
+        if r.target != "define_tensor":
+            continue
+        kw = dict(r.kwargs)
+        if kw.get("is_cpu") and len(kw.get("shape", [])) > 0:
+            raise ValueError(
+                f"define_tensor {r.outputs[0].name}: CPU non-scalar tensor is not supported! "
+                f"(is_cpu=True is for 0-d CPU scalar tensors; shape {list(kw['shape'])} has rank "
+                f"{len(kw['shape'])})"
+            )
+
+
+def allocation_axes(rank: int, stride_order: Sequence[int] | None) -> list[int]:
+    """The logical axes in allocation order, outermost first: ``stride_order[i]`` is
+    the rank of axis ``i``'s stride, so axis ``i`` is allocation position
+    ``rank - 1 - stride_order[i]`` (None: row-major, position ``i``)."""
+    if stride_order is None:
+        return list(range(rank))
+    axes = [0] * rank
+    for i, r in enumerate(stride_order):
+        axes[rank - 1 - r] = i
+    return axes
+
+
+def logical_contiguity(
+    allocation: Sequence[bool | None], stride_order: Sequence[int] | None
+) -> list[bool | None]:
+    """Contiguity per logical axis from contiguity in allocation order."""
+    out: list[bool | None] = [None] * len(allocation)
+    for p, i in enumerate(allocation_axes(len(allocation), stride_order)):
+        out[i] = allocation[p]
+    return out
+
+
+def allocation_contiguity(
+    logical: Sequence[bool | None], stride_order: Sequence[int] | None
+) -> list[bool | None]:
+    """Contiguity in allocation order (outermost first) from contiguity per logical axis."""
+    return [logical[i] for i in allocation_axes(len(logical), stride_order)]
+
+
+def _contiguity(
+    contiguity: Any, shape: list[int], order: Sequence[int] | None, name: str
+) -> tuple[list[bool | None], list[bool | None]]:
+    """(contiguity in allocation order, contiguity per logical axis), as nvFuser reads
+    ``define_tensor``'s ``contiguity``: entry ``p`` is the ``p``-th axis in allocation
+    order (``stride_order``; row-major without it). ``None`` on broadcast axes:
+    extent-1 ones, and expanded ones (stride 0, any extent) where the caller says
+    ``None``. A single bool applies to every axis; the default is False."""
     rank = len(shape)
     if contiguity is None:
         vals: list[Any] = [False] * rank
@@ -805,19 +859,25 @@ def _contiguity(contiguity: Any, shape: list[int], name: str) -> list[bool | Non
         vals = list(contiguity)
     else:
         raise ValueError(f"{name}: contiguity must be a list of True/False/None, got {contiguity!r}")
+    axes = allocation_axes(rank, order)
     out: list[bool | None] = []
-    for i, (c, d) in enumerate(zip(vals, shape, strict=True)):
+    for p, c in enumerate(vals):
         if c is not None and not isinstance(c, bool | np.bool_):
-            raise ValueError(f"{name}: contiguity entry {i} must be True, False or None, got {c!r}")
-        if d == 1 or c is None:
+            raise ValueError(f"{name}: contiguity entry {p} must be True, False or None, got {c!r}")
+        if shape[axes[p]] == 1 or c is None:
             out.append(None)
         else:
             out.append(bool(c))
-    return out
+    return out, logical_contiguity(out, order)
 
 
 def _descriptor(sizes: Any, strides: Any, static_sizes: bool, name: str) -> tuple[list[int], list[bool | None], list[int] | None]:
-    """nvFuser's tensor descriptor from sizes and strides (in elements)."""
+    """nvFuser's tensor descriptor from sizes and strides (in elements): the shape,
+    the contiguity in allocation order and the stride order (``computeTensorDescriptor``:
+    axes of non-zero stride sorted by decreasing stride, stride-0 axes kept at their
+    logical position)."""
+    from fuser_ir.frontend.nvfuser_api import compute_tensor_descriptor
+
     szs = as_ints(list(sizes), name, "sizes")
     if strides is None:
         arr = np.empty(szs, dtype=np.int8)
@@ -826,9 +886,11 @@ def _descriptor(sizes: Any, strides: Any, static_sizes: bool, name: str) -> tupl
         sts = as_ints(list(strides), name, "strides")
     if len(sts) != len(szs):
         raise ValueError(f"{name}: {len(szs)} sizes but {len(sts)} strides")
-    view = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), shape=szs, strides=[max(s, 0) for s in sts])
-    contig = list(actual_contiguity(view))
-    order = list(actual_stride_order(view))
+    if any(d < 0 for d in szs):
+        raise ValueError(f"{name}: sizes {szs} has a negative extent")
+    try:
+        contig, order = compute_tensor_descriptor(szs, sts)
+    except ValueError as e:
+        raise ValueError(f"{name}: {str(e).removeprefix('compute_tensor_descriptor: ')}") from None
     shape = [d if static_sizes or d == 1 else -1 for d in szs]
-    contig = [None if shape[i] == 1 or (szs[i] != 1 and sts[i] == 0) else (c if c is not None else True) for i, c in enumerate(contig)]
     return shape, contig, order

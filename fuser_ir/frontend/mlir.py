@@ -15,7 +15,7 @@ from xdsl.ir import Operation, SSAValue
 from fuser_ir.context import parse_module
 from fuser_ir.dialects import fuser as F
 from fuser_ir.frontend.datatype import DataType
-from fuser_ir.frontend.fusion_definition import FusionDefinition
+from fuser_ir.frontend.fusion_definition import FusionDefinition, allocation_contiguity
 from fuser_ir.shapes import DYN
 
 
@@ -53,8 +53,10 @@ def definition_from_fusion(
             t = arg.type
             if isinstance(t, F.TensorType):
                 so = t.get_stride_order() if t.stride_order.data else None
+                # define_tensor takes the contiguity in allocation order.
+                contig = allocation_contiguity(t.get_contiguity(), so)
                 env[arg] = fd.define_tensor(
-                    shape=list(t.get_shape()), contiguity=list(t.get_contiguity()), dtype=_dt(t), stride_order=so
+                    shape=list(t.get_shape()), contiguity=contig, dtype=_dt(t), stride_order=so
                 )
             else:
                 env[arg] = fd.define_scalar(dtype=_dt(t))

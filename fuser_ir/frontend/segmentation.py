@@ -48,7 +48,8 @@ with ``segment.execute`` (the CPU reference or, for GPU arrays, the GPU path), i
 outputs are stored back through the map, and every value that no later segment
 and no output needs is deleted. ``Segmentation.live_after`` records the indices
 alive after each segment. In-place outputs (``alias_input``) are copied into the
-caller's array at the end.
+caller's array at the end; a returned output that is also written in place is
+returned as that array (as nvFuser returns the aliased input tensor).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser_ir.dialects import fuser as F
 from fuser_ir.fp8 import as_strided
@@ -208,12 +209,14 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
 
     term = rt.fusion.output_op
     # An output the segmenter recomputed (a view moved through its producer) is a new
-    # value: its index is the one the program returns.
+    # value: its index is the one the program returns. A fusion input keeps its own
+    # index even when the program returns its buffer after an in-place launch wrote
+    # into it (an input that is also an output, and the target of an alias).
     indices = value_indices(rt.fusion)
     moved = {
         v: i
         for v, i in zip(term.returned_values(), returned_indices(module, infos), strict=False)
-        if i is not None
+        if i is not None and not isinstance(v, BlockArgument)
     }
     indices.update(moved)
     name = rt.fusion.sym_name.data
@@ -312,7 +315,10 @@ def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[A
         seg.live_after.append(tuple(sorted(values)))
     for i, pos in seg.inplace:
         _copy_into(flat[pos], values[i])
-    outs = [values[i] for i in seg.output_indices]
+    # A returned output that is also written in place is the caller's input (nvFuser
+    # returns the aliased input tensor itself).
+    target = {i: pos for i, pos in seg.inplace}
+    outs = [flat[target[i]] if i in target else values[i] for i in seg.output_indices]
     if any(is_torch_tensor(x) and not ga.is_gpu_array(x) for x in inputs):
         outs = [numpy_to_torch(o) if isinstance(o, np.ndarray) else o for o in outs]
     return outs

@@ -102,6 +102,117 @@ def actual_stride_order(a: np.ndarray) -> tuple[int, ...]:
     return tuple(order)
 
 
+# nvFuser's C++ spelling of each dtype (``data_type2string``), used in its messages.
+_CPP_DTYPE = {
+    "bool": "bool",
+    "int32": "int",
+    "int64": "int64_t",
+    "float16": "__half",
+    "bfloat16": "__bfloat",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "std::complex<float>",
+    "complex128": "std::complex<double>",
+    "float8_e4m3fn": "__e4m3",
+    "float8_e5m2": "__e5m2",
+}
+
+
+def cpp_dtype(dt: DType) -> str:
+    """nvFuser's name of ``dt`` in its error messages (``float``, ``__half``, ...)."""
+    return _CPP_DTYPE.get(dt.value, dt.value)
+
+
+def _scalar_prefix(dt: DType) -> str:
+    """nvFuser's ``typePrefix``: the letter its scalar names start with."""
+    if dt.is_bool:
+        return "b"
+    if dt.is_integer:
+        return "i"
+    if dt.value.startswith("complex"):
+        return "c"
+    return "d" if dt is DType.float64 else "f"
+
+
+def nvfuser_input_names(specs: Sequence[InputSpec]) -> list[str]:
+    """The name nvFuser's C++ IR gives each input (``T0``, ``d2``), as its input
+    errors print it: tensors count TensorViews, scalars count every scalar ``Val``
+    created before them (a ``-1`` or static extent of a tensor input, the shared
+    ``0`` and ``1`` extents, constants). Only definitions whose inputs come before
+    their first op can be counted this way; other inputs keep their name in the
+    printed definition (``S5``)."""
+    names = [s.name for s in specs]
+    records = _definition_records(specs)
+    by_state = {s.state.index: k for k, s in enumerate(specs)}
+    tensors = scalars = 0
+    shared: set[str] = set()  # the lazily created 0 and 1 Index values
+
+    def special(which: str) -> None:
+        nonlocal scalars
+        if which not in shared:
+            shared.add(which)
+            scalars += 1
+
+    for r in records:
+        kw = dict(r.kwargs)
+        out = r.outputs[0].index if r.outputs else None
+        if r.target == "define_tensor":
+            shape = list(kw.get("shape", []))
+            for d in shape:  # TensorViewBuilder::shape
+                if d == 1:
+                    special("one")
+                elif d == 0:
+                    special("zero")
+                else:
+                    scalars += 1
+            contig = list(kw.get("contiguity", []))
+            order = kw.get("stride_order")
+            rank = len(shape)
+            for i, d in enumerate(shape):  # TensorViewBuilder::build, per axis
+                p = i if order is None else rank - 1 - order[i]
+                if d != 1 and p < len(contig) and contig[p] is None:
+                    special("one")
+                special("zero")
+            if out in by_state:
+                names[by_state[out]] = f"T{tensors}"
+            tensors += 1
+        elif r.target == "define_scalar":
+            dt = kw.get("dtype")
+            if out in by_state and dt is not None:
+                names[by_state[out]] = f"{_scalar_prefix(dt.to_dtype())}{scalars}"
+            scalars += 1
+        elif r.target == "define_vector" and r.args and isinstance(r.args[0], int):
+            scalars += r.args[0]  # one Int scalar input per entry
+        elif r.target == "define_vector" and r.args and isinstance(r.args[0], list | tuple):
+            scalars += sum(1 for e in r.args[0] if isinstance(e, int))  # inline constants
+        else:
+            break  # an op: the values it creates are not counted here
+    return names
+
+
+def _definition_records(specs: Sequence[InputSpec]) -> Sequence[Any]:
+    """The records of the definition the inputs belong to (empty when unknown)."""
+    if not specs:
+        return ()
+    fd = getattr(specs[0].state, "fd", None)
+    state = getattr(fd, "_state", None)
+    return getattr(state, "records", ())
+
+
+def _cpp_value(x: Any) -> str:
+    """A Python number as nvFuser prints a ``PolymorphicValue`` (C++ ``ostream``:
+    ``2`` for 2.0, ``(2,1)`` for 2+1j, ``1``/``0`` for booleans)."""
+    if isinstance(x, bool | np.bool_):
+        return str(int(x))
+    if isinstance(x, int | np.integer):
+        return str(int(x))
+    if isinstance(x, complex | np.complexfloating):
+        return f"({_cpp_value(float(x.real))},{_cpp_value(float(x.imag))})"
+    if isinstance(x, float | np.floating):
+        return f"{float(x):g}"
+    return repr(x)
+
+
 def user_specs(specs: Sequence[InputSpec]) -> list[InputSpec]:
     """The inputs the caller passes: all but the hidden Philox seed/offset (``rng``)."""
     return [s for s in specs if s.kind != "rng"]
@@ -113,12 +224,25 @@ def rng_spec(specs: Sequence[InputSpec]) -> InputSpec | None:
 
 
 def validate_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> None:
+    """Check ``inputs`` against the definition's ``specs``: a ``ValueError`` naming the
+    first bad input. A tensor where a scalar is expected, a scalar or a tensor of
+    another rank or dtype where a tensor is expected, and a scalar of an incompatible
+    kind raise nvFuser's own messages followed by fuser's (``Expected input 0, T0, to be
+    an at::Tensor but got scalar 2 (input 0 (T0): expected a tensor, got 2.0 (float))``)."""
     specs = user_specs(specs)
     if len(inputs) != len(specs):
         names = ", ".join(s.name for s in specs)
         raise ValueError(f"expected {len(specs)} inputs ({names}), got {len(inputs)}")
+    cpp_names: list[str] | None = None
     for pos, (spec, x) in enumerate(zip(specs, inputs, strict=True)):
         where = f"input {pos} ({spec.name})"
+        if spec.kind in ("tensor", "scalar"):
+            problem = _nvfuser_type_mismatch(spec, x)
+            if problem is not None:
+                if cpp_names is None:
+                    cpp_names = nvfuser_input_names(specs)
+                text = problem[0].format(prefix=f"Expected input {pos}, {cpp_names[pos]}, ")
+                raise ValueError(f"{text} ({where}: {problem[1]})")
         if spec.kind == "tensor":
             _check_tensor(where, spec.type, x)
         elif spec.kind == "scalar":
@@ -131,6 +255,57 @@ def validate_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> None:
             for k, e in enumerate(x):
                 if isinstance(e, bool) or not isinstance(e, int | np.integer):
                     raise ValueError(f"{where}: entry {k} must be an integer, got {e!r}")
+
+
+def _nvfuser_type_mismatch(spec: InputSpec, x: Any) -> tuple[str, str] | None:
+    """When ``x`` is the wrong kind of value for ``spec`` (or a tensor of another rank
+    or dtype): nvFuser's ``validateValWithConcreteValue`` message, with a ``{prefix}``
+    field for ``Expected input N, NAME, ``, and fuser's own detail; None otherwise
+    (fuser's other checks follow)."""
+    if spec.kind == "tensor":
+        t = spec.type
+        assert isinstance(t, TensorType)
+        if not isinstance(x, np.ndarray):
+            if isinstance(x, bool | int | float | complex | np.generic):
+                return (
+                    "{prefix}to be an at::Tensor but got scalar " + _cpp_value(x),
+                    f"expected a tensor, got {x!r} ({type(x).__name__})",
+                )
+            return None
+        if x.ndim != t.rank:
+            return (
+                f"{{prefix}}to be bound to a tensor of rank {t.rank}, but got a tensor of rank {x.ndim}",
+                f"expected rank {t.rank}, got rank {x.ndim} (shape {list(x.shape)})",
+            )
+        try:
+            got = DType.from_numpy(x.dtype)
+        except ValueError:
+            return None
+        if got != t.dtype:
+            return (
+                f"{{prefix}}to be bound to a tensor of dtype {cpp_dtype(t.dtype)}, "
+                f"but got a tensor of dtype {cpp_dtype(got)}",
+                f"expected dtype {t.dtype}, got {got}",
+            )
+        return None
+    dt = DType.from_xdsl(spec.type)
+    if isinstance(x, np.ndarray) and x.ndim > 0:
+        try:
+            got_name = cpp_dtype(DType.from_numpy(x.dtype))
+        except ValueError:
+            got_name = str(x.dtype)
+        return (
+            f"{{prefix}}to be a scalar but got {got_name} tensor of rank {x.ndim}",
+            f"expected a scalar of dtype {dt}, got a tensor of shape {list(x.shape)}",
+        )
+    v = x.item() if isinstance(x, np.ndarray | np.generic) else x
+    if isinstance(v, complex) and not dt.value.startswith("complex"):
+        # nvFuser's isCompatibleDataType: a complex value fits only a complex scalar.
+        return (
+            f"Scalar value {_cpp_value(v)} is not compatible with the expected data type: {cpp_dtype(dt)}.",
+            f"expected a scalar of dtype {dt}, got {v!r} (complex)",
+        )
+    return None
 
 
 def _check_tensor(where: str, t: Any, x: Any) -> None:

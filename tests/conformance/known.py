@@ -22,15 +22,10 @@ CPU_SKIPS: dict[str, str] = {
 
 XFAILS: dict[str, str] = {
     "test_from_pytorch_fails_on_cpu_tensor": "CPU mode: from_pytorch accepts CPU tensors (they are the inputs fuser runs on the CPU)",
-    "test_fusion_definition_error_cache": "is_cpu=True non-scalar tensor: fuser accepts it, nvFuser raises 'CPU non-scalar tensor is not supported!'",
     "test_import_conflict_nvfuser_then_direct": "no nvfuser_direct module (nvFuser's newer direct frontend)",
-    "test_inplace_update_on_non_contiguous_inputs": "ValueError: input 0 (T0): axis 1 is declared contiguous but the array's strides [1, 3] (in elements) are not",
     "test_integer_division": "CPU mode: the test's own eager torch.div(rounding_mode='trunc') raises ZeroDivisionError on CPU tensors (fuser gives a value, as CUDA does)",
-    "test_mismatched_input_types": "error message for a mismatched input differs from nvFuser's",
     "test_pad_dynamic": "ValueError: pad: pad_widths must be a list of integers, got V5 (vector)",
     "test_reshape_dynamic": "ValueError: define_vector: values entry 1 (S17) must be an integer scalar, got DataType.Double",
-    "test_returning_aliased_outputs": "the clone's segmented run (fd.segment, then execute) raises 'segment 0 reads original value 0, which no earlier segment produced' when an input is also an output",
     "test_slice_api": "ValueError: slice: start_indices must be a list of integers, got V2 (vector)",
     "test_slice_error_checks": "ValueError: slice: axis 0 of extent ? cannot be sliced [-1:5]",
-    "test_stride_order_with_explicit_broadcast": "contiguity given in allocation order (stride_order) is checked per logical axis: ValueError: input 3 (T3): axis 0 is declared an expanded broadcast (contiguity None) but ... stride 3, not 0",
 }
