@@ -341,3 +341,51 @@ def test_fuser_run_makes_parses_and_summarizes_complex_values() -> None:
     assert parse_scalar("1+2j", DType.complex128, "s") == 1 + 2j
     text = summarize("out0", np.array([3 + 4j, 1j], np.complex64))
     assert text.startswith("out0: shape (2,) complex64 max |x| 5") and "3+4j" in text
+
+
+def _permute_exp(fd: FusionDefinition) -> None:
+    t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.ComplexFloat)
+    fd.add_output(fd.ops.permute(fd.ops.exp(t), [1, 0]))
+
+
+def _row_centered(fd: FusionDefinition) -> None:
+    t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.ComplexDouble)
+    fd.add_output(fd.ops.sub(t, fd.ops.sum(t, [1], True)))
+
+
+def _column_scaled(fd: FusionDefinition) -> None:
+    t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.ComplexFloat)
+    fd.add_output(fd.ops.mul(t, fd.ops.sum(t, [0], True)))
+
+
+def _real_times_complex_sum_and_prod(fd: FusionDefinition) -> None:
+    t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    u = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.ComplexFloat)
+    fd.add_output(fd.ops.sum(fd.ops.mul(t, u), [1]))
+    fd.add_output(fd.ops.abs(fd.ops.prod(u, [1])))
+
+
+@pytest.mark.parametrize(
+    "body,shapes,kind",
+    [
+        (_permute_exp, [((64, 96), DType.complex64)], "transpose"),
+        (_row_centered, [((8, 300), DType.complex128)], "inner_persistent"),
+        (_column_scaled, [((300, 8), DType.complex64)], "outer_persistent"),
+        (
+            _real_times_complex_sum_and_prod,
+            [((4, 40), DType.float32), ((4, 40), DType.complex64)],
+            "reduction",
+        ),
+    ],
+)
+def test_every_scheduler_lowers_complex(body: Callable, shapes: list, kind: str) -> None:
+    rng = np.random.default_rng(9)
+    inputs = [
+        crand(shape, dt, 9) if dt.is_complex else rng.standard_normal(shape).astype(dt.to_numpy())
+        for shape, dt in shapes
+    ]
+    fusion = define(body).fusion()
+    ours, lowered = run_segment_on_cpu(fusion, inputs)
+    assert lowered.scheduler == kind
+    for o, r in zip(ours, run_fusion(fusion, inputs), strict=True):
+        np.testing.assert_allclose(o, r, rtol=2e-5, atol=1e-5)
