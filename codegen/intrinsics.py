@@ -152,9 +152,11 @@ INTRINSICS: dict[str, Intrinsic] = {
         ),
         _remainder,
     ),
-    "trunc_div": Intrinsic(
-        2, False, lambda a, t, f, fname: f"({a[1]} == 0 ? ({t})0 : {a[0]} / {a[1]})", _trunc_div, ints_only=True
-    ),
+    # C's truncating `/`, as nvFuser and torch's CUDA kernels divide integers: a division
+    # by zero gives what the GPU's division gives (torch.div(rounding_mode="trunc") on
+    # CUDA tensors, e.g. 4294967295 for 5 // 0 in int64), not the 0 that the reference
+    # interpreter and this intrinsic's Python evaluation give on the CPU.
+    "trunc_div": Intrinsic(2, False, lambda a, t, f, fname: f"({a[0]} / {a[1]})", _trunc_div, ints_only=True),
     "ipow": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_ipow({a[0]}, {a[1]})", _ipow, ints_only=True),
     "shl": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_shl({a[0]}, {a[1]})", _shift(True), ints_only=True),
     "shr": Intrinsic(2, False, lambda a, t, f, fname: f"fuser_shr({a[0]}, {a[1]})", _shift(False), ints_only=True),

@@ -235,6 +235,9 @@ class FusionDefinition:
     def from_pytorch(self, tensor: Any, static_sizes: bool = False) -> Tensor:
         """A tensor input shaped like ``tensor`` (a torch tensor or a numpy array)."""
         if is_torch_tensor(tensor):
+            from fuser_ir.frontend.devices import check_from_pytorch_device
+
+            check_from_pytorch_device(tensor)  # nvFuser's device model only (devices.py)
             if tensor.device.type != "cpu" and not hasattr(tensor, "numpy"):  # pragma: no cover
                 raise ValueError("from_pytorch: unsupported tensor")
             sizes = list(tensor.shape)

@@ -33,6 +33,9 @@ if DEVICE == "cuda":
         raise RuntimeError(
             f"{DEVICE_ENV}=cuda needs a CUDA device; torch.cuda.is_available() is False"
         )
+    from fuser_ir.frontend.devices import set_cpu_tensors
+
+    set_cpu_tensors(False)  # nvFuser's device model: from_pytorch takes CUDA tensors only
 PREPARED = Path(tempfile.mkdtemp(prefix=f"fuser-conformance-{DEVICE}-"))
 REWRITES = prepare(PREPARED, DEVICE)
 for _path in (str(HERE / "shim"), str(PREPARED)):

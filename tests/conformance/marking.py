@@ -5,13 +5,14 @@ strict, so a test that starts passing fails CI until it is taken off the list. I
 mode (``FUSER_CONFORMANCE_DEVICE=cuda``) the same xfails are not strict: the GPU run
 reports the ones that pass there as XPASS instead of failing, and the skips still apply.
 ``CPU_SKIPS`` are skipped in CPU mode only (too slow on the reference interpreter).
+``CPU_XFAILS`` are strict xfails in CPU mode and unmarked in CUDA mode (they must pass).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conformance.known import CPU_SKIPS, SKIPS, XFAILS
+from tests.conformance.known import CPU_SKIPS, CPU_XFAILS, SKIPS, XFAILS
 
 
 def markers_for(name: str, device: str) -> list[pytest.MarkDecorator]:
@@ -20,6 +21,8 @@ def markers_for(name: str, device: str) -> list[pytest.MarkDecorator]:
         return [pytest.mark.skip(reason=SKIPS[name])]
     if device == "cpu" and name in CPU_SKIPS:
         return [pytest.mark.skip(reason=CPU_SKIPS[name])]
+    if device == "cpu" and name in CPU_XFAILS:
+        return [pytest.mark.xfail(reason=CPU_XFAILS[name], strict=True)]
     if name in XFAILS:
         strict = device == "cpu"
         reason = XFAILS[name] if strict else f"measured on the CPU: {XFAILS[name]}"

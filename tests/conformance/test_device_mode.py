@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.known import CPU_SKIPS, SKIPS, XFAILS
+from tests.conformance.known import CPU_SKIPS, CPU_XFAILS, SKIPS, XFAILS
 from tests.conformance.marking import markers_for
 from tests.conformance.prepare import (
     DEVICE_ENV,
@@ -122,3 +122,12 @@ def test_cuda_mode_without_a_gpu_fails_loudly() -> None:
     )
     assert proc.returncode != 0
     assert f"{DEVICE_ENV}=cuda needs a CUDA device" in proc.stdout + proc.stderr
+
+
+def test_cpu_xfails_are_strict_on_the_cpu_and_unmarked_on_the_gpu() -> None:
+    assert CPU_XFAILS and not set(CPU_XFAILS) & (set(XFAILS) | set(SKIPS) | set(CPU_SKIPS))
+    for name in CPU_XFAILS:
+        (cpu,) = markers_for(name, "cpu")
+        assert cpu.name == "xfail" and cpu.kwargs["strict"] is True
+        assert cpu.kwargs["reason"] == CPU_XFAILS[name]
+        assert markers_for(name, "cuda") == []
