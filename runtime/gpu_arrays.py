@@ -82,6 +82,7 @@ def _torch_dtypes(torch: Any) -> dict[Any, DType]:
             torch.float16: DType.float16, torch.bfloat16: DType.bfloat16,
             torch.float32: DType.float32, torch.float64: DType.float64,
             torch.float8_e4m3fn: DType.float8_e4m3fn, torch.float8_e5m2: DType.float8_e5m2,
+            torch.complex64: DType.complex64, torch.complex128: DType.complex128,
         }
     return _TORCH_DTYPES
 

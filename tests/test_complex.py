@@ -389,3 +389,10 @@ def test_every_scheduler_lowers_complex(body: Callable, shapes: list, kind: str)
     assert lowered.scheduler == kind
     for o, r in zip(ours, run_fusion(fusion, inputs), strict=True):
         np.testing.assert_allclose(o, r, rtol=2e-5, atol=1e-5)
+
+
+def test_gpu_arrays_know_the_complex_torch_dtypes() -> None:
+    from runtime.gpu_arrays import torch_dtype
+
+    assert torch_dtype(DType.complex64) is torch.complex64
+    assert torch_dtype(DType.complex128) is torch.complex128
