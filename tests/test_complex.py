@@ -396,3 +396,23 @@ def test_gpu_arrays_know_the_complex_torch_dtypes() -> None:
 
     assert torch_dtype(DType.complex64) is torch.complex64
     assert torch_dtype(DType.complex128) is torch.complex128
+
+
+def test_definition_from_mlir_with_complex_constant_and_scalar_input() -> None:
+    from fuser_ir.frontend.mlir import definition_from_mlir
+
+    fd = definition_from_mlir(
+        "fuser.fusion @f(%0: !fuser.tensor<3xcomplex<f32>>, %s: complex<f64>) -> "
+        "!fuser.tensor<3xcomplex<f32>> {\n"
+        "  %c = fuser.constant [0.000000e+00 : f64, 1.000000e+00 : f64] : complex<f64>\n"
+        "  %1 = fuser.mul %0, %c : (!fuser.tensor<3xcomplex<f32>>, complex<f64>) -> "
+        "!fuser.tensor<3xcomplex<f32>>\n"
+        "  %2 = fuser.add %1, %s : (!fuser.tensor<3xcomplex<f32>>, complex<f64>) -> "
+        "!fuser.tensor<3xcomplex<f32>>\n"
+        "  fuser.output %2 : !fuser.tensor<3xcomplex<f32>>\n}\n"
+    )
+    assert "fd.define_scalar(complex(0.0, 1.0), dtype=DataType.ComplexDouble)" in repr(fd)
+    x = np.array([1, 2j, -1], np.complex64)
+    (out,) = fd.execute([x, 1 + 2j])
+    np.testing.assert_allclose(out, x * 1j + (1 + 2j))
+    assert out.dtype == np.complex64
