@@ -174,11 +174,25 @@ def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
 
 def _checked(code: str, entry: CacheEntry) -> str:
     if "__global__" not in code:
-        raise RuntimeError(
-            f"Fusion {entry.id} launches no kernel for these inputs (its outputs are views of "
-            "its inputs, or empty)"
-        )
+        raise _no_kernel(entry)
     return code
+
+
+def _no_kernel(entry: CacheEntry) -> RuntimeError:
+    return RuntimeError(
+        f"Fusion {entry.id} launched no kernel for these inputs (its outputs are views of "
+        "its inputs, or empty)"
+    )
+
+
+def _launched(
+    fd: FusionDefinition, entry: CacheEntry, metas: list[Any], intrinsic_code: bool
+) -> str:
+    """The kernels the GPU path launches for ``metas`` (a view-only fusion's host views
+    launch none, although ``generate_cuda_code`` can print a copy kernel for them)."""
+    if fd.plan(metas).num_kernels == 0:
+        raise _no_kernel(entry)
+    return _checked(generate_cuda_code(entry, metas, intrinsic_code), entry)
 
 
 def last_cuda_code(fd: FusionDefinition, intrinsic_code: bool, override_user_schedule: bool) -> str:
@@ -192,9 +206,7 @@ def last_cuda_code(fd: FusionDefinition, intrinsic_code: bool, override_user_sch
         raise _never(entry)
     if last != "cpu":
         return _checked("\n".join(_strip(s, intrinsic_code) for s in last.cuda_sources()), entry)
-    return _checked(
-        generate_cuda_code(entry, entry.compiled[entry.last_layout], intrinsic_code), entry
-    )
+    return _launched(fd, entry, entry.compiled[entry.last_layout], intrinsic_code)
 
 
 def cuda_code_for(
@@ -207,9 +219,7 @@ def cuda_code_for(
         sched = entry.user_schedules.get(key)
         if sched is not None:
             return _user_cuda_code(entry, sched, intrinsic_code)
-    return _checked(
-        generate_cuda_code(entry, _compiled_metas(entry, inputs), intrinsic_code), entry
-    )
+    return _launched(fd, entry, _compiled_metas(entry, inputs), intrinsic_code)
 
 
 # ---- scheduled IR ----------------------------------------------------------------------

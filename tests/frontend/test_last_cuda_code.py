@@ -84,6 +84,15 @@ def test_a_segmented_fusion_shows_every_segment() -> None:
     assert fd.scheduled_fusion_ir_for([x]).count("// segment") == 2
 
 
+def test_a_view_only_run_launched_no_kernel() -> None:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.permute(x, [1, 0]))
+    fd.execute([np.ones((8, 4), np.float32)])
+    with pytest.raises(RuntimeError, match="launched no kernel"):
+        fd.last_cuda_code()
+
+
 def test_what_ran_last_is_per_fusion() -> None:
     # The kernel cache is process-wide; what a fusion last ran is its own (a
     # definition identical to one that ran is the same cached fusion, as in nvFuser).
