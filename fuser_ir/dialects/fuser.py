@@ -2128,6 +2128,8 @@ Fuser = Dialect(
         FullOp,
         IotaOp,
         SizeOp,
+        UniformOp,
+        NormalOp,
         *UNARY_OP_CLASSES.values(),
         *BINARY_OP_CLASSES.values(),
         WhereOp,
