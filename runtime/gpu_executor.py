@@ -105,7 +105,9 @@ class GpuPlan:
     layouts, view outputs), kept so that a
     repeated call only reads pointers, allocates outputs and launches."""
 
-    def __init__(self, fusion: F.FusionOp, flat: Sequence[Any]) -> None:
+    def __init__(self, fusion: F.FusionOp, flat: Sequence[Any], kind: str | None = None) -> None:
+        """``kind`` forces the outputs' array type (``"torch"`` for a fusion without
+        tensor inputs run on the default GPU); by default the inputs' type."""
         from codegen.compile_fusion import default_compiler, launch_fusion
         from codegen.lower import concrete_shapes
         from codegen.lower.common import TensorLayout
@@ -113,7 +115,7 @@ class GpuPlan:
 
         self.fusion = fusion
         infos = [ga.array_info(x) if ga.is_gpu_array(x) else None for x in flat]
-        self.kind = ga.output_kind([i for i in infos if i is not None])
+        self.kind = kind or ga.output_kind([i for i in infos if i is not None])
         self.device = next((i.device for i in infos if i is not None), 0)
         shape_args = [i.shape if i is not None else x for i, x in zip(infos, flat, strict=True)]
         shapes = concrete_shapes(fusion, shape_args)

@@ -391,3 +391,20 @@ def test_kernel_interpreter_is_bit_identical_and_nvrtc_compiles(dtype: DataType)
     from codegen.cuda_printer import print_cuda
 
     assert all("fuser_philox(" in print_cuda(m) for m in lowered.modules())
+
+
+def test_default_device_is_checked() -> None:
+    """``set_default_device``: where fusions without tensor inputs run (the CPU unless a
+    GPU is picked; nvFuser's is cuda:0). Without a GPU only the CPU settings are run."""
+    from fuser_ir.frontend.execute_options import default_device, set_default_device
+
+    assert default_device() is None
+    try:
+        set_default_device("cuda:0")
+        assert default_device() == ("cuda", 0)
+        set_default_device("cpu")
+        assert default_device() is None
+        with pytest.raises(ValueError, match="unknown device"):
+            set_default_device("tpu")
+    finally:
+        set_default_device(None)

@@ -42,6 +42,26 @@ def parse_device(device: Any) -> tuple[str, int] | None:
     return (kind, int(index) if index else 0)
 
 
+_DEFAULT_DEVICE: tuple[str, int] | None = None
+
+
+def set_default_device(device: Any) -> None:
+    """Where a fusion without tensor inputs (only scalars, or none) runs: ``None`` or
+    ``"cpu"`` (the default: the reference interpreter, torch CPU tensors out) or
+    ``"cuda"``/``"cuda:N"``/an index (the GPU, torch CUDA tensors out: nvFuser's
+    behaviour, whose fusions always run on ``cuda:0``). Fusions with tensor inputs run
+    where their inputs are, whatever this says."""
+    global _DEFAULT_DEVICE
+    parsed = parse_device(device)
+    _DEFAULT_DEVICE = None if parsed is None or parsed[0] == "cpu" else parsed
+
+
+def default_device() -> tuple[str, int] | None:
+    """The GPU that fusions without tensor inputs run on, or None for the CPU
+    (``set_default_device``)."""
+    return _DEFAULT_DEVICE
+
+
 def _input_device(value: Any) -> tuple[str, int] | None:
     """Where a tensor input lives: ``("cuda", i)`` for torch CUDA tensors, ``("cpu", 0)``
     for CPU tensors and numpy arrays, None for scalars and other arrays."""

@@ -151,6 +151,8 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
     if executor is None and _any_gpu_input(inputs):
         return execute_gpu(entry, inputs)
+    if executor is None and _on_default_gpu(inputs):
+        return execute_gpu(entry, inputs, torch_outputs=True)
     use_torch = _returns_torch(inputs)
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
@@ -196,20 +198,30 @@ def _returns_torch(inputs: Sequence[Any]) -> bool:
     return True
 
 
+def _on_default_gpu(inputs: Sequence[Any]) -> bool:
+    """A fusion without tensor inputs, and ``set_default_device`` picked a GPU."""
+    from fuser_ir.frontend.execute_options import default_device
+
+    if default_device() is None:
+        return False
+    return not any(isinstance(x, np.ndarray) or is_torch_tensor(x) or hasattr(x, "__cuda_array_interface__") for x in inputs)
+
+
 def _any_gpu_input(inputs: Sequence[Any]) -> bool:
     from runtime.gpu_arrays import is_gpu_array
 
     return any(is_gpu_array(x) for x in inputs)
 
 
-def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
+def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = False) -> list[Any]:
     """Run on the GPU: the same validation as on the CPU (on the arrays' metadata),
     then ``runtime.gpu_executor.GpuPlan`` (one segment), or, when no single scheduler
     accepts the fusion at these sizes or it has a ``fuser.segment_set`` cut (the same
     decision as ``fd.plan``: ``schedulers.plan.needs_segmentation``),
     ``runtime.segmented_gpu.SegmentedGpuPlan`` (the segmented host program on the GPU
     evaluator); the plan is cached per input signature. Outputs are the caller's
-    array type."""
+    array type; ``torch_outputs`` (a fusion without tensor inputs on the default GPU,
+    ``execute_options.set_default_device``) makes them torch CUDA tensors."""
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import GpuPlan, fast_key, meta_array
 
@@ -249,14 +261,34 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
         if needs_segmentation(rt.fusion, selection):
             # No single kernel (or the user marked a cut): the segmented host program.
             plan = SegmentedGpuPlan(rt.fusion, flat, DEFAULT_TARGET)
+            if torch_outputs:
+                plan = _TorchOutputs(plan)
         else:
-            plan = GpuPlan(rt.fusion, flat)
+            plan = GpuPlan(rt.fusion, flat, "torch" if torch_outputs else None)
     except ValueError as e:
         raise ValueError(f"fusion {entry.id}: {e}") from None
     plans[key] = (plan, rt)
     rt.runs += 1
     entry.last_run = plan
     return with_aliased_inputs(rt.fusion, plan.run(flat, first=True), flat)
+
+
+class _TorchOutputs:
+    """A GPU plan whose outputs are copied into torch CUDA tensors (a segmented fusion
+    without tensor inputs, whose buffers are fuser's own device arrays)."""
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+        self.fusion = plan.fusion
+
+    def cuda_sources(self) -> list[str]:
+        return self.plan.cuda_sources()
+
+    def run(self, flat: Sequence[Any], first: bool = False) -> list[Any]:
+        import torch
+
+        outs = self.plan.run(flat, first)
+        return [o if is_torch_tensor(o) else torch.as_tensor(o, device="cuda").clone() for o in outs]
 
 
 def with_aliased_inputs(fusion: FusionOp, outs: list[Any], flat: Sequence[Any]) -> list[Any]:

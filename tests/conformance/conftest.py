@@ -6,7 +6,8 @@ At import, ``prepare.prepare`` writes the copies of ``upstream/`` to a temporary
 test-only ``nvfuser`` module) on ``sys.path``; ``test_conformance.py`` imports the upstream
 test class from there. ``FUSER_CONFORMANCE_DEVICE`` picks the mode: ``cpu`` (default, CI)
 rewrites the device strings so the tests run on CPU tensors; ``cuda`` leaves upstream as
-it is, so the tests run on torch CUDA tensors through fuser's GPU path (it needs a GPU).
+it is, so the tests run on torch CUDA tensors through fuser's GPU path (it needs a GPU),
+and fusions without tensor inputs run on the GPU too (``set_default_device("cuda")``).
 ``SKIPS`` and ``XFAILS`` (``known.py``) are applied by test name (``marking.py``); an
 xfail is strict on the CPU and not strict on the GPU, where the list was not measured.
 """
@@ -33,6 +34,11 @@ if DEVICE == "cuda":
         raise RuntimeError(
             f"{DEVICE_ENV}=cuda needs a CUDA device; torch.cuda.is_available() is False"
         )
+    from fuser_ir.frontend.execute_options import set_default_device
+
+    # nvFuser runs every fusion on cuda:0: those without tensor inputs too (iota, full,
+    # uniform/normal ...), returning CUDA tensors.
+    set_default_device("cuda")
     from fuser_ir.frontend.devices import set_cpu_tensors
 
     set_cpu_tensors(False)  # nvFuser's device model: from_pytorch takes CUDA tensors only
