@@ -32,6 +32,7 @@ Usage::
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,15 +178,20 @@ def _welford(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> tuple[Any, Any
 def _combine(kind: str) -> Callable[[Any, Any], Any]:
     if kind == "welford":
         return _welford
-    one = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": _fmax,
-           "min": _fmin}[kind]
+    one = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": _fmax, "min": _fmin}[kind]
     return lambda a, b: (one(a[0], b[0]),)
 
 
 _CMP = {
-    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b: a < b,
-    "sle": lambda a, b: a <= b, "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b,
-    "ult": lambda a, b: a < b, "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "slt": lambda a, b: a < b,
+    "sle": lambda a, b: a <= b,
+    "sgt": lambda a, b: a > b,
+    "sge": lambda a, b: a >= b,
+    "ult": lambda a, b: a < b,
+    "ule": lambda a, b: a <= b,
+    "ugt": lambda a, b: a > b,
     "uge": lambda a, b: a >= b,
 }
 
@@ -198,7 +204,9 @@ def _rng(op: k.RngOp, ins: Sequence[Any]) -> Any:
 
     seed, offset, index, a, b = ins
     dt = DType.from_xdsl(op.dtype)
-    v = random_values(op.distribution.data, dt, int(seed), int(offset), np.array([int(index)]), a, b)[0]
+    v = random_values(
+        op.distribution.data, dt, int(seed), int(offset), np.array([int(index)]), a, b
+    )[0]
     return np_dtype(op.result.type)(v)
 
 
@@ -210,19 +218,95 @@ def _cmpf(pred: str, a: Any, b: Any) -> bool:
         return not nan
     if pred == "uno":
         return nan
-    base = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
-            "ge": a >= b}[pred[1:]]
+    base = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[
+        pred[1:]
+    ]
     return bool(base) and not nan if pred[0] == "o" else bool(base) or nan
 
 
 _MATH: dict[type[Operation], Callable[..., Any]] = {
-    mathd.ExpOp: np.exp, mathd.Exp2Op: np.exp2, mathd.ExpM1Op: np.expm1, mathd.LogOp: np.log,
-    mathd.Log2Op: np.log2, mathd.Log10Op: np.log10, mathd.Log1pOp: np.log1p,
-    mathd.SqrtOp: np.sqrt, mathd.TanhOp: np.tanh, mathd.SinOp: np.sin, mathd.CosOp: np.cos,
-    mathd.TanOp: np.tan, mathd.AbsFOp: np.abs, mathd.CeilOp: np.ceil, mathd.FloorOp: np.floor,
-    mathd.AtanOp: np.arctan, mathd.SinhOp: np.sinh, mathd.CoshOp: np.cosh,
-    mathd.AsinOp: np.arcsin, mathd.AcosOp: np.arccos, mathd.RoundEvenOp: np.rint,
-    mathd.TruncOp: np.trunc, mathd.PowFOp: np.power, mathd.Atan2Op: np.arctan2,
+    mathd.ExpOp: np.exp,
+    mathd.Exp2Op: np.exp2,
+    mathd.ExpM1Op: np.expm1,
+    mathd.LogOp: np.log,
+    mathd.Log2Op: np.log2,
+    mathd.Log10Op: np.log10,
+    mathd.Log1pOp: np.log1p,
+    mathd.SqrtOp: np.sqrt,
+    mathd.TanhOp: np.tanh,
+    mathd.SinOp: np.sin,
+    mathd.CosOp: np.cos,
+    mathd.TanOp: np.tan,
+    mathd.AbsFOp: np.abs,
+    mathd.CeilOp: np.ceil,
+    mathd.FloorOp: np.floor,
+    mathd.AtanOp: np.arctan,
+    mathd.SinhOp: np.sinh,
+    mathd.CoshOp: np.cosh,
+    mathd.AsinOp: np.arcsin,
+    mathd.AcosOp: np.arccos,
+    mathd.RoundEvenOp: np.rint,
+    mathd.TruncOp: np.trunc,
+    mathd.PowFOp: np.power,
+    mathd.Atan2Op: np.arctan2,
+}
+
+
+_KIND_PLAIN, _KIND_RETURN, _KIND_CONTROL = 0, 1, 2
+_KINDS: dict[type[Operation], int] = {}
+_Fast = tuple[Callable[["_Thread", list[Any]], Any], tuple[SSAValue, ...], SSAValue | None]
+"""A plain op decoded for the hot path: ``(fn(thread, operand values) -> result,
+operands, result value or None)``."""
+
+
+def _control_kind(t: type[Operation]) -> int:
+    """How ``exec_block`` treats ops of type ``t``: a block terminator, a control or
+    synchronization op (handled in ``exec_block``), or a plain op (cached per type)."""
+    kind = _KINDS.get(t)
+    if kind is None:
+        if issubclass(t, scf.YieldOp | k.ReturnOp):
+            kind = _KIND_RETURN
+        elif issubclass(
+            t, scf.ForOp | scf.IfOp | k.BarrierOp | k.ShuffleOp | k.WarpReduceOp | k.BlockReduceOp
+        ):
+            kind = _KIND_CONTROL
+        else:
+            kind = _KIND_PLAIN
+        _KINDS[t] = kind
+    return kind
+
+
+_BINARY_FAST: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AndIOp: operator.and_,
+    arith.OrIOp: operator.or_,
+    arith.XOrIOp: operator.xor,
+    arith.AddfOp: operator.add,
+    arith.SubfOp: operator.sub,
+    arith.MulfOp: operator.mul,
+    arith.DivfOp: operator.truediv,
+    arith.MaximumfOp: _fmax,
+    arith.MinimumfOp: _fmin,
+    arith.MaxnumfOp: np.fmax,
+    arith.MinnumfOp: np.fmin,
+}
+
+
+def _div_trunc(a: Any, b: Any) -> Any:
+    """C's truncating integer division (``b != 0``)."""
+    return abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+
+
+def _rem_trunc(a: Any, b: Any) -> Any:
+    """C's remainder, the sign of ``a`` (``b != 0``)."""
+    return a - b * _div_trunc(a, b)
+
+
+_INT_FAST: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+    arith.DivSIOp: _div_trunc,
+    arith.RemSIOp: _rem_trunc,
 }
 
 
@@ -255,6 +339,9 @@ class KernelInterpreter:
         self.func = func
         self.name = func.sym_name.data
         self.bits = func.get_index_bits()
+        # Decoded once per op, not once per thread (the interpreter's hot path): the
+        # control kind of every op of a block, and the fast handler of a plain op.
+        self._block_plans: dict[Block, list[tuple[int, Operation, _Fast | None]]] = {}
 
     def error(self, th: _Thread | None, op: Operation | None, msg: str) -> KernelError:
         where = f"kernel '{self.name}'"
@@ -274,9 +361,13 @@ class KernelInterpreter:
             if isinstance(p.type, MemRefType):
                 want = np.dtype(np_dtype(p.type.element_type))
                 if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype != want:
-                    raise self.error(None, None, f"argument #{i} ({p.name_hint}) must be a 1-D "
-                                     f"{want} numpy array, got {type(a).__name__}"
-                                     f"{getattr(a, 'shape', '')} {getattr(a, 'dtype', '')}")
+                    raise self.error(
+                        None,
+                        None,
+                        f"argument #{i} ({p.name_hint}) must be a 1-D "
+                        f"{want} numpy array, got {type(a).__name__}"
+                        f"{getattr(a, 'shape', '')} {getattr(a, 'dtype', '')}",
+                    )
                 values.append(a)
             elif isinstance(p.type, IndexType):
                 values.append(self.check_index(None, None, int(a)))
@@ -292,8 +383,7 @@ class KernelInterpreter:
 
     def run_block(self, blk: _Block, values: list[Any]) -> None:
         bx, by, bz = blk.bdim
-        threads = [_Thread(blk, (x, y, z)) for z in range(bz) for y in range(by)
-                   for x in range(bx)]
+        threads = [_Thread(blk, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)]
         gens = []
         for th in threads:
             th.env.update(zip(self.func.args, values, strict=True))
@@ -312,14 +402,21 @@ class KernelInterpreter:
             first = live[0][0]
             if len(live) != len(stops):
                 done = stops.index(None)
-                raise self.error(threads[done], first,
-                                 "reached by some threads of the block but not by this one "
-                                 "(it returned): divergent synchronization")
+                raise self.error(
+                    threads[done],
+                    first,
+                    "reached by some threads of the block but not by this one "
+                    "(it returned): divergent synchronization",
+                )
             for th, s in zip(threads, stops, strict=True):
                 assert s is not None
                 if s[0] is not first:
-                    raise self.error(th, s[0], f"threads of one block stopped at different "
-                                     f"synchronization points ({first.name} and {s[0].name})")
+                    raise self.error(
+                        th,
+                        s[0],
+                        f"threads of one block stopped at different "
+                        f"synchronization points ({first.name} and {s[0].name})",
+                    )
             pending = self.resolve(first, threads, [s[1] for s in stops])  # type: ignore[index]
 
     # ---- synchronization -------------------------------------------------------------
@@ -331,8 +428,9 @@ class KernelInterpreter:
             out = []
             for i, (v, off) in enumerate(payloads):
                 lane, base = i % WARP, i - i % WARP
-                src = {"xor": lane ^ off, "down": lane + off, "up": lane - off,
-                       "idx": off}[op.mode.data]
+                src = {"xor": lane ^ off, "down": lane + off, "up": lane - off, "idx": off}[
+                    op.mode.data
+                ]
                 ok = 0 <= src < WARP and base + src < n
                 out.append(payloads[base + src][0] if ok else v)
             return out
@@ -342,11 +440,15 @@ class KernelInterpreter:
             return self.block_reduce(op, threads, [tuple(p) for p in payloads])
         raise self.error(threads[0], op, "not a synchronization op")
 
-    def warp_reduce(self, op: Operation, threads: list[_Thread], vals: list[tuple[Any, ...]],
-                    kind: str) -> list[Any]:
+    def warp_reduce(
+        self, op: Operation, threads: list[_Thread], vals: list[tuple[Any, ...]], kind: str
+    ) -> list[Any]:
         if len(vals) % WARP:
-            raise self.error(threads[-1], op, f"needs full warps of {WARP} lanes, the block "
-                             f"has {len(vals)} threads")
+            raise self.error(
+                threads[-1],
+                op,
+                f"needs full warps of {WARP} lanes, the block has {len(vals)} threads",
+            )
         comb = _combine(kind)
         cur = list(vals)
         off = WARP // 2
@@ -355,8 +457,9 @@ class KernelInterpreter:
             off //= 2
         return cur
 
-    def block_reduce(self, op: k.BlockReduceOp, threads: list[_Thread],
-                     vals: list[tuple[Any, ...]]) -> list[Any]:
+    def block_reduce(
+        self, op: k.BlockReduceOp, threads: list[_Thread], vals: list[tuple[Any, ...]]
+    ) -> list[Any]:
         dims = op.get_dims()
         comb = _combine(op.kind.data)
         bx, by, bz = threads[0].blk.bdim
@@ -389,10 +492,41 @@ class KernelInterpreter:
         return out
 
     # ---- execution -------------------------------------------------------------------
+    def block_plan(self, blk: Block) -> list[tuple[int, Operation, _Fast | None]]:
+        """The ops of ``blk`` with their control kind (``_KIND_*``) and, for plain ops,
+        their fast handler, decoded once per kernel."""
+        plan = self._block_plans.get(blk)
+        if plan is None:
+            plan = []
+            for op in blk.ops:
+                kind = _control_kind(type(op))
+                fast = None
+                if kind == _KIND_PLAIN:
+                    try:
+                        fast = self.fast_handler(op)
+                    except KernelError:
+                        fast = None  # exec_op reports it if the op runs
+                plan.append((kind, op, fast))
+            self._block_plans[blk] = plan
+        return plan
+
     def exec_block(self, blk: Block, th: _Thread) -> Gen:
         env = th.env
-        for op in blk.ops:
-            if isinstance(op, scf.YieldOp | k.ReturnOp):
+        for kind, op, fast in self.block_plan(blk):
+            if kind == _KIND_PLAIN:
+                if fast is None:
+                    self.exec_op(op, th)
+                    continue
+                fn, operands, result = fast
+                try:
+                    ins = [env[v] for v in operands]
+                except KeyError:
+                    ins = [env[v] if v in env else self.constant(v) for v in operands]
+                res = fn(th, ins)
+                if result is not None:
+                    env[result] = res
+                continue
+            if kind == _KIND_RETURN:
                 return [env[v] for v in op.operands]
             if isinstance(op, scf.ForOp):
                 lb, ub, step = env[op.lb], env[op.ub], env[op.step]
@@ -422,6 +556,98 @@ class KernelInterpreter:
                 self.exec_op(op, th)
         return []
 
+    def fast_handler(self, op: Operation) -> _Fast | None:  # noqa: C901
+        """The hot-path form of a plain op whose semantics are those of its branch in
+        :meth:`exec_op` (decoded once: result types, predicates, constants), or None
+        for ops that always go through :meth:`exec_op`."""
+        t = type(op)
+        operands = tuple(op.operands)
+        result = op.results[0] if op.results else None
+        fn: Callable[[_Thread, list[Any]], Any]
+        if t is arith.ConstantOp:
+            c = self.constant(op.results[0])
+            fn = lambda th, ins: c  # noqa: E731
+        elif t in _INT_FAST:
+            f2 = _INT_FAST[t]
+            assert result is not None
+            divides = t is arith.DivSIOp or t is arith.RemSIOp
+            if isinstance(result.type, IndexType):
+                lim = 1 << (self.bits - 1)
+
+                def fn(th: _Thread, ins: list[Any]) -> Any:
+                    if divides and ins[1] == 0:
+                        raise self.error(th, op, "integer division by zero")
+                    r = int(f2(ins[0], ins[1]))
+                    if not -lim <= r < lim:
+                        self.check_index(th, op, r)  # raises
+                    return r
+            else:
+                rt = np_dtype(result.type)
+
+                def fn(th: _Thread, ins: list[Any]) -> Any:
+                    if divides and ins[1] == 0:
+                        raise self.error(th, op, "integer division by zero")
+                    return rt(f2(ins[0], ins[1]))
+        elif t is arith.MaxSIOp:
+            fn = lambda th, ins: max(ins)  # noqa: E731
+        elif t is arith.MinSIOp:
+            fn = lambda th, ins: min(ins)  # noqa: E731
+        elif t is mathd.ErfOp:
+            fn = lambda th, ins: type(ins[0])(math.erf(float(ins[0])))  # noqa: E731
+        elif t is vector.ExtractOp:
+            assert isinstance(op, vector.ExtractOp)
+            (pos,) = op.static_position.get_values()
+            fn = lambda th, ins: ins[0][pos]  # noqa: E731
+        elif t in _BINARY_FAST:
+            f2 = _BINARY_FAST[t]
+            fn = lambda th, ins: f2(ins[0], ins[1])  # noqa: E731
+        elif t is arith.NegfOp:
+            fn = lambda th, ins: -ins[0]  # noqa: E731
+        elif t is arith.CmpiOp:
+            assert isinstance(op, arith.CmpiOp)
+            cmp = _CMP[arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]]
+            fn = lambda th, ins: bool(cmp(ins[0], ins[1]))  # noqa: E731
+        elif t is arith.CmpfOp:
+            assert isinstance(op, arith.CmpfOp)
+            pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+            fn = lambda th, ins: _cmpf(pred, ins[0], ins[1])  # noqa: E731
+        elif t is arith.SelectOp:
+            fn = lambda th, ins: ins[1] if ins[0] else ins[2]  # noqa: E731
+        elif t in (arith.ExtFOp, arith.TruncFOp, arith.SIToFPOp):
+            ft = float_cast(op.results[0].type)
+            fn = lambda th, ins: ft(ins[0])  # noqa: E731
+        elif t in (arith.FPToSIOp, arith.ExtSIOp, arith.TruncIOp, arith.IndexCastOp, arith.ExtUIOp):
+            rty = op.results[0].type
+            conv: Callable[[Any], Any] = int if isinstance(rty, IndexType) else np_dtype(rty)
+            fn = lambda th, ins: conv(ins[0])  # noqa: E731
+        elif t in _MATH:
+            fm = _MATH[t]
+            fn = lambda th, ins: fm(*ins)  # noqa: E731
+        elif t in (k.ThreadIdOp, k.BlockIdOp, k.BlockDimOp, k.GridDimOp):
+            axis = op.axis()  # type: ignore[attr-defined]
+            if t is k.ThreadIdOp:
+                fn = lambda th, ins: th.tid[axis]  # noqa: E731
+            elif t is k.BlockIdOp:
+                fn = lambda th, ins: th.blk.idx[axis]  # noqa: E731
+            elif t is k.BlockDimOp:
+                fn = lambda th, ins: th.blk.bdim[axis]  # noqa: E731
+            else:
+                fn = lambda th, ins: th.blk.grid[axis]  # noqa: E731
+        elif t is memref.LoadOp:
+
+            def fn(th: _Thread, ins: list[Any]) -> Any:
+                arr = ins[0]
+                return arr[self.checked(th, op, arr, ins[1:])]
+        elif t is memref.StoreOp:
+            result = None
+
+            def fn(th: _Thread, ins: list[Any]) -> Any:
+                arr = ins[1]
+                arr[self.checked(th, op, arr, ins[2:])] = ins[0]
+        else:
+            return None
+        return fn, operands, result
+
     def check_index(self, th: _Thread | None, op: Operation | None, v: int) -> int:
         lim = 1 << (self.bits - 1)
         if not -lim <= v < lim:
@@ -435,8 +661,9 @@ class KernelInterpreter:
             env[op.result] = self.constant(op.result)
             return
         res: Any
-        if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivSIOp
-                      | arith.RemSIOp):
+        if isinstance(
+            op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivSIOp | arith.RemSIOp
+        ):
             a, b = ins
             if isinstance(op, arith.DivSIOp | arith.RemSIOp) and b == 0:
                 raise self.error(th, op, "integer division by zero")
@@ -490,8 +717,9 @@ class KernelInterpreter:
             res = ins[1] if ins[0] else ins[2]
         elif isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp):
             res = float_cast(op.results[0].type)(ins[0])
-        elif isinstance(op, arith.FPToSIOp | arith.ExtSIOp | arith.TruncIOp
-                        | arith.IndexCastOp | arith.ExtUIOp):
+        elif isinstance(
+            op, arith.FPToSIOp | arith.ExtSIOp | arith.TruncIOp | arith.IndexCastOp | arith.ExtUIOp
+        ):
             t = op.results[0].type
             res = int(ins[0]) if isinstance(t, IndexType) else np_dtype(t)(ins[0])
         elif type(op) in _MATH:
@@ -541,11 +769,11 @@ class KernelInterpreter:
             arr, off = ins[0], ins[1]
             lanes = k.vector_lanes(op.result.type)
             self.check_vector(th, op, arr, off, lanes)
-            res = arr[off:off + lanes].copy()
+            res = arr[off : off + lanes].copy()
         elif isinstance(op, vector.StoreOp):
             vec, arr, off = ins[0], ins[1], ins[2]
             self.check_vector(th, op, arr, off, len(vec))
-            arr[off:off + len(vec)] = vec
+            arr[off : off + len(vec)] = vec
             return
         elif isinstance(op, vector.ExtractOp):
             (pos,) = op.static_position.get_values()
@@ -562,8 +790,11 @@ class KernelInterpreter:
     def constant(self, v: SSAValue) -> Any:
         op = v.owner
         if not isinstance(op, arith.ConstantOp):
-            raise self.error(None, op if isinstance(op, Operation) else None,
-                             f"value {v} used before its definition")
+            raise self.error(
+                None,
+                op if isinstance(op, Operation) else None,
+                f"value {v} used before its definition",
+            )
         attr = op.value
         if isinstance(attr, IntegerAttr):
             if isinstance(v.type, IndexType):
@@ -575,24 +806,34 @@ class KernelInterpreter:
             return np_dtype(v.type)(attr.value.data)
         raise self.error(None, op, f"unsupported constant {attr}")
 
-    def checked(self, th: _Thread, op: Operation, arr: np.ndarray,
-                idx: Sequence[int]) -> tuple[int, ...]:
-        if len(idx) != arr.ndim or any(not 0 <= i < s for i, s in zip(idx, arr.shape,
-                                                                       strict=True)):
-            raise self.error(th, op, f"index {list(idx)} out of bounds for a buffer of shape "
-                             f"{list(arr.shape)}")
+    def checked(
+        self, th: _Thread, op: Operation, arr: np.ndarray, idx: Sequence[int]
+    ) -> tuple[int, ...]:
+        if len(idx) != arr.ndim or any(not 0 <= i < s for i, s in zip(idx, arr.shape, strict=True)):
+            raise self.error(
+                th, op, f"index {list(idx)} out of bounds for a buffer of shape {list(arr.shape)}"
+            )
         return tuple(idx)
 
-    def check_vector(self, th: _Thread, op: Operation, arr: np.ndarray, off: int,
-                     lanes: int) -> None:
+    def check_vector(
+        self, th: _Thread, op: Operation, arr: np.ndarray, off: int, lanes: int
+    ) -> None:
         if not (0 <= off and off + lanes <= arr.shape[0]):
-            raise self.error(th, op, f"vector of {lanes} at index {off} out of bounds for a "
-                             f"buffer of {arr.shape[0]} elements")
+            raise self.error(
+                th,
+                op,
+                f"vector of {lanes} at index {off} out of bounds for a "
+                f"buffer of {arr.shape[0]} elements",
+            )
         nbytes = lanes * arr.itemsize
         addr = arr.ctypes.data + off * arr.itemsize
         if addr % nbytes:
-            raise self.error(th, op, f"misaligned {nbytes * 8}-bit access at index {off} "
-                             f"(address {addr:#x} is not a multiple of {nbytes})")
+            raise self.error(
+                th,
+                op,
+                f"misaligned {nbytes * 8}-bit access at index {off} "
+                f"(address {addr:#x} is not a multiple of {nbytes})",
+            )
 
 
 def find_kernel(module: ModuleOp | k.FuncOp, name: str | None = None) -> k.FuncOp:
@@ -602,12 +843,14 @@ def find_kernel(module: ModuleOp | k.FuncOp, name: str | None = None) -> k.FuncO
     for f in funcs:
         if name is None or f.sym_name.data == name:
             return f
-    raise KernelError(f"no kernel.func @{name} in the module "
-                      f"(has {[f.sym_name.data for f in funcs]})")
+    raise KernelError(
+        f"no kernel.func @{name} in the module (has {[f.sym_name.data for f in funcs]})"
+    )
 
 
-def run_kernel(module: ModuleOp | k.FuncOp, name: str | None, args: Sequence[Any],
-               grid: Sequence[int]) -> None:
+def run_kernel(
+    module: ModuleOp | k.FuncOp, name: str | None, args: Sequence[Any], grid: Sequence[int]
+) -> None:
     """Run kernel ``name`` of ``module`` on ``grid`` blocks (its ``block_size``); numpy
     array arguments are global memory, written in place."""
     KernelInterpreter(find_kernel(module, name)).run(args, grid)
