@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from codegen.kernel_interpreter import run_kernel
 from codegen.lower import default_out_layouts, lower_segment
 from codegen.lower.common import LoweredFusion, TensorLayout
 from fuser_ir.dialects import fuser as F
 from fuser_ir.fp8 import as_strided
+from runtime.host_evaluator import HostEvaluator
 
 
 def layout_of(x: np.ndarray) -> TensorLayout:
@@ -54,17 +56,22 @@ def run_segment_on_cpu(
     fusion: F.FusionOp,
     inputs: Sequence[Any],
     lowered: LoweredFusion | None = None,
+    nvrtc: bool = True,
 ) -> tuple[list[np.ndarray], LoweredFusion]:
     """Lower ``fusion`` for ``inputs`` (unless ``lowered`` is given), run its kernels in
-    the interpreter, and return (the returned outputs, the lowering)."""
+    the interpreter, and return (the returned outputs, the lowering); ``nvrtc``: also
+    compile the kernels with NVRTC (through the kernel cache)."""
     in_layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in inputs]
     scalars = [None if isinstance(x, np.ndarray) else x for x in inputs]
     if lowered is None:
         lowered = lower_segment(fusion, in_layouts, scalars)
-    compile_with_nvrtc(lowered, fusion)
+    if nvrtc:
+        compile_with_nvrtc(lowered, fusion)
     from codegen.lower import concrete_shapes
 
-    shapes = concrete_shapes(fusion, [lay.shape if lay else s for lay, s in zip(in_layouts, scalars, strict=True)])
+    shapes = concrete_shapes(
+        fusion, [lay.shape if lay else s for lay, s in zip(in_layouts, scalars, strict=True)]
+    )
     out_layouts = default_out_layouts(fusion, shapes, in_layouts)
     term = fusion.output_op
     outputs: list[np.ndarray] = []
@@ -92,3 +99,18 @@ def run_segment_on_cpu(
                 args.append(scratch[a.index])
         run_kernel(kern.module, kern.name, args, kern.grid)
     return outputs, lowered
+
+
+class KernelHostEvaluator(HostEvaluator):
+    """The segmented host program on the CPU with generated kernels: the host
+    evaluator (numpy buffers and views, aliases, deallocation) whose ``hir.launch``
+    lowers the segment for its arguments' layouts and runs its kernels in the kernel
+    interpreter (``run_segment_on_cpu``), where ``runtime.segmented_gpu.launch_segment``
+    launches them on the GPU."""
+
+    def __init__(self, module: ModuleOp, nvrtc: bool = True) -> None:
+        super().__init__(module)
+        self.nvrtc = nvrtc
+
+    def _run_fusion(self, fusion: F.FusionOp, args: list[Any]) -> list[Any]:
+        return run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc)[0]

@@ -365,6 +365,47 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any]) -> list[tuple[Fus
     ]
 
 
+def execute_kernels_on_cpu(
+    entry: CacheEntry, inputs: Sequence[Any], nvrtc: bool = True
+) -> list[Any]:
+    """Run the plan the GPU would run, on the CPU, with the generated kernels: the same
+    validation, scheduler decision and segmentation as ``execute_gpu``; one segment
+    lowers for the inputs' layouts and its kernels run in the CPU kernel interpreter
+    (``codegen.cpu_runner.run_segment_on_cpu``), a segmented fusion runs its host
+    program with every launch doing the same (``codegen.cpu_runner.KernelHostEvaluator``;
+    intermediates are numpy arrays). Inputs are numpy arrays (or torch CPU tensors) and
+    scalars; outputs are numpy arrays. ``nvrtc``: also compile every kernel with NVRTC.
+    Zero-size tensors are computed by the reference, as ``GpuPlan`` does on the host.
+    For tests: the interpreter runs a Python generator per thread, so keep shapes small."""
+    from codegen.cpu_runner import KernelHostEvaluator, run_segment_on_cpu
+    from codegen.lower import concrete_shapes
+    from runtime.reference import run_fusion
+    from runtime.segmented import segment_fusion
+    from schedulers.analysis.sizes import bind_sizes
+    from schedulers.plan import needs_segmentation
+    from schedulers.registry import select
+    from schedulers.target import DEFAULT_TARGET
+
+    plain = plain_inputs(inputs)
+    validate_inputs(entry.inputs, plain)
+    rt = runtime_for(entry, plain)
+    flat = [_plain_scalar(x) for x in flatten_inputs(entry.inputs, plain)]
+    shapes = [tuple(x.shape) if isinstance(x, np.ndarray) else None for x in flat]
+    shape_args = [s if s is not None else x for s, x in zip(shapes, flat, strict=True)]
+    selection = select(rt.fusion, bind_sizes(rt.fusion, shape_args), DEFAULT_TARGET)
+    if needs_segmentation(rt.fusion, selection):
+        module, _ = segment_fusion(rt.fusion, shapes, DEFAULT_TARGET)
+        outs = KernelHostEvaluator(module, nvrtc=nvrtc).run(flat, "main")
+    elif any(s is not None and 0 in s for s in shapes) or any(
+        0 in concrete_shapes(rt.fusion, shape_args)[v]
+        for v in rt.fusion.output_op.returned_values()
+    ):
+        outs = run_fusion(rt.fusion, flat)
+    else:
+        outs = run_segment_on_cpu(rt.fusion, flat, nvrtc=nvrtc)[0]
+    return [np.asarray(o) if isinstance(o, np.generic) else o for o in outs]
+
+
 def segment_launches(
     fusion: FusionOp, layouts: Sequence[Any], scalars: Sequence[Any]
 ) -> list[tuple[FusionOp, list[Any], list[Any]]]:

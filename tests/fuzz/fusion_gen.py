@@ -12,6 +12,9 @@ for each seed) adds the later families to some cases: ops nothing uses,
 ``index_select`` and ``cat`` fed by reductions, float64 inputs and zero-dim tensors in
 binary ops (torch's three promotion classes).
 
+``random_case(seed, small=True)`` draws from the same stream with small extents
+(``SMALL_EXTENTS``): the cases whose generated kernels the CPU kernel interpreter runs.
+
 The generator is deterministic in its seed; ``Case.source`` is a Python script that
 rebuilds the fusion, printed by failing tests as a reproducer. Binary ops pair
 operands whose extents agree, or where the smaller is a broadcast in the fusion's
@@ -43,6 +46,12 @@ TORCH_TO_NAME = {v[1]: k for k, v in (DTYPES | MORE_DTYPES).items()}
 TOL = {torch.float64: 1e-4, torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 EXTRA_SALT = 0x9E3779B1  # the second random stream (later families) of a seed
 EXTENTS = (1, 1, 2, 3, 5, 7, 8, 16, 17, 32, 33, 64, 127, 128, 256)
+# The extents of the small cases (``random_case(seed, small=True)``) whose kernels the
+# CPU kernel interpreter runs: ``EXTENTS`` with 64, 127, 128 and 256 replaced by 4, 9, 6
+# and 11, index for index, so a seed's small case is its fusion whenever no extent above
+# 33 is drawn, and otherwise takes the same choices up to the first draw that depends on
+# a replaced extent (size-1, odd and even extents, and warp-sized 32/33, all stay).
+SMALL_EXTENTS = (1, 1, 2, 3, 5, 7, 8, 16, 17, 32, 33, 4, 9, 6, 11)
 # Unary ops that are defined (finite or inf/nan in the same way as torch) everywhere.
 UNARY = ("neg", "abs", "exp", "tanh", "sigmoid", "relu", "sin", "cos", "silu", "erf", "floor")
 BINARY = ("add", "sub", "mul", "maximum", "minimum")
@@ -84,8 +93,9 @@ class Case:
 
 
 class _Builder:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, extents: tuple[int, ...] = EXTENTS) -> None:
         self.rng = random.Random(seed)
+        self.extents = extents
         self.lines: list[str] = []
         self.nodes: list[Node] = []
         self.ops: list[str] = []
@@ -113,9 +123,9 @@ class _Builder:
         return self.nodes[i]
 
 
-def _random_shape(rng: random.Random) -> list[int]:
+def _random_shape(rng: random.Random, extents: tuple[int, ...] = EXTENTS) -> list[int]:
     rank = rng.choice((1, 2, 2, 2, 3, 3))
-    return [rng.choice(EXTENTS) for _ in range(rank)]
+    return [rng.choice(extents) for _ in range(rank)]
 
 
 def _random_tensor(rng: random.Random, shape: list[int], dtype: torch.dtype) -> torch.Tensor:
@@ -123,11 +133,13 @@ def _random_tensor(rng: random.Random, shape: list[int], dtype: torch.dtype) -> 
     return (torch.rand(shape, generator=gen, dtype=torch.float32) * 4 - 2).to(dtype)
 
 
-def random_case(seed: int, min_ops: int = 2, max_ops: int = 12) -> Case:
-    """A random fusion with its inputs and torch's outputs (deterministic in ``seed``)."""
-    b = _Builder(seed)
+def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = False) -> Case:
+    """A random fusion with its inputs and torch's outputs (deterministic in ``seed``);
+    ``small``: its extents are drawn from ``SMALL_EXTENTS`` (cases cheap enough for the
+    CPU kernel interpreter)."""
+    b = _Builder(seed, SMALL_EXTENTS if small else EXTENTS)
     rng = b.rng
-    base = _random_shape(rng)
+    base = _random_shape(rng, b.extents)
     fd = FusionDefinition()
     inputs: list[torch.Tensor] = []
     with fd:
@@ -142,7 +154,7 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12) -> Case:
                 elif r < 0.8:
                     shape = [e if rng.random() < 0.5 else 1 for e in base]
                 else:
-                    shape = _random_shape(rng)
+                    shape = _random_shape(rng, b.extents)
             dname = rng.choice(tuple(DTYPES))
             dt, tdt = DTYPES[dname]
             value = _random_tensor(rng, shape, tdt)
@@ -259,7 +271,7 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
         if out_rank == 0 or out_rank > 4:
             return
         bdims = sorted(rng.sample(range(out_rank), len(shape)))
-        out_shape = [rng.choice(EXTENTS[2:8]) for _ in range(out_rank)]
+        out_shape = [rng.choice(b.extents[2:8]) for _ in range(out_rank)]
         for i, d in enumerate(bdims):
             if shape[i] != 1 or rng.random() < 0.5:
                 out_shape[d] = shape[i]

@@ -40,7 +40,9 @@ def as_torch(x: Any) -> torch.Tensor:
     return torch.from_numpy(a.copy(order="C"))
 
 
-def compare(outs: list[Any], case: Case, expected: list[Any] | None = None, oracle: str = "torch") -> str | None:
+def compare(
+    outs: list[Any], case: Case, expected: list[Any] | None = None, oracle: str = "torch"
+) -> str | None:
     """None when ``outs`` match torch's outputs (or ``expected``, named ``oracle`` in
     the message) in dtype, shape and value, within the case's tolerances."""
     want = case.expected if expected is None else [as_torch(e) for e in expected]
@@ -148,7 +150,10 @@ def run(
     failures: dict[str, list[int]] = collections.defaultdict(list)
     for seed in seeds:
         case = random_case(seed)
-        for stage, fn in [*stages(case, use_torch), ("kernels", lambda s=seed: kernel_stage(s)[1]())]:
+        for stage, fn in [
+            *stages(case, use_torch),
+            ("kernels", lambda s=seed: kernel_stage(s)[1]()),
+        ]:
             if only is not None and stage not in only:
                 continue
             try:
@@ -159,7 +164,9 @@ def run(
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("start", type=int)
     p.add_argument("stop", type=int)
     p.add_argument("--torch", action="store_true", help="torch CPU tensors as inputs")
