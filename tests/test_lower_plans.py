@@ -114,7 +114,9 @@ def test_num_kernels_counts_launches_of_inner_outer() -> None:
 
 
 @pytest.mark.parametrize(("shape", "dim"), [((0, 5), 1), ((5, 0), 0), ((0, 7), 0)])
-def test_reduction_with_an_empty_iteration_axis_plans_and_runs(shape: tuple[int, int], dim: int) -> None:
+def test_reduction_with_an_empty_iteration_axis_plans_and_runs(
+    shape: tuple[int, int], dim: int
+) -> None:
     # The reduction heuristic divided the SM count by a grid of 0 blocks
     # (ZeroDivisionError in fd.plan; nvFuser's test_issue1270 has such a fusion).
     with FusionDefinition() as fd:
@@ -126,3 +128,29 @@ def test_reduction_with_an_empty_iteration_axis_plans_and_runs(shape: tuple[int,
     fd.generate_cuda_code(ins)
     (out,) = fd.execute(ins)
     np.testing.assert_array_equal(out, ins[0].sum(dim))
+
+
+@pytest.mark.parametrize(("cols", "launches"), [(32, 1), (128, 2)])
+def test_execute_kernels_on_cpu_runs_the_plan_the_gpu_runs(
+    cols: int, launches: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fuzz stage 'kernels': one row kernel at [2, 32]; at [2, 128] the segmented
+    # host program, each launch lowered and run in the kernel interpreter.
+    import codegen.cpu_runner as cpu_runner
+    from fuser_ir.frontend.execution import execute_kernels_on_cpu
+
+    ran: list[str] = []
+    real = cpu_runner.run_kernel
+
+    def counting(module: object, name: str | None, args: list[object], grid: object) -> None:
+        ran.append(str(name))
+        real(module, name, args, grid)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cpu_runner, "run_kernel", counting)
+    rng = np.random.default_rng(0)
+    t0 = rng.standard_normal((2, 32)).astype(np.float32)
+    t1 = rng.standard_normal((2, cols)).astype(np.float32)
+    fd = seed000()
+    (out,) = execute_kernels_on_cpu(fd._ensure_defined(), [t0, t1], nvrtc=False)
+    assert len(ran) == fd.plan([t0, t1]).num_kernels == launches
+    np.testing.assert_allclose(out, t1 + t0.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
