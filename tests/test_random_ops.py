@@ -408,3 +408,38 @@ def test_default_device_is_checked() -> None:
             set_default_device("tpu")
     finally:
         set_default_device(None)
+
+
+@pytest.mark.parametrize("name", ["rand_like", "randn_like"])
+def test_rand_like(name: str) -> None:
+    """nvFuser's rand_like/randn_like: uniform(0, 1)/normal(0, 1) of the input's shape
+    and dtype, printed as one op, with or without rng_seed/rng_offset."""
+    x = torch.randn(3, 5, dtype=torch.float16)
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        s = fd.define_scalar(DataType.Int)
+        o = fd.define_scalar(DataType.Int)
+        fd.add_output(getattr(fd.ops, name)(t0))
+        fd.add_output(getattr(fd.ops, name)(t0, rng_seed=s, rng_offset=o))
+    text = repr(fd)
+    assert f"T3 = fd.ops.{name}(T0)" in text
+    assert f"T4 = fd.ops.{name}(T0, rng_seed=S1, rng_offset=S2)" in text
+    torch.manual_seed(5)
+    a, b = fd.execute([x, 5, 0])
+    assert a.dtype == b.dtype == torch.float16 and a.shape == b.shape == (3, 5)
+    fn = uniform_values if name == "rand_like" else normal_values
+    np.testing.assert_array_equal(b.numpy().ravel(), fn(DType.float16, 5, 0, 15, 0.0, 1.0))
+    torch.testing.assert_close(a, b, rtol=0, atol=0)  # after manual_seed(5): seed 5, offset 0
+    scope: dict = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, scope)  # noqa: S102 - the printed definition re-executes
+    with FusionDefinition() as fd2:
+        next(v for k, v in scope.items() if k.startswith("nvfuser_fusion_id"))(fd2)
+    torch.manual_seed(5)
+    for got, want in zip(fd2.execute([x, 5, 0]), (a, b), strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    with FusionDefinition() as fd3:
+        i = fd3.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        with pytest.raises(
+            ValueError, match=f"{name}: input must have floating point type, but got DataType.Int"
+        ):
+            getattr(fd3.ops, name)(i)

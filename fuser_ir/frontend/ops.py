@@ -484,6 +484,34 @@ class Operators:
         uniforms); ``rng_seed``/``rng_offset`` as for ``uniform``."""
         return self._random("normal", F.NormalOp, ("mean", "std"), mean, std, shape, rng_seed, rng_offset, dtype)
 
+    def rand_like(self, x: Any, *, rng_seed: Any = None, rng_offset: Any = None) -> Tensor:
+        """nvFuser's ``rand_like``: ``uniform(0, 1)`` of ``x``'s shape and dtype (a
+        floating point tensor); one record."""
+        return self._random_like("rand_like", self.uniform, x, rng_seed, rng_offset)
+
+    def randn_like(self, x: Any, *, rng_seed: Any = None, rng_offset: Any = None) -> Tensor:
+        """nvFuser's ``randn_like``: ``normal(0, 1)`` of ``x``'s shape and dtype."""
+        return self._random_like("randn_like", self.normal, x, rng_seed, rng_offset)
+
+    def _random_like(self, name: str, fn: Any, x: Any, rng_seed: Any, rng_offset: Any) -> Tensor:
+        t = self._t(x, name)
+        if t.dtype not in (DataType.Double, DataType.Float, DataType.Half, DataType.BFloat16):
+            raise ValueError(f"{name}: input must have floating point type, but got {t.dtype!r}")
+        if (rng_seed is None) != (rng_offset is None):
+            raise ValueError(f"{name}: rng_seed and rng_offset must be provided together")
+        kwargs: list[tuple[str, Any]] = []
+        if rng_seed is not None:
+            kwargs = [
+                ("rng_seed", self._v(rng_seed, name, "rng_seed")),
+                ("rng_offset", self._v(rng_offset, name, "rng_offset")),
+            ]
+        s = st(self._fd)
+        n_states, n_records = len(s.states), len(s.records)
+        res = fn(0.0, 1.0, self.shape(t), dtype=t.dtype, **dict(kwargs))
+        # One op of the definition, as in nvFuser: drop the steps' states and records.
+        del s.states[n_states:], s.records[n_records:]
+        return self._emit(name, res.value.owner, [t], kwargs)
+
     def _random(
         self, name: str, cls: type[F._RandomOp], what: tuple[str, str], a: Any, b: Any, shape: Any,
         rng_seed: Any, rng_offset: Any, dtype: Any,
