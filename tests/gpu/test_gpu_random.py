@@ -91,3 +91,24 @@ def test_fusion_without_tensor_inputs_runs_on_the_default_gpu() -> None:
         set_default_device(None)
     (cpu_out,) = fd.execute([3, 4])
     assert not cpu_out.is_cuda
+
+
+def test_segmented_fusion_without_tensor_inputs_on_the_default_gpu() -> None:
+    """Two segments (a segment_set cut), no tensor input: the segmented GPU plan's
+    outputs come back as torch CUDA tensors, equal to the CPU reference."""
+    from fuser_ir.frontend.execute_options import set_default_device
+
+    with FusionDefinition() as fd:
+        s = fd.define_scalar(DataType.Int)
+        o = fd.define_scalar(DataType.Int)
+        u = fd.ops.uniform(0.0, 1.0, shape=[64, 1000], rng_seed=s, rng_offset=o)
+        r = fd.ops.segment_set(fd.ops.sum(u, dims=[1]))
+        fd.add_output(fd.ops.add(u, fd.ops.broadcast(r, [False, True])))
+    (cpu_out,) = fd.execute([1, 2])
+    set_default_device("cuda")
+    try:
+        (out,) = fd.execute([1, 2])
+    finally:
+        set_default_device(None)
+    assert out.is_cuda
+    torch.testing.assert_close(out.cpu(), cpu_out, rtol=1e-5, atol=1e-4)
