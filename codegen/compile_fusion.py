@@ -31,6 +31,8 @@ _SIG = {
     DType.int64: "q",
     DType.int32: "i",
     DType.bool: "b",
+    DType.complex64: "c",
+    DType.complex128: "z",
 }
 
 

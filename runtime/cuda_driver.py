@@ -8,8 +8,9 @@ call and the CUDA error (``cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (inva
 argument)``).
 
 Launches are on the hot path of ``fd.execute``: a :class:`Kernel` is built once with its
-parameter signature (``"ppi"``: two pointers and an int32), which fixes a packed
-argument buffer and the array of pointers into it. A launch packs the values into that
+parameter signature (``"ppi"``: two pointers and an int32; ``c``/``z`` are a complex64 /
+complex128 passed by value, ``fuser_complex<T>``), which fixes a packed argument buffer
+(8-byte slots, 16 for a complex128) and the array of pointers into it. A launch packs the values into that
 buffer with one precompiled ``struct.Struct.pack_into`` and hands the pointer array's
 address to ``cuLaunchKernel``::
 
@@ -432,7 +433,34 @@ def mem_info() -> tuple[int, int]:
 _SLOT = {
     "p": "Q", "Q": "Q", "q": "q", "d": "d",
     "i": "i4x", "I": "I4x", "f": "f4x", "b": "?7x",
+    "c": "ff", "z": "dd",  # complex64 / complex128 by value: (re, im), 8 / 16 bytes
 }
+_COMPLEX_SLOTS = frozenset("cz")
+
+
+def arg_offsets(signature: str) -> tuple[str, list[int], int]:
+    """The packing of a launch's arguments: the struct format, each argument's byte
+    offset in the buffer (8-byte slots; a complex128 takes two) and the number of
+    8-byte words."""
+    fmt = "<" + "".join(_SLOT[c] for c in signature)
+    offsets, off = [], 0
+    for c in signature:
+        offsets.append(off)
+        off += struct.calcsize("<" + _SLOT[c])
+    return fmt, offsets, off // 8
+
+
+def flatten_complex_args(signature: str, args: Sequence[Any]) -> list[Any]:
+    """``args`` with each complex argument (slot ``c``/``z``) as its real and imaginary
+    parts, the values ``struct`` packs for ``ff``/``dd``."""
+    out: list[Any] = []
+    for c, a in zip(signature, args, strict=True):
+        if c in _COMPLEX_SLOTS:
+            z = complex(a)
+            out += [z.real, z.imag]
+        else:
+            out.append(a)
+    return out
 
 
 class Module:
@@ -482,10 +510,12 @@ class Kernel:
         self.function = function
         self.signature = signature
         n = len(signature)
-        self._struct = struct.Struct("<" + "".join(_SLOT[c] for c in signature))
-        self._buffer = (ctypes.c_uint64 * max(n, 1))()
+        fmt, offsets, words = arg_offsets(signature)
+        self._struct = struct.Struct(fmt)
+        self._has_complex = any(c in _COMPLEX_SLOTS for c in signature)
+        self._buffer = (ctypes.c_uint64 * max(words, 1))()
         base = ctypes.addressof(self._buffer)
-        self._pointers = (ctypes.c_void_p * max(n, 1))(*[base + 8 * i for i in range(n)])
+        self._pointers = (ctypes.c_void_p * max(n, 1))(*[base + o for o in offsets])
         self._params = ctypes.addressof(self._pointers) if n else 0
         self._lock = threading.Lock()
         self.static_shared_bytes = self.attribute("SHARED_SIZE_BYTES")
@@ -538,6 +568,8 @@ class Kernel:
             self.set_max_dynamic_shared_memory(shared_mem)
         if type(stream) is not int:
             stream = _handle(stream)
+        if self._has_complex:
+            args = flatten_complex_args(self.signature, args)
         with self._lock:
             try:
                 self._struct.pack_into(self._buffer, 0, *args)

@@ -416,3 +416,32 @@ def test_definition_from_mlir_with_complex_constant_and_scalar_input() -> None:
     (out,) = fd.execute([x, 1 + 2j])
     np.testing.assert_allclose(out, x * 1j + (1 + 2j))
     assert out.dtype == np.complex64
+
+
+def test_complex_scalar_inputs_are_kernel_arguments() -> None:
+    """A complex scalar input is a ``fuser_complex<T>`` kernel parameter; the driver
+    packs it as (re, im) in a 8-byte (complex64) or 16-byte (complex128) slot."""
+    from codegen.compile_fusion import kernel_signature
+
+    x = (np.arange(70) + 1j).astype(np.complex64)
+
+    def body(fd: FusionDefinition) -> None:
+        t = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.ComplexFloat)
+        s = fd.define_scalar(dtype=DataType.ComplexDouble)
+        f = fd.define_scalar(dtype=DataType.ComplexFloat)
+        fd.add_output(fd.ops.add(fd.ops.mul(t, s), f))
+
+    fusion = define(body).fusion()
+    ins = [x, 1 + 2j, 0.5 - 1j]
+    (out,), lowered = run_segment_on_cpu(fusion, ins)
+    np.testing.assert_allclose(out, run_fusion(fusion, ins)[0], rtol=1e-6)
+    src = print_cuda(lowered.kernels[0].module)
+    assert "fuser_complex<double> in1, fuser_complex<float> in2" in src
+    assert kernel_signature(fusion, lowered.kernels[0].args) == "pzcp"
+    try:
+        from runtime.cuda_driver import arg_offsets, flatten_complex_args
+    except ImportError:  # no CUDA Python bindings here
+        return
+    fmt, offsets, words = arg_offsets("pzcp")
+    assert (fmt, offsets, words) == ("<QddffQ", [0, 8, 24, 32], 5)
+    assert flatten_complex_args("pzcp", [7, 1 + 2j, 0.5 - 1j, 9]) == [7, 1.0, 2.0, 0.5, -1.0, 9]

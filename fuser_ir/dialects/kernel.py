@@ -189,6 +189,8 @@ class FuncOp(IRDLOperation):
                     raise VerifyException(
                         f"{where}: argument #{i} must be a flat global tensor memref<?xT>, "
                         f"got {t}")
+            elif isinstance(t, ComplexType) and isinstance(t.element_type, Float32Type | Float64Type):
+                pass  # a complex scalar by value (fuser_complex<float/double>)
             elif not isinstance(t, AnyFloat | IntegerType | IndexType):
                 raise VerifyException(f"{where}: argument #{i} has unsupported type {t}")
         check_defined_before_use(where, self.body.block)

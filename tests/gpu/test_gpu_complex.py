@@ -76,3 +76,14 @@ def test_complex_normalization_and_transpose_match_torch() -> None:
     centered, transposed = fd.execute([x])
     torch.testing.assert_close(centered, x - x.sum(1, keepdim=True), rtol=1e-4, atol=1e-3)
     torch.testing.assert_close(transposed, torch.exp(x).permute(1, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_complex_scalar_inputs_match_torch() -> None:
+    x = torch.randn(1000, dtype=torch.complex64, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.ComplexFloat)
+        s = fd.define_scalar(dtype=DataType.ComplexDouble)
+        f = fd.define_scalar(dtype=DataType.ComplexFloat)
+        fd.add_output(fd.ops.add(fd.ops.mul(t, s), f))
+    (out,) = fd.execute([x, 1 + 2j, 0.5 - 1j])
+    torch.testing.assert_close(out, x * (1 + 2j) + (0.5 - 1j), rtol=1e-5, atol=1e-5)
