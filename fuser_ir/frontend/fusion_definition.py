@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Region
 
 from fuser_ir.dialects.fuser import ConstantOp, FusionOp, OutputOp, TensorType
-from fuser_ir.frontend import execution, printing
+from fuser_ir.frontend import execution, printing, profiling, user_schedule
 from fuser_ir.frontend.building import (
     as_int,
     as_ints,
@@ -529,13 +529,7 @@ class FusionDefinition:
         ``fd.debug_output()``. nvFuser's other keywords are checked by
         ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
         NVFUSER_ENABLE/DISABLE option lists, ...)."""
-        import contextlib
-        import io
-        import time
-
-        from fuser_ir.frontend import profiling, user_schedule
         from fuser_ir.frontend.execute_options import check_execute_options
-        from fuser_ir.frontend.kernel_strings import record_run
 
         check_execute_options(
             self, inputs, device=device, override_user_schedule=override_user_schedule,
@@ -544,8 +538,9 @@ class FusionDefinition:
             enable_options=_enable_options, disable_options=_disable_options,
         )
         self.profiled = profile
-        self.__dict__["_debug_output"] = None
-        self.__dict__.pop("_profile", None)
+        state = self.__dict__
+        state["_debug_output"] = None
+        state.pop("_profile", None)
         first = self._entry is None
         entry = self._ensure_defined()
         # nvFuser: the definition's first execute (and every profiled one) schedules it.
@@ -553,6 +548,33 @@ class FusionDefinition:
             if profile or user_schedule.find(entry, inputs) is None:
                 user_schedule.make(self, inputs)
         sched = None if override_user_schedule else user_schedule.find(entry, inputs)
+        if profile or capture_debug_output:
+            outs = self._execute_observed(entry, sched, inputs, executor, num_streams, profile, capture_debug_output)
+        elif sched is not None:
+            outs = user_schedule.run(entry, sched, inputs)
+        else:
+            outs = self._execute_auto(entry, inputs, executor, num_streams)
+        if entry.last_run == "cpu" and executor is None and self.segmentation is None:
+            from fuser_ir.frontend.kernel_strings import record_run
+
+            record_run(entry, inputs)  # GPU runs: the plans execute keeps (kernel_strings)
+        return outs
+
+    def _execute_observed(
+        self,
+        entry: CacheEntry,
+        sched: Any,
+        inputs: Sequence[Any],
+        executor: execution.Executor | None,
+        num_streams: int | None,
+        profile: bool,
+        capture_debug_output: bool,
+    ) -> list[Any]:
+        """``execute`` with ``profile`` and/or ``capture_debug_output``."""
+        import contextlib
+        import io
+        import time
+
         buffer = io.StringIO()
         capture = _redirected(buffer) if capture_debug_output else contextlib.ExitStack()
         on_gpu = profile and execution._any_gpu_input(inputs)
@@ -569,8 +591,6 @@ class FusionDefinition:
         host_ms = (time.perf_counter() - start) * 1e3
         if capture_debug_output:
             self.__dict__["_debug_output"] = buffer.getvalue()
-        if self.segmentation is None and executor is None:
-            record_run(entry, inputs)
         if rec is not None:
             self.__dict__["_profile"] = self._make_profile(entry, rec, inputs, outs, host_ms, sched is not None)
         return outs
@@ -579,8 +599,6 @@ class FusionDefinition:
         self, entry: CacheEntry, inputs: Sequence[Any], executor: execution.Executor | None, num_streams: int | None
     ) -> list[Any]:
         """The run without a user schedule (see ``execute``)."""
-        from fuser_ir.frontend import profiling
-
         if executor is None:
             from fuser_ir.frontend.streams import execute_streams, stream_axes_of
 
@@ -627,8 +645,6 @@ class FusionDefinition:
     ) -> Any:
         """The ``FusionProfile`` of a finished profiled run (GPU runs: the plan's
         segments, timed as a whole between two device synchronizations)."""
-        from fuser_ir.frontend import profiling
-
         if not execution._any_gpu_input(inputs):
             return profiling.make_profile(entry.id, rec, "cpu", "host wall clock", host_ms, inputs, outs)
         rec.kernels.clear()  # GPU runs record nothing on their own: the plan's segments

@@ -7,7 +7,9 @@ whose kernel was not compiled). fuser answers for the input layouts a fusion ran
 (``CacheEntry.compiled``, keyed by ``layout_key``: dtype, shape and strides of each
 tensor, the value of each integer scalar), with the same errors otherwise:
 
-- after a GPU run, ``last_cuda_code`` is the CUDA C of the kernels that ran;
+- after a GPU run, ``last_cuda_code`` is the CUDA C of the kernels that ran, and
+  ``cuda_code_for`` answers for GPU inputs from the GPU plans ``execute`` keeps (keyed by
+  dtype, shape, strides, device and pointer alignment; nothing is recorded per run);
 - after a CPU run (numpy or CPU torch inputs run on the reference interpreter; no
   CUDA is compiled), the strings are the ones fuser's GPU path generates for the
   same input layouts: the kernels ``fd.generate_cuda_code(inputs)`` prints, and the
@@ -79,6 +81,51 @@ def layout_key(entry: CacheEntry, inputs: Sequence[Any]) -> tuple[tuple, list[An
             key.append(("scalar", type(v).__name__, v if sized else None))
             kept.append(v)
     return tuple(key), kept
+
+
+def _key_meta(k: Any) -> Any:
+    """Metadata of one input from its ``gpu_executor.fast_key`` (GPU tensors: dtype,
+    shape and strides; scalars: a zero of their type, or their value when kept)."""
+    from fuser_ir.dtypes import DType
+    from runtime import gpu_arrays as ga
+
+    if isinstance(k, tuple) and len(k) == 5:
+        dtype, shape, strides = k[0], tuple(k[1]), tuple(k[2])
+        if not isinstance(dtype, DType):
+            import torch
+
+            dtype = ga._torch_dtypes(torch)[dtype]
+        dt = dtype.to_numpy()
+        return np.lib.stride_tricks.as_strided(
+            np.zeros(1, dt), shape, [s * dt.itemsize for s in strides], writeable=False
+        )
+    if isinstance(k, tuple) and len(k) == 2:  # (type, value): kept by value
+        return list(k[1]) if isinstance(k[1], tuple) else k[1]
+    return k(0)
+
+
+def _gpu_plan(entry: CacheEntry, inputs: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """The GPU plan of a run with these GPU inputs and their metadata; nvFuser's errors
+    when none ran (GPU plans are keyed like ``execute``'s fast path)."""
+    from runtime.gpu_executor import fast_key
+
+    key = tuple(fast_key(x, entry.concrete) for x in inputs)
+    found = entry.gpu_plans.get(key)
+    if found is None:
+        if not entry.gpu_plans and not entry.compiled:
+            raise _never(entry)
+        raise RuntimeError(
+            f"Fusion {entry.id} is not compiled for these inputs (no GPU run with their layout)"
+        )
+    return found[0], [_key_meta(k) for k in key]
+
+
+def _last_gpu_metas(entry: CacheEntry, plan: Any) -> list[Any]:
+    """The metadata of the inputs of the last GPU run (the key of its plan)."""
+    for key, (p, _) in entry.gpu_plans.items():
+        if p is plan:
+            return [_key_meta(k) for k in key]
+    raise _never(entry)
 
 
 def record_run(entry: CacheEntry, inputs: Sequence[Any]) -> None:
@@ -202,10 +249,12 @@ def last_cuda_code(fd: FusionDefinition, intrinsic_code: bool, override_user_sch
     if sched is not None and not override_user_schedule:
         return _user_cuda_code(entry, sched, intrinsic_code)
     last = entry.last_run
-    if last is None or entry.last_layout is None:
+    if last is None:
         raise _never(entry)
     if last != "cpu":
         return _checked("\n".join(_strip(s, intrinsic_code) for s in last.cuda_sources()), entry)
+    if entry.last_layout is None:
+        raise _never(entry)
     return _launched(fd, entry, entry.compiled[entry.last_layout], intrinsic_code)
 
 
@@ -219,6 +268,11 @@ def cuda_code_for(
         sched = entry.user_schedules.get(key)
         if sched is not None:
             return _user_cuda_code(entry, sched, intrinsic_code)
+    from fuser_ir.frontend.execution import _any_gpu_input
+
+    if _any_gpu_input(inputs):
+        plan, _ = _gpu_plan(entry, inputs)
+        return _checked("\n".join(_strip(s, intrinsic_code) for s in plan.cuda_sources()), entry)
     return _launched(fd, entry, _compiled_metas(entry, inputs), intrinsic_code)
 
 
@@ -235,6 +289,9 @@ def last_scheduled_fusion_ir(
     sched = entry.last_user_schedule
     if sched is not None and not override_user_schedule:
         return sched.ir()
+    last = entry.last_run
+    if last is not None and last != "cpu":
+        return scheduled(fd, _last_gpu_metas(entry, last), tensor_transforms=tensor_transforms)
     if entry.last_layout is None:
         raise _never(entry)
     return scheduled(fd, entry.compiled[entry.last_layout], tensor_transforms=tensor_transforms)
@@ -255,4 +312,9 @@ def scheduled_fusion_ir_for(
         sched = entry.user_schedules.get(key)
         if sched is not None:
             return sched.ir()
+    from fuser_ir.frontend.execution import _any_gpu_input
+
+    if _any_gpu_input(inputs):
+        _, metas = _gpu_plan(entry, inputs)
+        return scheduled(fd, metas, tensor_transforms=tensor_transforms)
     return scheduled(fd, _compiled_metas(entry, inputs), tensor_transforms=tensor_transforms)

@@ -1,0 +1,68 @@
+"""On the GPU: nvFuser's kernel strings from the GPU plans (``kernel_strings``), a user
+``schedule()``'s serial kernel, ``fd.profile()``, and integer division as torch's."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fuser_ir import DataType, FusionDefinition  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def test_kernel_strings_of_gpu_runs() -> None:
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.cosh(a))
+    x = torch.randn(16, 8, device="cuda")
+    fd.execute([x])
+    code = fd.last_cuda_code()
+    assert "coshf(" in code and fd.cuda_code_for([x]) == code
+    assert len(fd.cuda_code_for([x], intrinsic_code=True)) > len(code)
+    assert "fuser.schedule" in fd.last_scheduled_fusion_ir()
+    assert "iterdomain.loop" in fd.scheduled_fusion_ir_for([x], tensor_transforms=True)
+    with pytest.raises(RuntimeError, match="not compiled"):
+        fd.cuda_code_for([torch.randn(64, 64, device="cuda")])
+
+
+def test_user_schedule_runs_the_serial_kernel() -> None:
+    class Sinh(FusionDefinition):
+        def definition(self) -> None:
+            t = self.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+            self.add_output(self.ops.sinh(self.ops.neg(t)))
+
+        def schedule(self) -> None:
+            pass
+
+    x = torch.randn(33, 7, device="cuda")
+    fd = Sinh()
+    (out,) = fd.execute([x], profile=True)
+    torch.testing.assert_close(out, torch.sinh(-x))
+    assert "__launch_bounds__(1)" in fd.last_cuda_code()
+    prof = fd.profile()
+    assert prof.device == "cuda:0" and [k.scheduler for k in prof.kernel_profiles] == ["user"]
+
+
+def test_profile_of_a_segmented_gpu_run() -> None:
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        b = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.sum(fd.ops.sum(fd.ops.add(a, b), dims=[-1]), dims=[-1]))
+    x = torch.randn(2, 5, device="cuda")
+    fd.execute([x, x], profile=True)
+    prof = fd.profile()
+    assert prof.segments == 2 and [k.scheduler for k in prof.kernel_profiles] == ["reduction"] * 2
+    assert prof.kernel_time_ms is None and prof.host_time_ms > 0
+
+
+def test_integer_division_matches_torch_on_cuda() -> None:
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        b = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        fd.add_output(fd.ops.div(a, b))
+    x = torch.tensor([7, -7, 5, 0, -3], device="cuda")
+    y = torch.tensor([2, 2, 0, 0, 0], device="cuda")
+    (out,) = fd.execute([x, y])
+    assert torch.equal(out, torch.div(x, y, rounding_mode="trunc"))
