@@ -11,7 +11,7 @@ from fuser_ir.dialects import available_dialects
 xdsl_fixes.install()
 
 # Upstream dialects that fuser's IR may contain (kernel lowering uses some of them).
-_UPSTREAM = ("builtin", "func", "arith", "math", "scf", "memref", "gpu", "vector", "test")
+_UPSTREAM = ("builtin", "func", "arith", "math", "complex", "scf", "memref", "gpu", "vector", "test")
 
 
 def make_context() -> Context:

@@ -69,3 +69,14 @@ kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>
   kernel.return
 }
 // CHECK: kernel.func @k: memref.load operand #1 (%tid, result #0 of a kernel.thread_id) is used before it is defined
+
+// -----
+
+// Complex values have no order: a complex warp_reduce is add or mul only.
+kernel.func @k(%x : memref<?xcomplex<f32>>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %tid = kernel.thread_id x
+  %v = memref.load %x[%tid] : memref<?xcomplex<f32>>
+  %s = kernel.warp_reduce %v {kind = "max"} : (complex<f32>) -> complex<f32>
+  kernel.return
+}
+// CHECK: kernel.warp_reduce: kind 'max' of complex operand #0 (complex<f32>): complex values have no order (only add and mul)
