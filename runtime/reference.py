@@ -602,6 +602,23 @@ def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
     if isinstance(op, F.PadOp):
         dt = _result_dtype(op)
         return [_pad(np.asarray(args[0]), F._ints(op.widths), args[1], dt)]
+    if isinstance(op, F.DynamicSliceOp):
+        x = np.asarray(args[0])
+        n = len(op.starts)
+        bounds = [
+            F.DynamicSliceOp.normalize(x.shape[i], int(args[1 + i]), int(args[1 + n + i]))
+            for i in range(x.ndim)
+        ]
+        return [x[tuple(slice(lo, hi) for lo, hi in bounds)]]
+    if isinstance(op, F.DynamicPadOp):
+        x = np.asarray(args[0])
+        widths = [int(w) for w in args[2:]]
+        for i, (a, b) in enumerate(F.PadOp.per_axis(x.ndim, widths)):
+            if x.shape[i] + a + b < 0:
+                raise InterpreterError(
+                    f"{op.name}: pad of axis {i} (extent {x.shape[i]}) by ({a}, {b}) is negative"
+                )
+        return [_pad(x, widths, args[1], _result_dtype(op))]
     if isinstance(op, F.CatOp):
         dt = _result_dtype(op)
         d = op.dim.value.data

@@ -1830,6 +1830,107 @@ class PadOp(FuserOp):
         return [t.with_shape(self.out_shape(t.get_shape(), _ints(self.widths)))]
 
 
+def _index_operands(values: Sequence[SSAValue], what: str) -> None:
+    """Raise InferError unless every value is an integer scalar."""
+    for i, v in enumerate(values):
+        if isinstance(v.type, TensorType) or not dtype_of(v.type).is_integer:
+            raise InferError(f"{what} operand #{i} must be an integer scalar, got {v.type}")
+
+
+@irdl_op_definition
+class DynamicSliceOp(FuserOp):
+    """``x[starts[i]:ends[i]]`` per axis with run-time bounds: one integer scalar
+    ``starts`` and one ``ends`` operand per axis, step 1. The bounds are normalized as
+    Python (and nvFuser's ``slice``) do: a negative bound counts from the end, then both
+    are clamped to ``[0, extent]`` and the end to at least the start. Every result axis
+    is symbolic. The frontend builds it where a bound is only known at run time; a
+    concretized fusion has a static ``fuser.slice`` instead."""
+
+    name = "fuser.dynamic_slice"
+    input = operand_def()
+    starts = var_operand_def()
+    ends = var_operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    assembly_format = (
+        "$input `starts` `(` $starts `:` type($starts) `)` `ends` `(` $ends `:` type($ends) `)` "
+        "attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue, starts: Sequence[SSAValue], ends: Sequence[SSAValue]
+    ) -> None:
+        t = input.type
+        assert isinstance(t, TensorType)
+        super().__init__(operands=[input, starts, ends], result_types=[self.out_type(t)])
+
+    @staticmethod
+    def out_type(t: TensorType) -> TensorType:
+        return t.with_shape([DYN] * t.rank)
+
+    @staticmethod
+    def normalize(extent: int, start: int, end: int) -> tuple[int, int]:
+        """The bounds ``[start, end)`` taken on an axis of ``extent`` (Python's rules)."""
+        lo, hi, _ = slice(start, end).indices(extent)
+        return lo, max(lo, hi)
+
+    def infer(self) -> list[Attribute]:
+        t = _tensor_operand(self, self.input, "input")
+        if not len(self.starts) == len(self.ends) == t.rank:
+            raise InferError(
+                f"needs {t.rank} starts and ends for an input of rank {t.rank}, "
+                f"got {len(self.starts)} and {len(self.ends)}"
+            )
+        _index_operands(self.starts, "starts")
+        _index_operands(self.ends, "ends")
+        return [self.out_type(t)]
+
+
+@irdl_op_definition
+class DynamicPadOp(FuserOp):
+    """``fuser.pad`` with run-time widths: one integer scalar ``widths`` operand per
+    entry, in torch.nn.functional.pad order (pairs ``(before, after)`` from the last
+    axis; negative widths crop). A padded axis is symbolic in the result; an axis with
+    no pair keeps its extent. A negative result extent is an error at run time. The
+    frontend builds it where a width is only known at run time; a concretized fusion
+    has a static ``fuser.pad`` instead."""
+
+    name = "fuser.dynamic_pad"
+    input = operand_def()
+    pad_value = operand_def()
+    widths = var_operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $pad_value `widths` `(` $widths `)` attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(self, input: SSAValue, widths: Sequence[SSAValue], pad_value: SSAValue) -> None:
+        t = input.type
+        assert isinstance(t, TensorType)
+        super().__init__(
+            operands=[input, pad_value, widths],
+            result_types=[self.out_type(t, len(widths))],
+        )
+
+    @staticmethod
+    def out_type(t: TensorType, n_widths: int) -> TensorType:
+        if n_widths % 2 or n_widths // 2 > t.rank:
+            raise InferError(f"{n_widths} pad widths must be pairs for at most {t.rank} axes")
+        shape = list(t.get_shape())
+        for k in range(n_widths // 2):
+            shape[t.rank - 1 - k] = DYN
+        return t.with_shape(shape)
+
+    def infer(self) -> list[Attribute]:
+        t = _tensor_operand(self, self.input, "input")
+        _scalar_operand(self.pad_value, "pad value")
+        _index_operands(self.widths, "widths")
+        return [self.out_type(t, len(self.widths))]
+
+
 @irdl_op_definition
 class CatOp(FuserOp):
     """Concatenate tensors along ``dim``; dtypes are promoted."""
@@ -2153,6 +2254,8 @@ Fuser = Dialect(
         SqueezeOp,
         SliceOp,
         PadOp,
+        DynamicSliceOp,
+        DynamicPadOp,
         CatOp,
         IndexSelectOp,
         SelectOp,

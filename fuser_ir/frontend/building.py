@@ -12,7 +12,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.fuser import InferError, TensorType, dtype_of
+from fuser_ir.dialects.fuser import CastOp, InferError, TensorType, dtype_of
 from fuser_ir.dtypes import DType
 from fuser_ir.frontend.state import (
     DefinitionState,
@@ -39,6 +39,12 @@ _BUILD_ERRORS = (
     KeyError,
     TypeError,
 )
+
+
+class NvFuserCheckError(ValueError, RuntimeError):
+    """A definition error whose condition and text are nvFuser's own check (nvFuser
+    raises it as a ``RuntimeError``): a ``ValueError`` like every fuser definition
+    error, and a ``RuntimeError`` for code written against nvFuser."""
 
 
 def st(fd: FusionDefinition) -> DefinitionState:
@@ -166,8 +172,10 @@ def _describe(x: Any) -> str:
 
 
 def shape_elems(fd: FusionDefinition, shape: Any, opname: str, what: str = "shape") -> tuple[Any, list[Elem]]:
-    """Read a shape: a list/tuple of ints and integer scalars, or a vector. Returns the
-    canonical argument (a list, or the vector) and one ``Elem`` per axis."""
+    """Read a shape: a list/tuple of ints and scalars, or a vector. Returns the
+    canonical argument (a list, or the vector) and one ``Elem`` per axis. A scalar that
+    is not an integer (a Double, a Bool) is cast to Int, truncating, as nvFuser casts
+    every size to its index type."""
     if isinstance(shape, Vector):
         check_mine(fd, shape, opname)
         return shape, list(shape.elements)
@@ -178,16 +186,50 @@ def shape_elems(fd: FusionDefinition, shape: Any, opname: str, what: str = "shap
     for i, e in enumerate(shape):
         if isinstance(e, Scalar):
             check_mine(fd, e, opname)
-            if not dtype_of(e.value.type).is_integer:
-                raise ValueError(f"{opname}: {what} entry {i} ({e.name}) must be an integer scalar, got {e.dtype!r}")
             canon.append(e)
-            elems.append(Elem(e.value, None if e.known is None else int(e.known)))
+            elems.append(scalar_elem(fd, e, opname, f"{what} entry {i}"))
         elif isinstance(e, int | np.integer) and not isinstance(e, bool):
             canon.append(int(e))
             elems.append(Elem(None, int(e)))
         else:
-            raise ValueError(f"{opname}: {what} entry {i} must be an integer or an integer scalar, got {_describe(e)}")
+            raise ValueError(
+                f"{opname}: {what} entry {i} must be an integer or a scalar, got {_describe(e)}"
+            )
     return canon, elems
+
+
+def scalar_elem(fd: FusionDefinition, e: Scalar, opname: str, what: str) -> Elem:
+    """The integer ``Elem`` of a scalar used as a size or an index: an integer scalar as
+    it is; a floating-point or bool one through a ``fuser.cast`` to Int (no record),
+    its known value truncated toward zero (nvFuser's cast to its index type). A complex
+    scalar, or a known value that is NaN, infinite or beyond int64, is a ValueError."""
+    dt = dtype_of(e.value.type)
+    if dt.is_integer:
+        return Elem(e.value, None if e.known is None else int(e.known))
+    if dt.is_complex:
+        raise ValueError(f"{opname}: {what} ({e.name}) must be a real scalar, got {e.dtype!r}")
+    known = None
+    if e.known is not None:
+        v = float(e.known)
+        if not math.isfinite(v) or not -(2**63) <= math.trunc(v) < 2**63:
+            raise ValueError(
+                f"{opname}: {what} ({e.name}) is {e.known!r}, which is not an integer size or index"
+            )
+        known = math.trunc(v)
+    cast = st(fd).insert(CastOp(e.value, DType.int64))
+    return Elem(cast.results[0], known)
+
+
+def index_elems(fd: FusionDefinition, x: Any, opname: str, what: str) -> tuple[Any, list[Elem]]:
+    """Read indices (pad widths, slice bounds): ints, scalars, or a vector, any of
+    them negative. Returns the canonical argument and one ``Elem`` per entry."""
+    if isinstance(x, int | np.integer) and not isinstance(x, bool):
+        x = [x]
+    if not isinstance(x, list | tuple | Vector):
+        raise ValueError(
+            f"{opname}: {what} must be a list, a tuple or a vector of integers, got {_describe(x)}"
+        )
+    return shape_elems(fd, x, opname, what)
 
 
 def mixed_sizes(fd: FusionDefinition, elems: Sequence[Elem]) -> tuple[list[int], list[SSAValue]]:
@@ -227,14 +269,41 @@ _FOLD: dict[str, Callable[..., Any]] = {
 }
 
 
-def fold(name: str, values: Sequence[Any], dtype: DType) -> Any:
-    """The value of a scalar op on known values, or None."""
+def fold(name: str, values: Sequence[Any], dtype: DType, op: Operation | None = None) -> Any:
+    """The value of a scalar op on known values, or None. Ops outside the Python table
+    (``signbit``, ``ne``, ``reciprocal``, ...) are evaluated by the reference
+    interpreter when ``op`` is given, so that sizes computed from constants and bound
+    inputs are known when a fusion is concretized."""
     fn = _FOLD.get(name)
-    if fn is None or any(v is None for v in values):
+    if any(v is None for v in values):
         return None
+    if fn is None:
+        return None if op is None else fold_op(op, values)
     try:
         return convert_scalar(fn(*values), dtype)
     except (ArithmeticError, ValueError, TypeError):
+        return None
+
+
+def fold_op(op: Operation, values: Sequence[Any]) -> Any:
+    """The value of the scalar result of ``op`` given its operands' known values, by
+    the reference interpreter (``runtime.reference``, fuser's semantics); None when a
+    value is unknown or the evaluation fails."""
+    if any(v is None for v in values) or len(op.results) != 1:
+        return None
+    if isinstance(op.results[0].type, TensorType):
+        return None
+    try:
+        from runtime.reference import evaluate_op
+
+        args = [
+            np.asarray(v, dtype=dtype_of(o.type).to_numpy())
+            for v, o in zip(values, op.operands, strict=True)
+        ]
+        with np.errstate(all="ignore"):
+            (res,) = evaluate_op(op, args)
+        return convert_scalar(np.asarray(res).item(), dtype_of(op.results[0].type))
+    except Exception:  # noqa: BLE001 - an unknown value, as without folding
         return None
 
 

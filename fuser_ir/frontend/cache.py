@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from fuser_ir.dialects.fuser import FusionOp, ReshapeOp
+from fuser_ir.dialects.fuser import DynamicPadOp, DynamicSliceOp, FusionOp, ReshapeOp
 from fuser_ir.frontend.state import InputSpec, Record
 
 _SERIAL_FORMAT = "fuser-fusion-cache-1"
@@ -71,8 +71,13 @@ class CacheEntry:
 
     @property
     def needs_concretization(self) -> bool:
-        """A reshape without a static keep/merge/split view must be decided per size."""
-        return any(isinstance(op, ReshapeOp) and op.view is None for op in self.fusion.walk())
+        """A reshape without a static keep/merge/split view must be decided per size; a
+        slice or pad whose bounds or widths are run-time scalars per their values."""
+        return any(
+            (isinstance(op, ReshapeOp) and op.view is None)
+            or isinstance(op, DynamicSliceOp | DynamicPadOp)
+            for op in self.fusion.walk()
+        )
 
 
 class FusionCache:

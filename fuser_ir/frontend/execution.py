@@ -39,6 +39,7 @@ from fuser_ir.frontend.validation import (
     numpy_to_torch,
     plain_inputs,
     rng_spec,
+    spread_lists,
     validate_inputs,
 )
 
@@ -225,6 +226,7 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import GpuPlan, fast_key, meta_array
 
+    inputs = spread_lists(inputs)  # the scalars of define_vector(n) may come as a list
     concrete = entry.concrete
     key = tuple(fast_key(x, concrete) for x in inputs)
     plans = entry.gpu_plans

@@ -39,7 +39,6 @@ from fuser_ir.frontend.datatype import DataType, as_datatype, python_scalar_data
 from fuser_ir.frontend.ops import Operators
 from fuser_ir.frontend.state import (
     DefinitionState,
-    Elem,
     InputSpec,
     OutputSpec,
     Record,
@@ -290,8 +289,12 @@ class FusionDefinition:
         return self.define_scalar(value, dtype=dtype)
 
     def define_vector(self, arg: Any, dtype: Any = DataType.Int) -> Vector:
-        """``define_vector(n)``: an input of n integers; ``define_vector([..])``: a
-        constant vector of ints and integer scalars."""
+        """``define_vector(n)``: n scalar inputs of ``dtype`` (each is one input of
+        ``execute``, as in nvFuser; a list or tuple of n ints passed there is spread
+        over them) and the vector of them; ``define_vector([..])``: a vector of ints and
+        scalars. A scalar that is not an integer (a Double, a Bool) is cast to Int,
+        truncating, where the vector is used as sizes or indices (nvFuser casts them to
+        its index type)."""
         name = "define_vector"
         self._check_open(name)
         dt = as_datatype(dtype, f"{name}: dtype")
@@ -301,13 +304,7 @@ class FusionDefinition:
             n = as_int(arg, name, "size")
             if n < 0:
                 raise ValueError(f"{name}: size {n} is negative")
-            bound = self._state.binding()
-            args = [self._state.add_arg(dt.to_dtype().to_xdsl()) for _ in range(n)]
-            elems = [Elem(a, None if bound is None else int(bound[i])) for i, a in enumerate(args)]
-            v = new_vector(self, elems)
-            self._state.inputs.append(InputSpec("vector", v, [a.index for a in args], None, n))
-            record(self, name, [n], [("dtype", dt)], [v])
-            return v
+            arg = [self.define_scalar(dtype=dt) for _ in range(n)]
         from fuser_ir.frontend.building import shape_elems
 
         if isinstance(arg, Vector):

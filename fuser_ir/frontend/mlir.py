@@ -112,9 +112,19 @@ def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any], nvfuser_form: 
     if isinstance(op, F.PermuteOp | F.SqueezeOp):
         return getattr(o, name)(a[0], F._ints(op.dims))
     if isinstance(op, F.SliceOp):
-        return o.slice(a[0], F._ints(op.starts), F._ints(op.ends), F._ints(op.strides))
+        starts, ends, strides = F._ints(op.starts), F._ints(op.ends), F._ints(op.strides)
+        if any(s != 1 for s in strides) or any(b < 0 for b in starts + ends):
+            # Python's rules with any step: fuser's extension (nvFuser's slice has step 1
+            # and rejects negative constants).
+            return o.strided_slice(a[0], starts, ends, strides)
+        return o.slice(a[0], starts, ends, strides)
+    if isinstance(op, F.DynamicSliceOp):
+        n = len(op.starts)
+        return o.slice(a[0], a[1 : 1 + n], a[1 + n :])
     if isinstance(op, F.PadOp):
         return o.pad(a[0], F._ints(op.widths), a[1])
+    if isinstance(op, F.DynamicPadOp):
+        return o.pad(a[0], a[2:], a[1])
     if isinstance(op, F.CatOp):
         return o.cat(a, op.dim.value.data)
     if isinstance(op, F.IndexSelectOp | F.SelectOp | F.GatherOp | F.TakeAlongAxisOp):

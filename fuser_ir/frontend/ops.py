@@ -19,6 +19,7 @@ from xdsl.ir import Operation
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType
 from fuser_ir.frontend.building import (
+    NvFuserCheckError,
     as_bools,
     as_int,
     as_ints,
@@ -27,6 +28,7 @@ from fuser_ir.frontend.building import (
     build,
     check_mine,
     fold,
+    index_elems,
     is_number,
     mixed_sizes,
     new_scalar,
@@ -72,7 +74,7 @@ class Operators:
         op = build(self._fd, name, cls, *[v.value for v in vals])
         known = None
         if not isinstance(op.results[0].type, F.TensorType):
-            known = fold(name, [_known(v) for v in vals], F.dtype_of(op.results[0].type))
+            known = fold(name, [_known(v) for v in vals], F.dtype_of(op.results[0].type), op)
         return self._emit(name, op, vals, known=known)
 
     @staticmethod
@@ -118,7 +120,10 @@ class Operators:
             value = v.known
             if isinstance(value, complex) and not dt.to_dtype().is_complex:
                 value = value.real  # a cast to a real type drops the imaginary part
-            known = convert_scalar(value, dt.to_dtype())
+            try:
+                known = convert_scalar(value, dt.to_dtype())
+            except (ValueError, OverflowError):  # NaN or infinity to an integer: unknown
+                known = None
         return self._emit("cast", op, [v], [("dtype", dt)], known=known)
 
     # ---- reductions -----------------------------------------------------------------
@@ -304,46 +309,142 @@ class Operators:
         return self._emit("squeeze", op, [t], [("dims", ds)])
 
     def slice(
-        self, x: Any, start_indices: Any = None, end_indices: Any = None, strides: Any = None,
-        manual_normalization: Any = False, *, starts: Any = None, ends: Any = None,
+        self,
+        x: Any,
+        start_indices: Any = None,
+        end_indices: Any = None,
+        strides: Any = None,
+        manual_normalization: Any = False,
+        *,
+        starts: Any = None,
+        ends: Any = None,
     ) -> Tensor:
-        """nvFuser's ``slice``. Indices must lie in ``[0, extent]`` with ``start <= end``
-        whatever ``manual_normalization`` says (nvFuser's flag for indices that are
-        already normalized; fuser never normalizes, out-of-range indices raise)."""
-        t = self._t(x, "slice")
-        _flag(manual_normalization, "slice", "manual_normalization")
+        """nvFuser's ``slice``: ``x[start:end]`` per axis, step 1; the bounds are lists
+        of ints and scalars, or vectors (``define_vector``, ``T.shape()``).
+
+        nvFuser's checks, in its order and with its text (``NvFuserCheckError``): the
+        lengths (strides against starts, the tensor's rank against starts, starts
+        against ends), then per axis a constant start must be >= 0, a constant end >= a
+        constant start, and every stride the constant 1. Bounds are normalized as
+        Python's (a negative bound known only at run time counts from the end; both are
+        clamped to the extent), unless ``manual_normalization`` says the caller did it:
+        then they must already lie in order in ``[0, extent]`` (a ValueError naming the
+        operand, where nvFuser would read out of bounds). A bound known only at run
+        time gives a ``fuser.dynamic_slice``; ``execute`` concretizes it per input
+        values into a static ``fuser.slice``."""
+        name = "slice"
+        fd = self._fd
+        t = self._t(x, name)
+        manual = _flag(manual_normalization, name, "manual_normalization")
         start_indices = start_indices if start_indices is not None else starts
         end_indices = end_indices if end_indices is not None else ends
         if start_indices is None or end_indices is None:
             raise ValueError("slice: start_indices and end_indices are required")
-        a = as_ints(start_indices, "slice", "start_indices")
-        b = as_ints(end_indices, "slice", "end_indices")
-        s = [1] * len(a) if strides is None else as_ints(strides, "slice", "strides")
+        ca, a = index_elems(fd, start_indices, name, "start_indices")
+        cb, b = index_elems(fd, end_indices, name, "end_indices")
+        if strides is None:
+            cs: Any = [1] * len(a)
+            s = [Elem(None, 1) for _ in a]
+        else:
+            cs, s = index_elems(fd, strides, name, "strides")
+            if len(s) != len(a):
+                raise NvFuserCheckError(
+                    f"slice: Slice start_indices and strides don't match! Start Indices: {len(a)} "
+                    f"Strides: {len(s)}"
+                )
+        if t.ndim != len(a):
+            raise NvFuserCheckError(
+                "slice: Number of tensor dimensions does not match slice dimensions! "
+                f"Tensor-dims: {t.ndim} Slice-dims: {len(a)}"
+            )
+        if len(a) != len(b):
+            raise NvFuserCheckError(
+                f"slice: Slice indexing attribute dimensions don't match! Start Indices: {len(a)} "
+                f"End Indices: {len(b)}"
+            )
+        # nvFuser checks constants; values bound while concretizing are normalized.
+        constants = st(fd).bindings is None
+        for lo, hi, step in zip(a, b, s, strict=True):
+            if constants and lo.known is not None and lo.known < 0:
+                raise NvFuserCheckError(
+                    "slice: Slice operation start_indices must be greater than or equal to 0. "
+                    f"Start Indices: {lo.known}"
+                )
+            if constants and lo.known is not None and hi.known is not None and hi.known < lo.known:
+                raise NvFuserCheckError(
+                    "slice: Slice operation end_indices must be greater than or equal to "
+                    f"start_indices. Start Indices: {lo.known} End Indices: {hi.known}"
+                )
+            if step.known != 1:
+                raise NvFuserCheckError(
+                    "slice: nvFuser Limitation: All slice operation strides must be of const "
+                    "size 1."
+                )
+        kwargs: list[tuple[str, Any]] = [
+            ("start_indices", ca),
+            ("end_indices", cb),
+            ("strides", cs),
+        ]
+        if manual:
+            kwargs.append(("manual_normalization", True))
+        if any(e.known is None for e in a + b):
+            elem = st(fd).elem_value
+            los, his = [elem(e) for e in a], [elem(e) for e in b]
+            op = build(fd, name, F.DynamicSliceOp, t.value, los, his)
+            return self._emit(name, op, [t], kwargs)
+        bounds = [
+            _slice_bounds(i, ext, lo.known, hi.known, manual, (ca, cb))  # type: ignore[arg-type]
+            for i, (ext, lo, hi) in enumerate(zip(t.static_shape, a, b, strict=True))
+        ]
+        lows, highs = [lo for lo, _ in bounds], [hi for _, hi in bounds]
+        op = build(fd, name, F.SliceOp, t.value, lows, highs, [1] * len(bounds))
+        return self._emit(name, op, [t], kwargs)
+
+    def strided_slice(self, x: Any, start_indices: Any, end_indices: Any, strides: Any) -> Tensor:
+        """fuser's extension (nvFuser's ``slice`` takes only stride 1):
+        ``x[start:end:stride]`` per axis with integer bounds and positive strides, by
+        Python's rules (a negative bound counts from the end; bounds are clamped)."""
+        name = "strided_slice"
+        t = self._t(x, name)
+        a = as_ints(start_indices, name, "start_indices")
+        b = as_ints(end_indices, name, "end_indices")
+        s = as_ints(strides, name, "strides")
         if not len(a) == len(b) == len(s) == t.ndim:
             raise ValueError(
-                f"slice: start_indices, end_indices and strides need {t.ndim} entries each "
+                f"{name}: start_indices, end_indices and strides need {t.ndim} entries each "
                 f"(got {len(a)}, {len(b)}, {len(s)})"
             )
-        for i, (lo, hi) in enumerate(zip(a, b, strict=True)):
-            ext = t.static_shape[i]
-            if lo < 0 or hi < lo or (ext != DYN and hi > ext):
-                raise ValueError(f"slice: axis {i} of extent {'?' if ext == DYN else ext} cannot be sliced [{lo}:{hi}]")
-        op = build(self._fd, "slice", F.SliceOp, t.value, a, b, s)
-        return self._emit("slice", op, [t], [("start_indices", a), ("end_indices", b), ("strides", s)])
+        op = build(self._fd, name, F.SliceOp, t.value, a, b, s)
+        return self._emit(name, op, [t], [("start_indices", a), ("end_indices", b), ("strides", s)])
 
     def pad(self, x: Any, pad_widths: Any, value: Any = None) -> Tensor:
+        """nvFuser's ``pad``: ``pad_widths`` in torch.nn.functional.pad order (pairs
+        ``(before, after)`` from the last axis; negative widths crop), ints and scalars
+        or a vector; ``value`` defaults to 0. Widths known only at run time give a
+        ``fuser.dynamic_pad``; ``execute`` concretizes it per input values into a static
+        ``fuser.pad``."""
+        fd = self._fd
         t = self._t(x, "pad")
-        w = as_ints(pad_widths, "pad", "pad_widths")
+        canon, w = index_elems(fd, pad_widths, "pad", "pad_widths")
+        if len(w) > 2 * t.ndim:
+            raise NvFuserCheckError(
+                "pad: Number of pad widths must be at most twice the input dimension "
+                f"(got {len(w)} widths for {t.name} of rank {t.ndim})"
+            )
         if value is None:
-            pv = st(self._fd).constant(0, t.type.dtype)
+            pv = st(fd).constant(0, t.type.dtype)
             canon_value: Any = None
         else:
             v = self._v(value, "pad", "value")
             if not isinstance(v, Scalar):
                 raise ValueError(f"pad: value must be a scalar, got tensor {v.name}")
             pv, canon_value = v.value, v
-        op = build(self._fd, "pad", F.PadOp, t.value, w, pv)
-        return self._emit("pad", op, [t, w, canon_value])
+        if any(e.known is None for e in w):
+            op = build(fd, "pad", F.DynamicPadOp, t.value, [st(fd).elem_value(e) for e in w], pv)
+        else:
+            widths = [int(e.known) for e in w]  # type: ignore[arg-type]
+            op = build(fd, "pad", F.PadOp, t.value, widths, pv)
+        return self._emit("pad", op, [t, canon, canon_value])
 
     def cat(self, tensors: Any, dim: Any = 0, manual_padding: Any = False) -> Tensor:
         if _flag(manual_padding, "cat", "manual_padding"):
@@ -625,6 +726,35 @@ def _unary(name: str) -> Any:
     method.__name__ = name
     method.__doc__ = cls.__doc__
     return method
+
+
+def _slice_bounds(
+    axis: int, extent: int, start: int, end: int, manual: bool, operands: tuple[Any, Any]
+) -> tuple[int, int]:
+    """The static bounds of ``slice`` on one axis (nvFuser's normalization). On a
+    symbolic axis the bounds stay as given (``fuser.slice`` clamps them at run time)."""
+    if extent == DYN:
+        return start, end
+    if not manual:
+        return F.DynamicSliceOp.normalize(extent, start, end)
+    if start == 0 and end >= 0:  # nvFuser clamps this common case even so
+        end = min(end, extent)
+    if not 0 <= start <= end <= extent:
+        ca, cb = operands
+        raise ValueError(
+            f"slice: with manual_normalization=True the bounds must lie in order in "
+            f"[0, {extent}] (axis {axis}), got [{start}:{end}] from start_indices "
+            f"{_entry(ca, axis)} and end_indices {_entry(cb, axis)}"
+        )
+    return start, end
+
+
+def _entry(canon: Any, i: int) -> str:
+    """Where entry ``i`` of a canonical index argument comes from, for errors."""
+    if isinstance(canon, Vector):
+        return f"{canon.name}[{i}]"
+    e = canon[i]
+    return e.name if isinstance(e, Scalar) else repr(e)
 
 
 def _flag(value: Any, opname: str, what: str) -> bool:

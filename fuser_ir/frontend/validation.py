@@ -64,15 +64,28 @@ def numpy_to_torch(a: Any) -> Any:
 
 
 def plain_inputs(inputs: Sequence[Any]) -> list[Any]:
-    """Torch tensors as numpy arrays, numpy scalars as Python numbers."""
+    """Torch tensors as numpy arrays, numpy scalars as Python numbers, and a list or
+    tuple spread into consecutive inputs (the n scalar inputs of ``define_vector(n)``
+    may be passed as one list)."""
     out: list[Any] = []
     for x in inputs:
         if is_torch_tensor(x):
             out.append(torch_to_numpy(x))
         elif isinstance(x, np.generic):
             out.append(x.item())
+        elif isinstance(x, list | tuple):
+            out.extend(e.item() if isinstance(e, np.generic) else e for e in x)
         else:
             out.append(x)
+    return out
+
+
+def spread_lists(inputs: Sequence[Any]) -> list[Any]:
+    """``inputs`` with each list or tuple spread into consecutive inputs (as
+    ``plain_inputs`` does), the rest unchanged."""
+    out: list[Any] = []
+    for x in inputs:
+        out.extend(x) if isinstance(x, list | tuple) else out.append(x)
     return out
 
 

@@ -28,8 +28,4 @@ CPU_XFAILS: dict[str, str] = {
 
 XFAILS: dict[str, str] = {
     "test_import_conflict_nvfuser_then_direct": "no nvfuser_direct module (nvFuser's newer direct frontend)",
-    "test_pad_dynamic": "ValueError: pad: pad_widths must be a list of integers, got V5 (vector)",
-    "test_reshape_dynamic": "ValueError: define_vector: values entry 1 (S17) must be an integer scalar, got DataType.Double",
-    "test_slice_api": "ValueError: slice: start_indices must be a list of integers, got V2 (vector)",
-    "test_slice_error_checks": "ValueError: slice: axis 0 of extent ? cannot be sliced [-1:5]",
 }

@@ -356,7 +356,7 @@ def test_segment_maps_an_output_whose_view_was_moved_through_its_producer() -> N
     output is then a new value, and ``fd.segment`` must still find its segment."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
-        s = fd.ops.slice(x, [4, 0], [12, 8], [1, 3])
+        s = fd.ops.strided_slice(x, [4, 0], [12, 8], [1, 3])
         fd.add_output(fd.ops.reshape(fd.ops.neg(s), [8, 1, 3]))
         fd.add_output(fd.ops.sin(s))
     x = randn(16, 8)

@@ -91,7 +91,7 @@ def test_view_outputs_share_memory_with_inputs() -> None:
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         fd.add_output(fd.ops.permute(t0, [1, 0]))
         fd.add_output(fd.ops.reshape(t0, [2, 12]))
-        fd.add_output(fd.ops.slice(t0, [1, 0], [3, 6], [1, 2]))
+        fd.add_output(fd.ops.strided_slice(t0, [1, 0], [3, 6], [1, 2]))
         fd.add_output(fd.ops.exp(t0))
 
     fd = define(fn)
@@ -131,7 +131,7 @@ def test_slice_with_strides() -> None:
 
     def fn(fd):
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
-        t1 = fd.ops.slice(t0, start_indices=[1, 2], end_indices=[5, 7], strides=[2, 1])
+        t1 = fd.ops.strided_slice(t0, start_indices=[1, 2], end_indices=[5, 7], strides=[2, 1])
         fd.add_output(t1 + 1.0)
 
     check(fn, [x], [x[1:5:2, 2:7] + 1])

@@ -315,7 +315,9 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
             ends.append(en)
             strides.append(st)
         tw = tv[tuple(slice(s, e, st) for s, e, st in zip(starts, ends, strides, strict=True))]
-        b.emit(fd.ops.slice(x.fd_value, starts, ends, strides), tw, f"fd.ops.slice({x.name}, {starts}, {ends}, {strides})", (x,))
+        # nvFuser's slice has step 1; fuser's strided_slice takes any positive step.
+        op = "slice" if all(st == 1 for st in strides) else "strided_slice"
+        b.emit(getattr(fd.ops, op)(x.fd_value, starts, ends, strides), tw, f"fd.ops.{op}({x.name}, {starts}, {ends}, {strides})", (x,))
     elif kind == "cast":
         dname = rng.choice(tuple(DTYPES))
         dt, tdt = DTYPES[dname]
