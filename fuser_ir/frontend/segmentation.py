@@ -286,9 +286,12 @@ def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[A
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
     metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
     validate_inputs(entry.inputs, plain_inputs(metas))
-    flat = flatten_inputs(entry.inputs, [x if ga.is_gpu_array(x) else p
-                                         for x, p in zip(inputs, plain_inputs(metas), strict=True)],
-                          draw_rng=True)
+    # GPU arrays stay as they are; the rest become plain values, a list input (the
+    # scalars of a define_vector) spread into its scalars, as plain_inputs does
+    given: list[Any] = []
+    for x, meta in zip(inputs, metas, strict=True):
+        given.extend([x] if ga.is_gpu_array(x) else plain_inputs([meta]))
+    flat = flatten_inputs(entry.inputs, given, draw_rng=True)
     flat = [x.item() if isinstance(x, np.generic) else x for x in flat]
     values: dict[int, Any] = dict(zip(seg.input_indices, flat, strict=True))
     wanted = set(seg.output_indices) | {i for i, _ in seg.inplace}

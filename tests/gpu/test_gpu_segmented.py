@@ -103,3 +103,22 @@ def test_stream_parallel_fusion_on_the_gpu(num_streams: int) -> None:
     torch.cuda.synchronize()
     assert out.is_cuda and out.shape == x.shape
     torch.testing.assert_close(out, 2 * x)
+
+
+def test_segment_run_with_a_list_input_on_the_gpu() -> None:
+    """A ``define_vector`` input given as one list next to a CUDA tensor (nvFuser's
+    test_tensor_ndim): the segmented run spreads the list into its scalars (it zipped
+    the inputs with the spread list and raised 'zip() argument 2 is longer')."""
+    x = torch.randn([2] * 12, device="cuda")
+    new_shape = [2] * 9 + [8]
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        t1 = fd.ops.reshape(t0, fd.define_vector(10))
+        fd.add_output(fd.ops.sum(t1, dims=[3]))
+    expected = torch.sum(x.reshape(new_shape), dim=3)
+    torch.testing.assert_close(fd.execute([x, new_shape])[0], expected)
+    fd.segment([x, new_shape])
+    try:
+        torch.testing.assert_close(fd.execute([x, new_shape])[0], expected)
+    finally:
+        fd.clear_segmentation()
