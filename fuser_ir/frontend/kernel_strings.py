@@ -96,7 +96,7 @@ def _key_meta(k: Any) -> Any:
 
             dtype = ga._torch_dtypes(torch)[dtype]
         dt = dtype.to_numpy()
-        return np.lib.stride_tricks.as_strided(
+        return as_strided(
             np.zeros(1, dt), shape, [s * dt.itemsize for s in strides], writeable=False
         )
     if isinstance(k, tuple) and len(k) == 2:  # (type, value): kept by value
