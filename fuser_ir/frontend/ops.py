@@ -443,7 +443,14 @@ class Operators:
             op = build(fd, "pad", F.DynamicPadOp, t.value, [st(fd).elem_value(e) for e in w], pv)
         else:
             widths = [int(e.known) for e in w]  # type: ignore[arg-type]
-            op = build(fd, "pad", F.PadOp, t.value, widths, pv)
+            try:
+                op = build(fd, "pad", F.PadOp, t.value, widths, pv)
+            except ValueError as e:
+                if st(fd).bindings is None:
+                    raise
+                # Concretizing: say which operand gave these widths.
+                src = _describe_indices(canon)
+                raise ValueError(f"{e} (pad_widths {src} = {widths} at these inputs)") from None
         return self._emit("pad", op, [t, canon, canon_value])
 
     def cat(self, tensors: Any, dim: Any = 0, manual_padding: Any = False) -> Tensor:
@@ -747,6 +754,13 @@ def _slice_bounds(
             f"{_entry(ca, axis)} and end_indices {_entry(cb, axis)}"
         )
     return start, end
+
+
+def _describe_indices(canon: Any) -> str:
+    """A canonical index argument as the definition names it (``V5``, ``[S1, 2]``)."""
+    if isinstance(canon, Vector):
+        return canon.name
+    return "[" + ", ".join(_entry(canon, i) for i in range(len(canon))) + "]"
 
 
 def _entry(canon: Any, i: int) -> str:
