@@ -13,10 +13,11 @@
 #    (FUSER_CONFORMANCE_DEVICE=cuda: upstream unrewritten, torch CUDA tensors, fuser's GPU
 #    path; the CPU-measured xfails are not strict, so -rxX lists which pass there);
 # 5. runs benchmarks/run.py when it exists;
-# 6. (not by default) runs every GPU test (`pytest -m gpu tests`) under compute-sanitizer
+# 6. (not by default) runs every GPU test (`pytest -m gpu tests`, the frontend tests on
+#    CUDA tensors, the conformance suite in CUDA mode) under compute-sanitizer
 #    (tools/sanitize.sh): memcheck (--report-api-errors no) and racecheck
-#    (--racecheck-report all), each with --error-exitcode 1, sharded
-#    (SANITIZE_SHARDS, default 6) and run side by side so the suite fits in one call:
+#    (--racecheck-report all), sharded and run side by side so the suite fits in one
+#    call; reports in torch's kernels are told apart from fuser's (tools/sanitizer_log.py):
 #
 #   GPU_CHECK_STAGES=sanitizers bash tools/gpu_check.sh   # both tools ("memcheck" or
 #   GPU_CHECK_STAGES=all bash tools/gpu_check.sh          #  "racecheck" alone: one tool)
