@@ -275,4 +275,9 @@ def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[
 
 
 def _has_size_operands(fusion: F.FusionOp) -> bool:
-    return any(isinstance(op, F.SizeOp) or getattr(op, "sizes", None) for op in fusion.body.block.ops)
+    """Whether an extent of ``fusion`` comes from a scalar operand (``fuser.size``, an
+    op's ``sizes``, ``fuser.iota``'s length): then the scalar inputs' values are part
+    of the compiled segment's key and of its lowering."""
+    return any(
+        isinstance(op, F.SizeOp | F.IotaOp) or getattr(op, "sizes", None) for op in fusion.body.block.ops
+    )

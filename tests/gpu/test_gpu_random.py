@@ -112,3 +112,24 @@ def test_segmented_fusion_without_tensor_inputs_on_the_default_gpu() -> None:
         set_default_device(None)
     assert out.is_cuda
     torch.testing.assert_close(out.cpu(), cpu_out, rtol=1e-5, atol=1e-4)
+
+
+def test_iota_of_a_runtime_length_on_the_default_gpu() -> None:
+    """An iota whose length is a scalar input, nothing else, on the default GPU: the
+    scalar's value reaches the lowering (launch_fusion dropped it for fuser.iota, whose
+    length is not a ``sizes`` operand: 'extent 0 depends on an unknown scalar')."""
+    from codegen.compile_fusion import _has_size_operands
+    from fuser_ir.frontend.execute_options import set_default_device
+
+    with FusionDefinition() as fd:
+        n = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.iota(n, dtype=DataType.Float))
+    assert _has_size_operands(fd._ensure_defined().fusion)
+    set_default_device("cuda")
+    try:
+        for length in (5, 7):
+            (out,) = fd.execute([length])
+            assert out.is_cuda
+            assert out.cpu().tolist() == [float(i) for i in range(length)]
+    finally:
+        set_default_device(None)
