@@ -235,3 +235,29 @@ def test_inner_outer_is_a_clear_error() -> None:
     with pytest.raises(LoweringError, match="inner_outer_persistent lowering not implemented"):
         lower_columns(fusion, shapes, [TensorLayout.contiguous((8, 8))], [TensorLayout.contiguous((8,))],
                       None, "k", "inner_outer_persistent")
+
+
+@pytest.mark.parametrize("src", [(32, 1, 1), (1, 5, 1), (1, 1, 1)])
+def test_identity_view_of_a_keepdim_sum_over_size_one_axes(src: tuple[int, int, int]) -> None:
+    # Fuzz seed 3201 (kernels stage): the kept column index of an extent-1 axis is
+    # `col % 1` (or `col / n`) in the kernel, the identity broadcast_in_dim of the sum
+    # asks for the constant 0 there; the hook table missed and fd.plan raised "a
+    # fuser.sum result is needed at an index this kernel does not hold".
+    from fuser_ir.frontend.execution import execute_kernels_on_cpu
+
+    out_shape = [*src, 16]
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(
+            shape=[1 if e == 1 else -1 for e in src],
+            contiguity=[True if e != 1 else None for e in src],
+            dtype=DataType.BFloat16,
+        )
+        b = fd.ops.broadcast_in_dim(x, shape=out_shape, broadcast_dims=[0, 1, 2])
+        s = fd.ops.floor(fd.ops.sum(fd.ops.mul(b, b), dims=[2], keepdim=True))
+        fd.add_output(fd.ops.broadcast_in_dim(s, shape=out_shape, broadcast_dims=[0, 1, 2, 3]))
+        fd.add_output(fd.ops.minimum(b, b))
+    xs = [(np.random.default_rng(0).standard_normal(src) * 2).astype(ml_dtypes.bfloat16)]
+    assert [s.scheduler for s in fd.plan(xs).segments] == ["reduction"]
+    ours = execute_kernels_on_cpu(fd._ensure_defined(), xs)
+    for o, r in zip(ours, fd.execute(xs), strict=True):
+        np.testing.assert_array_equal(o.astype(np.float32), r.astype(np.float32))

@@ -100,7 +100,6 @@ from codegen.lower.elementwise import (
     ElementEvaluator,
     Index,
     TensorInput,
-    index_key,
     offset_in,
 )
 from codegen.lower.scalar import LoweringError
@@ -325,12 +324,20 @@ class _Kernel:
             for res in r.op.results:
                 self.ev.hooks[res] = self._hook(res, r.keepdim)
 
+    def key(self, kidx: Index) -> tuple:
+        """The hook table's key of the kept-axes index ``kidx``: an axis of extent 1
+        holds 0 however its index was computed (``unravel`` gives ``col % 1`` or
+        ``col / n``, a view of the result gives the constant 0: seed 3201's identity
+        ``broadcast_in_dim`` of a keepdim sum)."""
+        shape = self.low.plan.kept_shape
+        return tuple((0, 0) if e == 1 else d.key() for d, e in zip(kidx, shape, strict=True))
+
     def _hook(self, res: SSAValue, keepdim: bool) -> Callable[[Index], SSAValue]:
         plan = self.low.plan
 
         def hook(idx: Index) -> SSAValue:
             kept = tuple(idx[a] for a in plan.kdims) if keepdim else tuple(idx)
-            hit = self.table.get(index_key(kept), {}).get(res)
+            hit = self.table.get(self.key(kept), {}).get(res)
             if hit is not None:
                 return hit
             if res in self.low.stats_index:  # a scalar load of the statistic
@@ -397,7 +404,7 @@ class _Kernel:
             dt = compute_dtype(F.dtype_of(res.type))
             vals = self.load_lanes(self.scratch[self.low.stats_index[res]], dt, col0, len(kidx))
             for idx, v in zip(kidx, vals, strict=True):
-                self.table.setdefault(index_key(idx), {})[res] = v
+                self.table.setdefault(self.key(idx), {})[res] = v
 
     def store_stats(self, col0: int | SSAValue, kidx: list[Index], results: Sequence[SSAValue]) -> None:
         b = self.b
@@ -405,7 +412,7 @@ class _Kernel:
             if res not in self.low.stats_index:
                 continue
             dt = compute_dtype(F.dtype_of(res.type))
-            vals = [self.table[index_key(i)][res] for i in kidx]
+            vals = [self.table[self.key(i)][res] for i in kidx]
             self.store_lanes(self.scratch[self.low.stats_index[res]], dt, vals,
                              [b.add(col0, j) for j in range(len(kidx))], True)
 
@@ -700,7 +707,7 @@ class _Lowering:
         """Install ``r``'s results for the column ``kidx`` in the hook table (``acc``:
         the accumulator, or the Welford mean and M2 over all rows)."""
         em, b = kern.em, kern.b
-        entry = kern.table.setdefault(index_key(kidx), {})
+        entry = kern.table.setdefault(kern.key(kidx), {})
         op = r.op
         rows = self.plan.rows
         if not r.welford:
