@@ -29,8 +29,14 @@ from schedulers.analysis.sizes import bind_sizes
 from schedulers.registry import select
 from schedulers.target import H100
 
-NP = {DataType.Float: np.float32, DataType.BFloat16: ml_dtypes.bfloat16, DataType.Double: np.float64,
-      DataType.Int32: np.int32, DataType.Int: np.int64, DataType.Bool: np.bool_}
+NP = {
+    DataType.Float: np.float32,
+    DataType.BFloat16: ml_dtypes.bfloat16,
+    DataType.Double: np.float64,
+    DataType.Int32: np.int32,
+    DataType.Int: np.int64,
+    DataType.Bool: np.bool_,
+}
 WORKLOADS = {w.torch_key: w for w in workloads()}
 
 
@@ -47,12 +53,19 @@ def lower_split(fusion: F.FusionOp, inputs: list, splits: int, **options: object
     sel = select(fusion, bind_sizes(fusion, shapes_in), H100)
     shapes = concrete_shapes(fusion, shapes_in)
     outs = default_out_layouts(fusion, shapes, in_layouts)
-    return lower_columns(fusion, shapes, in_layouts, outs, sel.params, "k", sel.kind, splits=splits,
-                         **options)  # type: ignore[arg-type]
+    return lower_columns(
+        fusion, shapes, in_layouts, outs, sel.params, "k", sel.kind, splits=splits, **options
+    )  # type: ignore[arg-type]
 
 
-def check(fusion: F.FusionOp, inputs: list, kind: str, splits: int | None = None, rtol: float = 2e-6,
-          atol: float = 2e-6) -> LoweredFusion:
+def check(
+    fusion: F.FusionOp,
+    inputs: list,
+    kind: str,
+    splits: int | None = None,
+    rtol: float = 2e-6,
+    atol: float = 2e-6,
+) -> LoweredFusion:
     lowered = lower_split(fusion, inputs, splits) if splits is not None else None
     ours, lowered = run_segment_on_cpu(fusion, inputs, lowered)
     assert lowered.scheduler == kind
@@ -64,11 +77,14 @@ def check(fusion: F.FusionOp, inputs: list, kind: str, splits: int | None = None
         if o.dtype.kind in "biu":
             np.testing.assert_array_equal(o, r)
         else:
-            np.testing.assert_allclose(o.astype(np.float64), r.astype(np.float64), rtol=rtol, atol=atol,
-                                       equal_nan=True)
+            np.testing.assert_allclose(
+                o.astype(np.float64), r.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True
+            )
     # Every kernel of the segment, compiled as one translation unit (faster in CI).
     funcs = [f for k in lowered.kernels for f in kernels_of(k.module)]
-    src = "\n\n".join([print_cuda(lowered.kernels[0].module)] + [print_kernel(f) for f in funcs[1:]])
+    src = "\n\n".join(
+        [print_cuda(lowered.kernels[0].module)] + [print_kernel(f) for f in funcs[1:]]
+    )
     compile_cuda(src, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
     return lowered
 
@@ -90,7 +106,9 @@ def rand(shape, dt, seed: int = 0):
 @pytest.mark.parametrize("splits", [None, 3])
 def test_col_sum(dtype: str, splits: int | None) -> None:
     fusion = build(WORKLOADS["col_sum"], dtype).fusion()
-    x = rand([37, 40], DataType.Float).astype(NP[DataType.Float if dtype == "float32" else DataType.BFloat16])
+    x = rand([37, 40], DataType.Float).astype(
+        NP[DataType.Float if dtype == "float32" else DataType.BFloat16]
+    )
     low = check(fusion, [x], "reduction", splits, rtol=1e-5, atol=1e-5)
     # One kernel when a block holds all rows; else partials + finish.
     assert len(low.kernels) == (1 if splits is None else 2)
@@ -102,7 +120,9 @@ def test_col_sum(dtype: str, splits: int | None) -> None:
 @pytest.mark.parametrize("splits", [None, 3])
 def test_outer_norm(dtype: str, splits: int | None) -> None:
     fusion = build(WORKLOADS["outer_norm"], dtype).fusion()
-    x = rand([37, 40], DataType.Float).astype(NP[DataType.Float if dtype == "float32" else DataType.BFloat16])
+    x = rand([37, 40], DataType.Float).astype(
+        NP[DataType.Float if dtype == "float32" else DataType.BFloat16]
+    )
     low = check(fusion, [x], "outer_persistent", splits, rtol=1e-5, atol=1e-5)
     names = [k.name for k in low.kernels]
     assert names == (["k_partials1", "k_finish1", "k_apply"] if splits else [fusion.sym_name.data])
@@ -124,8 +144,11 @@ def test_col_sum_interleaved_splits(rows: int, unroll: int) -> None:
     ours, _ = run_segment_on_cpu(fusion, [x], low)
     np.testing.assert_allclose(ours[0], x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
     funcs = [f for k in low.kernels for f in kernels_of(k.module)]
-    compile_cuda("\n\n".join([src] + [print_kernel(f) for f in funcs[1:]]), name=low.kernels[0].name,
-                 fusion=fusion.sym_name.data)
+    compile_cuda(
+        "\n\n".join([src] + [print_kernel(f) for f in funcs[1:]]),
+        name=low.kernels[0].name,
+        fusion=fusion.sym_name.data,
+    )
     # Welford partials need each split's row count: the option is ignored there.
     on = lower_split(build(WORKLOADS["outer_norm"], "float32").fusion(), [x], 3, interleave=True)
     assert "for (int g = " not in print_cuda(on.kernels[0].module)
@@ -145,6 +168,7 @@ def test_col_sum_is_vectorized() -> None:
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_reduce_dim0(op: str, keepdim: bool) -> None:
     splits = 2 if keepdim else None
+
     def body(fd):
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         x = fd.ops.mul(t0, 0.5) if op == "prod" else t0  # a fused prologue; keeps prod finite
@@ -169,13 +193,21 @@ def test_integer_sum_and_max(dt) -> None:
 @pytest.mark.parametrize("splits", [None, 3, 12])
 def test_var_mean_dim0(splits: int | None) -> None:
     """12 splits: the finish kernel's threads along y each combine a chunk of them."""
+
     def body(fd):
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         var, mean = fd.ops.var_mean(t0, [0], correction=1)
         fd.add_output(var)
         fd.add_output(mean)
 
-    check(define(body), [rand([37, 40], DataType.Float) + 100.0], "reduction", splits, rtol=1e-5, atol=1e-5)
+    check(
+        define(body),
+        [rand([37, 40], DataType.Float) + 100.0],
+        "reduction",
+        splits,
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("splits", [None, 2])
@@ -184,7 +216,9 @@ def test_3d_reduces_two_leading_axes(splits: int | None) -> None:
         t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.Float)
         fd.add_output(fd.ops.sum(fd.ops.mul(t0, t0), [0, 1]))
 
-    check(define(body), [rand([3, 7, 24], DataType.Float)], "reduction", splits, rtol=1e-5, atol=1e-5)
+    check(
+        define(body), [rand([3, 7, 24], DataType.Float)], "reduction", splits, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_middle_axis_kept_and_outer_norm_3d() -> None:
@@ -193,7 +227,9 @@ def test_middle_axis_kept_and_outer_norm_3d() -> None:
         var, mean = fd.ops.var_mean(t0, [0], correction=0, keepdim=True)
         fd.add_output(fd.ops.mul(fd.ops.sub(t0, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5))))
 
-    check(define(body), [rand([9, 3, 8], DataType.Float)], "outer_persistent", 2, rtol=1e-5, atol=1e-5)
+    check(
+        define(body), [rand([9, 3, 8], DataType.Float)], "outer_persistent", 2, rtol=1e-5, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("shape", [[37, 39], [29, 6]])
@@ -226,15 +262,27 @@ def test_dependent_reductions(splits: int | None) -> None:
     assert kind in ("reduction", "outer_persistent")
     low = check(fusion, [rand([17, 8], DataType.Float)], kind, splits, rtol=1e-5, atol=1e-5)
     if splits:
-        assert [k.name for k in low.kernels] == ["k_partials1", "k_finish1", "k_partials2", "k_finish2"]
+        assert [k.name for k in low.kernels] == [
+            "k_partials1",
+            "k_finish1",
+            "k_partials2",
+            "k_finish2",
+        ]
 
 
 def test_inner_outer_is_a_clear_error() -> None:
     fusion = build(WORKLOADS["col_sum"], "float32").fusion()
     shapes = concrete_shapes(fusion, [[8, 8]])
     with pytest.raises(LoweringError, match="inner_outer_persistent lowering not implemented"):
-        lower_columns(fusion, shapes, [TensorLayout.contiguous((8, 8))], [TensorLayout.contiguous((8,))],
-                      None, "k", "inner_outer_persistent")
+        lower_columns(
+            fusion,
+            shapes,
+            [TensorLayout.contiguous((8, 8))],
+            [TensorLayout.contiguous((8,))],
+            None,
+            "k",
+            "inner_outer_persistent",
+        )
 
 
 @pytest.mark.parametrize("src", [(32, 1, 1), (1, 5, 1), (1, 1, 1)])

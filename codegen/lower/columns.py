@@ -262,8 +262,10 @@ def _vector_width(plan: _Plan, in_layouts: Sequence[TensorLayout | None]) -> int
     rank = len(plan.in_shape)
     if rank - 1 in plan.rdims:
         return 1
-    items = [lay_dt.itemsize for lay_dt in (a.type.dtype for a in plan.fusion.inputs
-                                            if isinstance(a.type, F.TensorType))]
+    items = [
+        lay_dt.itemsize
+        for lay_dt in (a.type.dtype for a in plan.fusion.inputs if isinstance(a.type, F.TensorType))
+    ]
     items += [F.dtype_of(plan.fusion.output_op.values[j].type).itemsize for j in plan.full_outs]
     v = max(1, 16 // max(items, default=4))
     while v > 1 and plan.in_shape[-1] % v:
@@ -271,8 +273,9 @@ def _vector_width(plan: _Plan, in_layouts: Sequence[TensorLayout | None]) -> int
     return v
 
 
-def _splits(rows: int, col_tiles: int, threads: int, by: int, target: GpuTarget,
-            welford: bool = False) -> tuple[int, int]:
+def _splits(
+    rows: int, col_tiles: int, threads: int, by: int, target: GpuTarget, welford: bool = False
+) -> tuple[int, int]:
     """(S, rows per split): blocks for one full-occupancy wave, >= 8 rows a thread.
     Welford partials (``welford``) keep two accumulators a lane and run at 40-60
     registers, so a wave is ``WELFORD_BLOCKS_PER_SM`` blocks of 256 threads per SM, not
@@ -302,20 +305,23 @@ class _Kernel:
         names = low.arg_names()
         types = kernel_arg_types(fusion, self.args, low.scratch)
         self.block = block
-        self.b = b = KernelBuilder(name, list(zip(names, types, strict=True)), (block[0], block[1], 1),
-                                   low.index_bits)
+        self.b = b = KernelBuilder(
+            name, list(zip(names, types, strict=True)), (block[0], block[1], 1), low.index_bits
+        )
         tensors: dict[int, TensorInput] = {}
         scalars: dict[int, SSAValue] = {}
         for i, (a, lay) in enumerate(zip(fusion.inputs, low.in_layouts, strict=True)):
             arg = b.func.args[i]
             if isinstance(a.type, F.TensorType):
                 assert lay is not None
-                tensors[i] = TensorInput(arg, a.type.dtype, lay.shape, lay.strides, lay.pointer_align)
+                tensors[i] = TensorInput(
+                    arg, a.type.dtype, lay.shape, lay.strides, lay.pointer_align
+                )
             else:
                 scalars[i] = arg
         n_in, n_out = len(fusion.inputs), len(fusion.output_op.values)
-        self.outs = list(b.func.args[n_in:n_in + n_out])
-        self.scratch = list(b.func.args[n_in + n_out:])
+        self.outs = list(b.func.args[n_in : n_in + n_out])
+        self.scratch = list(b.func.args[n_in + n_out :])
         self.ev = ElementEvaluator(b, fusion, plan.shapes, tensors, scalars)
         self.em = self.ev.em
         self.table: dict[tuple, dict[SSAValue, SSAValue]] = {}
@@ -361,28 +367,40 @@ class _Kernel:
         plan = self.low.plan
         ridx = iter(self.ev.unravel(row, plan.red_shape))
         kit = iter(kidx)
-        return tuple(next(ridx) if a in plan.rdims else next(kit) for a in range(len(plan.in_shape)))
+        return tuple(
+            next(ridx) if a in plan.rdims else next(kit) for a in range(len(plan.in_shape))
+        )
 
     def out_index(self, j: int, kidx: Index) -> Index:
         plan = self.low.plan
         if self.low.plan.shapes[plan.fusion.output_op.values[j]] == plan.kept_shape:
             return kidx
         kit = iter(kidx)
-        return tuple(Dim.const(0) if a in plan.rdims else next(kit) for a in range(len(plan.in_shape)))
+        return tuple(
+            Dim.const(0) if a in plan.rdims else next(kit) for a in range(len(plan.in_shape))
+        )
 
     # ---- memory ------------------------------------------------------------------------
-    def store_lanes(self, mem: SSAValue, dt: DType, values: Sequence[SSAValue],
-                    offsets: Sequence[int | SSAValue], vector_ok: bool) -> None:
+    def store_lanes(
+        self,
+        mem: SSAValue,
+        dt: DType,
+        values: Sequence[SSAValue],
+        offsets: Sequence[int | SSAValue],
+        vector_ok: bool,
+    ) -> None:
         b = self.b
         stored = [b.to_storage(v, dt.to_xdsl()) for v in values]
         chunk = max(1, min(len(stored), 16 // dt.itemsize)) if vector_ok and not dt.is_bool else 1
         for c in range(0, len(stored), chunk):
             if chunk > 1:
-                b.vstore(stored[c:c + chunk], mem, offsets[c])
+                b.vstore(stored[c : c + chunk], mem, offsets[c])
             else:
                 b.store(stored[c], mem, [offsets[c]])
 
-    def load_lanes(self, mem: SSAValue, dt: DType, offset0: int | SSAValue, width: int) -> list[SSAValue]:
+    def load_lanes(
+        self, mem: SSAValue, dt: DType, offset0: int | SSAValue, width: int
+    ) -> list[SSAValue]:
         """``width`` consecutive elements at an offset aligned to ``width``."""
         b = self.b
         chunk = max(1, min(width, 16 // dt.itemsize)) if not dt.is_bool else 1
@@ -406,15 +424,22 @@ class _Kernel:
             for idx, v in zip(kidx, vals, strict=True):
                 self.table.setdefault(self.key(idx), {})[res] = v
 
-    def store_stats(self, col0: int | SSAValue, kidx: list[Index], results: Sequence[SSAValue]) -> None:
+    def store_stats(
+        self, col0: int | SSAValue, kidx: list[Index], results: Sequence[SSAValue]
+    ) -> None:
         b = self.b
         for res in results:
             if res not in self.low.stats_index:
                 continue
             dt = compute_dtype(F.dtype_of(res.type))
             vals = [self.table[self.key(i)][res] for i in kidx]
-            self.store_lanes(self.scratch[self.low.stats_index[res]], dt, vals,
-                             [b.add(col0, j) for j in range(len(kidx))], True)
+            self.store_lanes(
+                self.scratch[self.low.stats_index[res]],
+                dt,
+                vals,
+                [b.add(col0, j) for j in range(len(kidx))],
+                True,
+            )
 
     def store_direct_outputs(self, kidx: list[Index]) -> None:
         plan = self.low.plan
@@ -441,8 +466,13 @@ class _Kernel:
 
         return run
 
-    def row_loop(self, start: int | SSAValue, length: int | SSAValue, inits: list[SSAValue],
-                 step: Callable[[list[int | SSAValue], list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    def row_loop(
+        self,
+        start: int | SSAValue,
+        length: int | SSAValue,
+        inits: list[SSAValue],
+        step: Callable[[list[int | SSAValue], list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
         """Rows ``start + ty + k * by`` below ``start + length``: ``UNROLL`` rows per
         iteration of a main loop (``step`` gets them all, to issue every load first),
         then the remaining rows one at a time."""
@@ -454,12 +484,14 @@ class _Kernel:
         nmain = b.div(length, group)
         state = list(inits)
         if nmain != 0:
+
             def main(k: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
                 base = b.add(b.add(start, ty), b.mul(k, group), "row")
                 return step([b.add(base, u * by) for u in range(unroll)], carried)
 
             state = b.for_(0, nmain, 1, self.scoped(main), state, iv_name="k")
         if not (isinstance(length, int) and length % group == 0):
+
             def tail(r: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
                 return step([r], carried)
 
@@ -467,10 +499,13 @@ class _Kernel:
             state = b.for_(lb, b.add(start, length), by, self.scoped(tail), state, iv_name="r")
         return state
 
-
-    def interleaved_row_loop(self, s: int | SSAValue, splits: int, inits: list[SSAValue],
-                             step: Callable[[list[int | SSAValue], list[SSAValue]], list[SSAValue]]
-                             ) -> list[SSAValue]:
+    def interleaved_row_loop(
+        self,
+        s: int | SSAValue,
+        splits: int,
+        inits: list[SSAValue],
+        step: Callable[[list[int | SSAValue], list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
         """Rows of split ``s`` of ``splits`` when the splits interleave: the rows are
         cut in groups of ``by * unroll`` consecutive rows and split ``s`` takes groups
         ``s, s + splits, ...`` (``UNROLL`` rows a thread per group, every load first),
@@ -486,12 +521,14 @@ class _Kernel:
         ngroups = rows // group
         state = list(inits)
         if ngroups:
+
             def main(g: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
                 base = b.add(b.mul(g, group), ty, "row")
                 return step([b.add(base, u * by) for u in range(unroll)], carried)
 
             state = b.for_(s, ngroups, splits, self.scoped(main), state, iv_name="g")
         if rows % group:
+
             def tail(r: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
                 return step([r], carried)
 
@@ -520,10 +557,19 @@ def _consecutive(lay: TensorLayout, idxs: list[Index]) -> bool:
 class _Lowering:
     """Builds the kernels of one column-reduction segment."""
 
-    def __init__(self, plan: _Plan, in_layouts: Sequence[TensorLayout | None],
-                 out_layouts: Sequence[TensorLayout], params: ReductionParams, name: str,
-                 target: GpuTarget, splits: int | None = None, unroll: int | None = None,
-                 reverse_apply: bool | None = None, interleave: bool | None = None) -> None:
+    def __init__(
+        self,
+        plan: _Plan,
+        in_layouts: Sequence[TensorLayout | None],
+        out_layouts: Sequence[TensorLayout],
+        params: ReductionParams,
+        name: str,
+        target: GpuTarget,
+        splits: int | None = None,
+        unroll: int | None = None,
+        reverse_apply: bool | None = None,
+        interleave: bool | None = None,
+    ) -> None:
         self.plan = plan
         self.unroll = unroll or UNROLL
         self.reverse_apply = REVERSE_APPLY if reverse_apply is None else reverse_apply
@@ -538,15 +584,20 @@ class _Lowering:
         by = max(1, min(by0, MAX_THREADS // bx))
         self.block = (bx, by)
         self.col_tiles = max(1, -(-plan.cols // (bx * self.V)))
-        self.S, self.rps = _splits(plan.rows, self.col_tiles, bx * by, by, target,
-                                   any(r.welford for r in plan.reds))
+        self.S, self.rps = _splits(
+            plan.rows, self.col_tiles, bx * by, by, target, any(r.welford for r in plan.reds)
+        )
         if splits is not None and plan.rows:
             self.rps = -(-plan.rows // max(1, min(splits, plan.rows)))
             self.S = -(-plan.rows // self.rps)
         # Interleaved splits: only where nothing needs a split's row count or row range
         # (Welford partials carry per-split counts; the apply pass walks split ranges).
         self.interleave = bool(INTERLEAVE_SPLITS if interleave is None else interleave) and (
-            self.S > 1 and plan.levels == 1 and not plan.full_outs and not any(r.welford for r in plan.reds))
+            self.S > 1
+            and plan.levels == 1
+            and not plan.full_outs
+            and not any(r.welford for r in plan.reds)
+        )
         self.scratch: list[ScratchBuffer] = []
         self.partial_index: dict[tuple[int, int], int] = {}  # (red, part) -> scratch
         self.stats_index: dict[SSAValue, int] = {}
@@ -573,7 +624,10 @@ class _Lowering:
             hint = "".join(c if c.isalnum() or c == "_" else "_" for c in (a.name_hint or ""))
             names.append(hint if hint and hint[0].isalpha() else f"in{i}")
         names += [f"out{j}" for j in range(len(fusion.output_op.values))]
-        names += [f"partial{k}" if k < len(self.partial_index) else f"stats{k}" for k in range(len(self.scratch))]
+        names += [
+            f"partial{k}" if k < len(self.partial_index) else f"stats{k}"
+            for k in range(len(self.scratch))
+        ]
         seen: set[str] = set()
         out = []
         for n in names:
@@ -594,7 +648,9 @@ class _Lowering:
             val: float | int = {"add": 0.0, "mul": 1.0, "max": -math.inf, "min": math.inf}[r.kind]
         else:
             bits = 64 if dt == DType.int64 else 32
-            val = {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[r.kind]
+            val = {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[
+                r.kind
+            ]
         return [em.const(val, dt)]
 
     def combine(self, kern: _Kernel, r: _Red, a: SSAValue, x: SSAValue) -> SSAValue:
@@ -603,7 +659,12 @@ class _Lowering:
             return complex_ops.combine(b, r.kind, a, x)
         if r.acc_dt.is_float:
             return b.combine(r.kind, a, x)
-        cls = {"add": arith.AddiOp, "mul": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}[r.kind]
+        cls = {
+            "add": arith.AddiOp,
+            "mul": arith.MuliOp,
+            "max": arith.MaxSIOp,
+            "min": arith.MinSIOp,
+        }[r.kind]
         return b.val(cls(a, x))
 
     def init_state(self, kern: _Kernel, reds: list[_Red], width: int) -> list[SSAValue]:
@@ -618,8 +679,14 @@ class _Lowering:
                 state += self.identity(kern, r) * width
         return state
 
-    def update(self, kern: _Kernel, reds: list[_Red], kidx: list[Index],
-               rows: list[int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+    def update(
+        self,
+        kern: _Kernel,
+        reds: list[_Red],
+        kidx: list[Index],
+        rows: list[int | SSAValue],
+        state: list[SSAValue],
+    ) -> list[SSAValue]:
         b, ev, em = kern.b, kern.ev, kern.em
         fulls = [[kern.full(row, k) for k in kidx] for row in rows]
         for r in reds:  # every load of the iteration first
@@ -629,11 +696,13 @@ class _Lowering:
         pos = 0
         W = len(kidx)
         for r in reds:
-            x_of = [[em.convert(ev.value(r.op.operands[0], i), r.in_dt, r.acc_dt) for i in lanes]
-                    for lanes in fulls]
+            x_of = [
+                [em.convert(ev.value(r.op.operands[0], i), r.in_dt, r.acc_dt) for i in lanes]
+                for lanes in fulls
+            ]
             if r.welford:
                 n = state[pos]
-                acc = state[pos + 1:pos + 1 + 2 * W]
+                acc = state[pos + 1 : pos + 1 + 2 * W]
                 one = em.const(1.0, r.acc_dt)
                 for xs in x_of:
                     n = b.addf(n, one, "count")
@@ -647,16 +716,25 @@ class _Lowering:
                 out += [n] + acc
                 pos += 1 + 2 * W
             else:
-                acc = state[pos:pos + W]
+                acc = state[pos : pos + W]
                 for xs in x_of:
                     acc = [self.combine(kern, r, a, x) for a, x in zip(acc, xs, strict=True)]
                 out += acc
                 pos += W
         return out
 
-    def accumulate(self, kern: _Kernel, reds: list[_Red], col0: SSAValue | int, col_ok: SSAValue | bool,
-                   kidx: list[Index], start: int | SSAValue, length: int | SSAValue,
-                   load_stats: bool, split: int | SSAValue | None = None) -> list[SSAValue]:
+    def accumulate(
+        self,
+        kern: _Kernel,
+        reds: list[_Red],
+        col0: SSAValue | int,
+        col_ok: SSAValue | bool,
+        kidx: list[Index],
+        start: int | SSAValue,
+        length: int | SSAValue,
+        load_stats: bool,
+        split: int | SSAValue | None = None,
+    ) -> list[SSAValue]:
         """The thread's accumulators over its rows, block-reduced over ``threadIdx.y``
         (``split``: this block's split index, when the splits interleave)."""
         b = kern.b
@@ -677,6 +755,7 @@ class _Lowering:
         if col_ok is True:
             state = kern.scoped(body)()
         else:
+
             def idle() -> list[SSAValue]:
                 return self.init_state(kern, reds, W)
 
@@ -693,7 +772,8 @@ class _Lowering:
                 count = n
                 for j in range(W):
                     mean, m2, count = b.block_reduce(
-                        [state[pos + 1 + 2 * j], state[pos + 2 + 2 * j], n], "welford", (1,))
+                        [state[pos + 1 + 2 * j], state[pos + 2 + 2 * j], n], "welford", (1,)
+                    )
                     lanes += [mean, m2]
                 out += [count, *lanes]
                 pos += 1 + 2 * W
@@ -729,7 +809,9 @@ class _Lowering:
         if isinstance(op, F.VarMeanOp):
             entry[op.mean] = em.convert(mean, r.acc_dt, dt)
 
-    def finalize_lanes(self, kern: _Kernel, reds: list[_Red], state: list[SSAValue], kidx: list[Index]) -> None:
+    def finalize_lanes(
+        self, kern: _Kernel, reds: list[_Red], state: list[SSAValue], kidx: list[Index]
+    ) -> None:
         W = len(kidx)
         pos = 0
         for r in reds:
@@ -766,8 +848,15 @@ class _Lowering:
         length = b.select(b.cmp("eq", s, self.S - 1), last, self.rps, "split_rows")
         return s, start, length
 
-    def apply_rows(self, kern: _Kernel, col_ok: SSAValue | bool, kidx: list[Index],
-                   start: int | SSAValue, length: int | SSAValue, col0: SSAValue | None) -> None:
+    def apply_rows(
+        self,
+        kern: _Kernel,
+        col_ok: SSAValue | bool,
+        kidx: list[Index],
+        start: int | SSAValue,
+        length: int | SSAValue,
+        col0: SSAValue | None,
+    ) -> None:
         """Evaluate and store the full-shape outputs for the thread's columns."""
         plan, b, ev = self.plan, kern.b, kern.ev
         outs = [plan.fusion.output_op.values[j] for j in plan.full_outs]
@@ -790,7 +879,9 @@ class _Lowering:
                     lay = self.out_layouts[j]
                     vals = [ev.value(v, i) for i in lanes]
                     offs = [offset_in(ev, lay.shape, lay.strides, i) for i in lanes]
-                    kern.store_lanes(kern.outs[j], F.dtype_of(v.type), vals, offs, _consecutive(lay, lanes))
+                    kern.store_lanes(
+                        kern.outs[j], F.dtype_of(v.type), vals, offs, _consecutive(lay, lanes)
+                    )
             return []
 
         def body() -> list[SSAValue]:
@@ -821,8 +912,14 @@ class _Lowering:
             if not any(u in results or _depends(u, results) for u in op.operands):
                 continue
             for k in kidx:
-                idx = k if shape == plan.kept_shape else tuple(
-                    Dim.const(0) if a in plan.rdims else k[plan.kdims.index(a)] for a in range(len(shape)))
+                idx = (
+                    k
+                    if shape == plan.kept_shape
+                    else tuple(
+                        Dim.const(0) if a in plan.rdims else k[plan.kdims.index(a)]
+                        for a in range(len(shape))
+                    )
+                )
                 try:
                     kern.ev.value(v, idx)
                 except LoweringError:
@@ -841,9 +938,17 @@ class _Lowering:
         levels = range(1, plan.levels + 1) if fused else [level]
         for lvl in levels:
             reds = [r for r in plan.reds if r.level == lvl]
-            state = self.accumulate(kern, reds, col0, col_ok, kidx, start, length,
-                                    load_stats=not fused and lvl > 1,
-                                    split=s if self.interleave and not fused else None)
+            state = self.accumulate(
+                kern,
+                reds,
+                col0,
+                col_ok,
+                kidx,
+                start,
+                length,
+                load_stats=not fused and lvl > 1,
+                split=s if self.interleave and not fused else None,
+            )
             if fused:
                 self.finalize_lanes(kern, reds, state, kidx)
         store_ok: SSAValue | bool = col_ok
@@ -856,6 +961,7 @@ class _Lowering:
             if plan.full_outs:
                 self.apply_rows(kern, col_ok, kidx, start, length, None)
         else:
+
             def write() -> list[SSAValue]:
                 pos = 0
                 W = len(kidx)
@@ -867,11 +973,16 @@ class _Lowering:
                         parts = [[state[pos + 1 + 2 * j + p] for j in range(W)] for p in range(2)]
                         pos += 1 + 2 * W
                     else:
-                        parts = [state[pos:pos + W]]
+                        parts = [state[pos : pos + W]]
                         pos += W
                     for p, vals in enumerate(parts):
-                        kern.store_lanes(kern.scratch[self.partial_index[(ri, p)]], r.acc_dt, vals,
-                                         [b.add(base, j) for j in range(W)], True)
+                        kern.store_lanes(
+                            kern.scratch[self.partial_index[(ri, p)]],
+                            r.acc_dt,
+                            vals,
+                            [b.add(base, j) for j in range(W)],
+                            True,
+                        )
                 return []
 
             if store_ok is True:
@@ -879,8 +990,13 @@ class _Lowering:
             else:
                 b.if_(store_ok, write)  # type: ignore[arg-type]
         module = b.finish()
-        return LoweredKernel(module, kern.b.func.sym_name.data, (*self.block, 1), (self.col_tiles, self.S, 1),
-                             kern.args)
+        return LoweredKernel(
+            module,
+            kern.b.func.sym_name.data,
+            (*self.block, 1),
+            (self.col_tiles, self.S, 1),
+            kern.args,
+        )
 
     def finish_kernel(self, level: int) -> LoweredKernel:
         """Combine the S partials of each column; finalize; store statistics (and, at
@@ -897,28 +1013,43 @@ class _Lowering:
         assert not isinstance(col, int)
         kidx = kern.lanes(Dim(col, 0, 1), 1)
         ntiles = -(-plan.cols // T)
-        col_ok: SSAValue | bool = True if ntiles * T == plan.cols else b.cmp("slt", col, plan.cols, "col_ok")
+        col_ok: SSAValue | bool = (
+            True if ntiles * T == plan.cols else b.cmp("slt", col, plan.cols, "col_ok")
+        )
         ty = b.thread_id("y")
         lo = b.mul(ty, chunk, "s_lo")
-        hi: int | SSAValue = self.S if Ty == 1 else b.val(arith.MinSIOp(b.index(b.add(lo, chunk)), b.index(self.S)))
+        hi: int | SSAValue = (
+            self.S if Ty == 1 else b.val(arith.MinSIOp(b.index(b.add(lo, chunk)), b.index(self.S)))
+        )
         if col_ok is not True:
             hi = b.select(col_ok, hi, lo, "s_hi")  # type: ignore[arg-type]
         reds = [(ri, r) for ri, r in enumerate(plan.reds) if r.level == level]
         states: list[list[SSAValue]] = []
         for ri, r in reds:
             if r.welford:
-                def chan(s: SSAValue, acc: list[SSAValue], ri: int = ri, r: _Red = r) -> list[SSAValue]:
+
+                def chan(
+                    s: SSAValue, acc: list[SSAValue], ri: int = ri, r: _Red = r
+                ) -> list[SSAValue]:
                     ma, m2a, na = acc
                     off = b.add(b.mul(s, plan.cols), col)
                     mb = b.load(kern.scratch[self.partial_index[(ri, 0)]], [off])
                     m2b = b.load(kern.scratch[self.partial_index[(ri, 1)]], [off])
-                    cnt = b.val(arith.MinSIOp(b.index(self.rps), b.index(b.sub(plan.rows, b.mul(s, self.rps)))))
-                    nb = em.convert(b.val(arith.IndexCastOp(cnt, IntegerType(64))), DType.int64, r.acc_dt)
+                    cnt = b.val(
+                        arith.MinSIOp(
+                            b.index(self.rps), b.index(b.sub(plan.rows, b.mul(s, self.rps)))
+                        )
+                    )
+                    nb = em.convert(
+                        b.val(arith.IndexCastOp(cnt, IntegerType(64))), DType.int64, r.acc_dt
+                    )
                     n = b.addf(na, nb, "count")
                     ratio = b.divf(nb, n, "ratio")  # every split has rows: n > 0
                     delta = b.subf(mb, ma, "delta")
                     mean = b.addf(ma, b.mulf(delta, ratio), "mean")
-                    m2 = b.addf(b.addf(m2a, m2b), b.mulf(b.mulf(b.mulf(delta, delta), na), ratio), "m2")
+                    m2 = b.addf(
+                        b.addf(m2a, m2b), b.mulf(b.mulf(b.mulf(delta, delta), na), ratio), "m2"
+                    )
                     return [mean, m2, n]
 
                 zero = em.const(0.0, r.acc_dt)
@@ -926,8 +1057,13 @@ class _Lowering:
                 if Ty > 1:
                     st = b.block_reduce(st, "welford", (1,))
             else:
-                def comb(s: SSAValue, acc: list[SSAValue], ri: int = ri, r: _Red = r) -> list[SSAValue]:
-                    v = b.load(kern.scratch[self.partial_index[(ri, 0)]], [b.add(b.mul(s, plan.cols), col)])
+
+                def comb(
+                    s: SSAValue, acc: list[SSAValue], ri: int = ri, r: _Red = r
+                ) -> list[SSAValue]:
+                    v = b.load(
+                        kern.scratch[self.partial_index[(ri, 0)]], [b.add(b.mul(s, plan.cols), col)]
+                    )
                     return [self.combine(kern, r, acc[0], v)]
 
                 st = b.for_(lo, hi, 1, comb, self.identity(kern, r), unroll=True, iv_name="s")
@@ -962,8 +1098,13 @@ class _Lowering:
         _, start, length = self.split_range(kern)
         self.apply_rows(kern, col_ok, kidx, start, length, col0)
         module = kern.b.finish()
-        return LoweredKernel(module, kern.b.func.sym_name.data, (*self.block, 1), (self.col_tiles, self.S, 1),
-                             kern.args)
+        return LoweredKernel(
+            module,
+            kern.b.func.sym_name.data,
+            (*self.block, 1),
+            (self.col_tiles, self.S, 1),
+            kern.args,
+        )
 
     def kernels(self) -> list[LoweredKernel]:
         if self.S == 1:
@@ -1020,8 +1161,9 @@ def lower_columns(
     if not isinstance(params, ReductionParams):
         raise LoweringError(f"@{fusion.sym_name.data}: the {kind} lowering needs ReductionParams")
     plan = _plan(fusion, shapes)
-    low = _Lowering(plan, in_layouts, out_layouts, params, name, H100, splits, unroll, reverse_apply,
-                    interleave)
+    low = _Lowering(
+        plan, in_layouts, out_layouts, params, name, H100, splits, unroll, reverse_apply, interleave
+    )
     return LoweredFusion(kind, low.kernels(), low.scratch)
 
 
