@@ -162,7 +162,11 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = Fa
             contig = [True if e != 1 else None for e in shape]
             t = fd.define_tensor(shape=sym, contiguity=contig, dtype=dt)
             inputs.append(value)
-            b.emit(t, value, f"fd.define_tensor(shape={sym}, contiguity={contig}, dtype=DataType.{dt.name})")
+            b.emit(
+                t,
+                value,
+                f"fd.define_tensor(shape={sym}, contiguity={contig}, dtype=DataType.{dt.name})",
+            )
             b.n_inputs += 1
         n_ops = rng.randint(min_ops, max_ops)
         for _ in range(n_ops * 3):
@@ -189,7 +193,7 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = Fa
 
 
 def _pick_outputs(b: _Builder) -> list[Node]:
-    candidates = b.nodes[b.n_inputs:] or b.nodes
+    candidates = b.nodes[b.n_inputs :] or b.nodes
     outs = [candidates[-1]]
     for n in candidates[:-1]:
         if b.rng.random() < 0.2 and len(outs) < 3:
@@ -218,8 +222,22 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
     tv = x.torch_value
     shape = list(tv.shape)
     kind = rng.choice(
-        ("unary", "unary", "binary", "binary", "binary", "scalar", "reduce", "reduce", "var",
-         "bcast", "reshape", "permute", "slice", "cast")
+        (
+            "unary",
+            "unary",
+            "binary",
+            "binary",
+            "binary",
+            "scalar",
+            "reduce",
+            "reduce",
+            "var",
+            "bcast",
+            "reshape",
+            "permute",
+            "slice",
+            "cast",
+        )
     )
     if kind == "unary":
         op = rng.choice(UNARY)
@@ -230,11 +248,21 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
         y = rng.choice(others)
         op = rng.choice(BINARY)
         tw = getattr(torch, op)(tv, y.torch_value)
-        b.emit(getattr(fd.ops, op)(x.fd_value, y.fd_value), tw, f"fd.ops.{op}({x.name}, {y.name})", (x, y))
+        b.emit(
+            getattr(fd.ops, op)(x.fd_value, y.fd_value),
+            tw,
+            f"fd.ops.{op}({x.name}, {y.name})",
+            (x, y),
+        )
     elif kind == "scalar":
         op = rng.choice(("add", "mul", "sub"))
         c = rng.choice((0.5, 2.0, -1.5, 3))
-        b.emit(getattr(fd.ops, op)(x.fd_value, c), getattr(torch, op)(tv, c), f"fd.ops.{op}({x.name}, {c!r})", (x,))
+        b.emit(
+            getattr(fd.ops, op)(x.fd_value, c),
+            getattr(torch, op)(tv, c),
+            f"fd.ops.{op}({x.name}, {c!r})",
+            (x,),
+        )
     elif kind == "reduce":
         if not shape:
             return
@@ -244,8 +272,17 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
         if op == "sum":
             tw = torch.sum(tv, dim=dims, keepdim=keep)
         else:
-            tw = torch.amax(tv, dim=dims, keepdim=keep) if op == "max" else torch.amin(tv, dim=dims, keepdim=keep)
-        b.emit(getattr(fd.ops, op)(x.fd_value, dims=dims, keepdim=keep), tw, f"fd.ops.{op}({x.name}, dims={dims}, keepdim={keep})", (x,))
+            tw = (
+                torch.amax(tv, dim=dims, keepdim=keep)
+                if op == "max"
+                else torch.amin(tv, dim=dims, keepdim=keep)
+            )
+        b.emit(
+            getattr(fd.ops, op)(x.fd_value, dims=dims, keepdim=keep),
+            tw,
+            f"fd.ops.{op}({x.name}, dims={dims}, keepdim={keep})",
+            (x,),
+        )
     elif kind == "var":
         if not shape:
             return
@@ -255,7 +292,12 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
         corr = 0 if n <= 1 else rng.choice((0, 1))
         if rng.random() < 0.5:
             v = fd.ops.var(x.fd_value, dims=dims, correction=corr, keepdim=keep)
-            b.emit(v, torch.var(tv, dim=dims, correction=corr, keepdim=keep), f"fd.ops.var({x.name}, dims={dims}, correction={corr}, keepdim={keep})", (x,))
+            b.emit(
+                v,
+                torch.var(tv, dim=dims, correction=corr, keepdim=keep),
+                f"fd.ops.var({x.name}, dims={dims}, correction={corr}, keepdim={keep})",
+                (x,),
+            )
         else:
             v, m = fd.ops.var_mean(x.fd_value, dims=dims, correction=corr, keepdim=keep)
             tvv, tm = torch.var_mean(tv, dim=dims, correction=corr, keepdim=keep)
@@ -279,7 +321,12 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
         for i, d in enumerate(bdims):
             view_shape[d] = shape[i]
         tw = tv.reshape(view_shape).expand(out_shape)
-        b.emit(fd.ops.broadcast_in_dim(x.fd_value, shape=out_shape, broadcast_dims=bdims), tw, f"fd.ops.broadcast_in_dim({x.name}, shape={out_shape}, broadcast_dims={bdims})", (x,))
+        b.emit(
+            fd.ops.broadcast_in_dim(x.fd_value, shape=out_shape, broadcast_dims=bdims),
+            tw,
+            f"fd.ops.broadcast_in_dim({x.name}, shape={out_shape}, broadcast_dims={bdims})",
+            (x,),
+        )
     elif kind == "reshape":
         if not shape:
             return
@@ -296,13 +343,23 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
                 new[i : i + 1] = [f, e // f]
             else:
                 new[i : i + 1] = [e, 1] if rng.random() < 0.5 else [1, e]
-        b.emit(fd.ops.reshape(x.fd_value, new), tv.reshape(new), f"fd.ops.reshape({x.name}, {new})", (x,))
+        b.emit(
+            fd.ops.reshape(x.fd_value, new),
+            tv.reshape(new),
+            f"fd.ops.reshape({x.name}, {new})",
+            (x,),
+        )
     elif kind == "permute":
         if len(shape) < 2:
             return
         perm = list(range(len(shape)))
         rng.shuffle(perm)
-        b.emit(fd.ops.permute(x.fd_value, perm), tv.permute(perm), f"fd.ops.permute({x.name}, {perm})", (x,))
+        b.emit(
+            fd.ops.permute(x.fd_value, perm),
+            tv.permute(perm),
+            f"fd.ops.permute({x.name}, {perm})",
+            (x,),
+        )
     elif kind == "slice":
         if not shape:
             return
@@ -317,11 +374,21 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
         tw = tv[tuple(slice(s, e, st) for s, e, st in zip(starts, ends, strides, strict=True))]
         # nvFuser's slice has step 1; fuser's strided_slice takes any positive step.
         op = "slice" if all(st == 1 for st in strides) else "strided_slice"
-        b.emit(getattr(fd.ops, op)(x.fd_value, starts, ends, strides), tw, f"fd.ops.{op}({x.name}, {starts}, {ends}, {strides})", (x,))
+        b.emit(
+            getattr(fd.ops, op)(x.fd_value, starts, ends, strides),
+            tw,
+            f"fd.ops.{op}({x.name}, {starts}, {ends}, {strides})",
+            (x,),
+        )
     elif kind == "cast":
         dname = rng.choice(tuple(DTYPES))
         dt, tdt = DTYPES[dname]
-        b.emit(fd.ops.cast(x.fd_value, dt), tv.to(tdt), f"fd.ops.cast({x.name}, DataType.{dt.name})", (x,))
+        b.emit(
+            fd.ops.cast(x.fd_value, dt),
+            tv.to(tdt),
+            f"fd.ops.cast({x.name}, DataType.{dt.name})",
+            (x,),
+        )
     else:  # pragma: no cover
         raise AssertionError(kind)
     if b.nodes[-1] is not x:
@@ -331,15 +398,18 @@ def _random_op(fd: FusionDefinition, b: _Builder) -> None:
 # ---- later families (drawn from the case's second random stream) -----------------------
 
 
-def _new_input(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor], value: torch.Tensor,
-               dname: str) -> Node:
+def _new_input(
+    fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor], value: torch.Tensor, dname: str
+) -> Node:
     dt = (DTYPES | MORE_DTYPES)[dname][0]
     shape = list(value.shape)
     sym = [1 if e == 1 else -1 for e in shape]
     contig = [True if e != 1 else None for e in shape]
     inputs.append(value)
     t = fd.define_tensor(shape=sym, contiguity=contig, dtype=dt)
-    return b.emit(t, value, f"fd.define_tensor(shape={sym}, contiguity={contig}, dtype=DataType.{dt.name})")
+    return b.emit(
+        t, value, f"fd.define_tensor(shape={sym}, contiguity={contig}, dtype=DataType.{dt.name})"
+    )
 
 
 def _zero_dim(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> Node | None:
@@ -353,8 +423,12 @@ def _zero_dim(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> 
     if rng.random() < 0.5:
         y = rng.choice(dimmed)
         dims = list(range(y.torch_value.ndim))
-        z = b.emit(fd.ops.sum(y.fd_value, dims=dims, keepdim=False), torch.sum(y.torch_value),
-                   f"fd.ops.sum({y.name}, dims={dims}, keepdim=False)", (y,))
+        z = b.emit(
+            fd.ops.sum(y.fd_value, dims=dims, keepdim=False),
+            torch.sum(y.torch_value),
+            f"fd.ops.sum({y.name}, dims={dims}, keepdim=False)",
+            (y,),
+        )
     else:
         dname = rng.choice(("f32", "f16", "bf16", "f64"))
         value = _random_tensor(rng, [], (DTYPES | MORE_DTYPES)[dname][1])
@@ -362,7 +436,9 @@ def _zero_dim(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> 
     op = rng.choice(BINARY)
     a, c = (x, z) if rng.random() < 0.5 else (z, x)
     tw = getattr(torch, op)(a.torch_value, c.torch_value)
-    return b.emit(getattr(fd.ops, op)(a.fd_value, c.fd_value), tw, f"fd.ops.{op}({a.name}, {c.name})", (a, c))
+    return b.emit(
+        getattr(fd.ops, op)(a.fd_value, c.fd_value), tw, f"fd.ops.{op}({a.name}, {c.name})", (a, c)
+    )
 
 
 def _reduced(fd: FusionDefinition, b: _Builder, min_rank: int) -> tuple[Node, int] | None:
@@ -375,8 +451,12 @@ def _reduced(fd: FusionDefinition, b: _Builder, min_rank: int) -> tuple[Node, in
     d = rng.randrange(x.torch_value.ndim)
     keep = x.torch_value.ndim == 1 or rng.random() < 0.5
     tw = torch.sum(x.torch_value, dim=[d], keepdim=keep)
-    r = b.emit(fd.ops.sum(x.fd_value, dims=[d], keepdim=keep), tw,
-               f"fd.ops.sum({x.name}, dims={[d]}, keepdim={keep})", (x,))
+    r = b.emit(
+        fd.ops.sum(x.fd_value, dims=[d], keepdim=keep),
+        tw,
+        f"fd.ops.sum({x.name}, dims={[d]}, keepdim={keep})",
+        (x,),
+    )
     return r, d
 
 
@@ -393,8 +473,12 @@ def _index_select(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor])
     idx = torch.randint(0, extent, (rng.randint(1, 5),), generator=gen)
     i = _new_input(fd, b, inputs, idx, "i64")
     tw = torch.index_select(r.torch_value, a, idx)
-    return b.emit(fd.ops.index_select(r.fd_value, i.fd_value, a), tw,
-                  f"fd.ops.index_select({r.name}, {i.name}, {a})", (r,))
+    return b.emit(
+        fd.ops.index_select(r.fd_value, i.fd_value, a),
+        tw,
+        f"fd.ops.index_select({r.name}, {i.name}, {a})",
+        (r,),
+    )
 
 
 def _cat(fd: FusionDefinition, b: _Builder) -> Node | None:
@@ -407,15 +491,20 @@ def _cat(fd: FusionDefinition, b: _Builder) -> Node | None:
     d = rng.randrange(x.torch_value.ndim)
     if rng.random() < 0.7:
         tw = torch.sum(x.torch_value, dim=[d], keepdim=True)
-        y = b.emit(fd.ops.sum(x.fd_value, dims=[d], keepdim=True), tw,
-                   f"fd.ops.sum({x.name}, dims={[d]}, keepdim=True)", (x,))
+        y = b.emit(
+            fd.ops.sum(x.fd_value, dims=[d], keepdim=True),
+            tw,
+            f"fd.ops.sum({x.name}, dims={[d]}, keepdim=True)",
+            (x,),
+        )
     else:
         y = b.emit(fd.ops.neg(x.fd_value), torch.neg(x.torch_value), f"fd.ops.neg({x.name})", (x,))
     parts = [x, y] if rng.random() < 0.5 else [y, x]
     tw = torch.cat([p.torch_value for p in parts], dim=d)
     names = ", ".join(p.name for p in parts)
-    return b.emit(fd.ops.cat([p.fd_value for p in parts], d), tw, f"fd.ops.cat([{names}], {d})",
-                  tuple(parts))
+    return b.emit(
+        fd.ops.cat([p.fd_value for p in parts], d), tw, f"fd.ops.cat([{names}], {d})", tuple(parts)
+    )
 
 
 def _float64(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> Node | None:
@@ -426,13 +515,19 @@ def _float64(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> N
     w = _new_input(fd, b, inputs, value, "f64")
     op = rng.choice(BINARY)
     tw = getattr(torch, op)(x.torch_value, w.torch_value)
-    y = b.emit(getattr(fd.ops, op)(x.fd_value, w.fd_value), tw, f"fd.ops.{op}({x.name}, {w.name})", (x, w))
+    y = b.emit(
+        getattr(fd.ops, op)(x.fd_value, w.fd_value), tw, f"fd.ops.{op}({x.name}, {w.name})", (x, w)
+    )
     if y.torch_value.ndim and rng.random() < 0.5:
         op = rng.choice(("sum", "max", "min"))
         d = rng.randrange(y.torch_value.ndim)
         tw = torch.sum(tw, dim=[d]) if op == "sum" else getattr(torch, f"a{op}")(tw, dim=[d])
-        y = b.emit(getattr(fd.ops, op)(y.fd_value, dims=[d], keepdim=False), tw,
-                   f"fd.ops.{op}({y.name}, dims={[d]}, keepdim=False)", (y,))
+        y = b.emit(
+            getattr(fd.ops, op)(y.fd_value, dims=[d], keepdim=False),
+            tw,
+            f"fd.ops.{op}({y.name}, dims={[d]}, keepdim=False)",
+            (y,),
+        )
     return y
 
 
