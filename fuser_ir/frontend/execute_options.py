@@ -101,6 +101,17 @@ def check_execute_options(
     disable_options: Any,
 ) -> None:
     """Check the keywords; print or keep the repro script when asked."""
+    if (
+        device is None
+        and override_user_schedule is False
+        and capture_debug_output is False
+        and print_repro is False
+        and profile is False
+        and save_repro_inputs is False
+        and not enable_options
+        and not disable_options
+    ):
+        return  # every keyword at its default (the hot path of a cache hit)
     wanted = parse_device(device)
     _check_options("_enable_options", enable_options)
     _check_options("_disable_options", disable_options)

@@ -97,10 +97,10 @@ def defines_schedule(fd: FusionDefinition) -> bool:
 
 def find(entry: CacheEntry, inputs: Sequence[Any]) -> UserSchedule | None:
     """The user schedule made for these inputs' layout, if any."""
-    from fuser_ir.frontend.kernel_strings import layout_key
-
     if not entry.user_schedules:
         return None
+    from fuser_ir.frontend.kernel_strings import layout_key
+
     key, _ = layout_key(entry, inputs)
     return entry.user_schedules.get(key)
 
