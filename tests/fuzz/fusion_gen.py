@@ -10,7 +10,9 @@ computes them; torch is the oracle for type promotion.
 A second, independent random stream (so that the fusions above stay what they were
 for each seed) adds the later families to some cases: ops nothing uses,
 ``index_select`` and ``cat`` fed by reductions, float64 inputs and zero-dim tensors in
-binary ops (torch's three promotion classes).
+binary ops (torch's three promotion classes). A third stream adds bool and int32
+tensors to about a third of the cases (``_int_bool``: comparisons, ``where``, int32
+inputs and arithmetic, int64 sums).
 
 ``random_case(seed, small=True)`` draws from the same stream with small extents
 (``SMALL_EXTENTS``): the cases whose generated kernels the CPU kernel interpreter runs.
@@ -40,11 +42,13 @@ DTYPES: dict[str, tuple[Any, torch.dtype]] = {
 MORE_DTYPES: dict[str, tuple[Any, torch.dtype]] = {
     "f64": (DataType.Double, torch.float64),
     "i64": (DataType.Int, torch.int64),
+    "i32": (DataType.Int32, torch.int32),
 }
 TORCH_TO_NAME = {v[1]: k for k, v in (DTYPES | MORE_DTYPES).items()}
 # Comparison tolerance of a value: the loosest over the dtypes it was computed through.
 TOL = {torch.float64: 1e-4, torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 EXTRA_SALT = 0x9E3779B1  # the second random stream (later families) of a seed
+INT_BOOL_SALT = 0x85EBCA77  # the third (the int/bool family), so earlier draws stay put
 EXTENTS = (1, 1, 2, 3, 5, 7, 8, 16, 17, 32, 33, 64, 127, 128, 256)
 # The extents of the small cases (``random_case(seed, small=True)``) whose kernels the
 # CPU kernel interpreter runs: ``EXTENTS`` with 64, 127, 128 and 256 replaced by 4, 9, 6
@@ -177,6 +181,12 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = Fa
         # later families, from their own random stream
         main_rng, b.rng = b.rng, random.Random(seed ^ EXTRA_SALT)
         outs += _extra_families(fd, b, inputs)
+        b.rng = random.Random(seed ^ INT_BOOL_SALT)
+        if b.rng.random() < 0.35:
+            node = _int_bool(fd, b, inputs)
+            if node is not None:
+                b.ops.append("int_bool")
+                outs.append(node)
         b.rng = main_rng
         for node in outs:
             fd.add_output(node.fd_value)
@@ -554,3 +564,83 @@ def _extra_families(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor
         return []
     b.ops.append(family)
     return [node]
+
+
+COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
+INT_BINARY = ("add", "sub", "mul", "maximum", "minimum")
+
+
+def _int_bool(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> Node | None:
+    """Bool and int32 tensors: a comparison of a fusion input with a scalar (a bool
+    output, or the condition of a ``where``, or cast to int32 and summed into int64),
+    or a cast of an input to int32 combined with an int32 input (int32 arithmetic,
+    maybe summed into int64 or cast back to float). Comparisons and casts read inputs
+    only: their values are exact, so a value on a threshold or an integer boundary
+    compares as in torch (a computed value may differ from torch's in the last bit)."""
+    rng = b.rng
+    xs = [n for n in b.nodes[: b.n_inputs] if n.torch_value.dtype.is_floating_point]
+    if not xs:
+        return None
+    x = rng.choice(xs)
+    kind = rng.choice(("compare", "where", "bool_sum", "int", "int"))
+    if kind != "int":
+        op = rng.choice(COMPARE)
+        v = rng.choice((0.0, 0.5, -1.0, 1.5))
+        c = b.emit(
+            getattr(fd.ops, op)(x.fd_value, fd.define_scalar(v)),
+            getattr(torch, op)(x.torch_value, v),
+            f"fd.ops.{op}({x.name}, fd.define_scalar({v}))",
+            (x,),
+        )
+        if kind == "compare":
+            return c
+        if kind == "where":
+            others = [n for n in b.nodes if n is not c and _broadcastable(x, n)]
+            y = rng.choice(others) if others else x
+            a, d = (x, y) if rng.random() < 0.5 else (y, x)
+            return b.emit(
+                fd.ops.where(c.fd_value, a.fd_value, d.fd_value),
+                torch.where(c.torch_value, a.torch_value, d.torch_value),
+                f"fd.ops.where({c.name}, {a.name}, {d.name})",
+                (c, a, d),
+            )
+        k = b.emit(
+            fd.ops.cast(c.fd_value, DataType.Int32),
+            c.torch_value.to(torch.int32),
+            f"fd.ops.cast({c.name}, DataType.Int32)",
+            (c,),
+        )
+    else:
+        xi = b.emit(
+            fd.ops.cast(x.fd_value, DataType.Int32),
+            x.torch_value.to(torch.int32),
+            f"fd.ops.cast({x.name}, DataType.Int32)",
+            (x,),
+        )
+        gen = torch.Generator().manual_seed(rng.randrange(2**31))
+        value = torch.randint(-5, 6, list(x.torch_value.shape), generator=gen, dtype=torch.int32)
+        w = _new_input(fd, b, inputs, value, "i32")
+        op = rng.choice(INT_BINARY)
+        a, d = (xi, w) if rng.random() < 0.5 else (w, xi)
+        k = b.emit(
+            getattr(fd.ops, op)(a.fd_value, d.fd_value),
+            getattr(torch, op)(a.torch_value, d.torch_value),
+            f"fd.ops.{op}({a.name}, {d.name})",
+            (a, d),
+        )
+        if rng.random() < 0.3:
+            return b.emit(
+                fd.ops.cast(k.fd_value, DataType.Float),
+                k.torch_value.to(torch.float32),
+                f"fd.ops.cast({k.name}, DataType.Float)",
+                (k,),
+            )
+    if k.torch_value.ndim == 0 or rng.random() < 0.3:
+        return k
+    dim = rng.randrange(k.torch_value.ndim)
+    return b.emit(
+        fd.ops.sum(k.fd_value, dims=[dim], keepdim=False),
+        torch.sum(k.torch_value, dim=[dim]),
+        f"fd.ops.sum({k.name}, dims={[dim]}, keepdim=False)",
+        (k,),
+    )
