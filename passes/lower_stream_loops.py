@@ -105,11 +105,11 @@ from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
 from fuser_ir.dialects import iterdomain as I
 from fuser_ir.shapes import DYN, normalize_dim
-from passes.mark_aliases import drop_outs
-from passes.strip_bookend_views import (
+from passes.host_rewrites import (
     Extent,
     HostPassError,
     InputExtent,
+    drop_outs,
     ensure_programs,
     erase_op,
     fusions_by_name,

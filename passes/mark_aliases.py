@@ -65,7 +65,7 @@ from xdsl.passes import ModulePass
 
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
-from passes.strip_bookend_views import (
+from passes.host_rewrites import (
     InputExtent,
     ensure_programs,
     erase_dead_ops,
@@ -80,7 +80,7 @@ from passes.strip_bookend_views import (
     symbolic_extents,
 )
 
-__all__ = ["MarkAliases", "drop_outs", "guard_inplace_races", "mark_aliases", "preallocate_outputs"]
+__all__ = ["MarkAliases", "guard_inplace_races", "mark_aliases", "preallocate_outputs"]
 
 
 # ---- 1. the in-place race ---------------------------------------------------------
@@ -307,29 +307,6 @@ def preallocate_outputs(
     if ret is not None and prealloc:
         swap = {new.res[k]: buf for k, buf in prealloc}
         ret.operands = [swap.get(v, v) for v in ret.operands]
-    return new
-
-
-def drop_outs(launch: H.LaunchOp) -> H.LaunchOp:
-    """Undo ``preallocate_outputs``: a launch that allocates its own results (the
-    buffers and their ``fuser.size`` ops are erased when nothing else uses them)."""
-    if not launch.outs:
-        return launch
-    buffers = list(launch.outs)
-    new = rebuild_launch(launch, list(launch.args), [r.type for r in launch.res])
-    for old, r, buf in zip(launch.res, new.res, buffers, strict=True):
-        old.replace_all_uses_with(r)
-        if isinstance(buf.owner, H.AllocateOp):
-            buf.replace_all_uses_with(r)
-    erase_op(launch)
-    for buf in buffers:
-        alloc = buf.owner
-        if isinstance(alloc, H.AllocateOp) and not alloc.result.uses:
-            sizes = list(alloc.sizes)
-            erase_op(alloc)
-            for s in sizes:
-                if isinstance(s.owner, Operation) and not s.uses:
-                    erase_op(s.owner)
     return new
 
 

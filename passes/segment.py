@@ -85,15 +85,9 @@ from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
 from fuser_ir.dialects.fuser import slice_extent
 from fuser_ir.shapes import DYN
-from passes.mark_aliases import (
-    drop_outs,
-    guard_inplace_races,
-    hoist_view_outputs,
-    inplace_to_aliases,
-)
-from passes.mark_aliases import preallocate_outputs as _preallocate
-from passes.strip_bookend_views import (
+from passes.host_rewrites import (
     HostPassError,
+    drop_outs,
     ensure_programs,
     erase_dead_ops,
     erase_op,
@@ -104,6 +98,12 @@ from passes.strip_bookend_views import (
     launches_by_callee,
     programs,
 )
+from passes.mark_aliases import (
+    guard_inplace_races,
+    hoist_view_outputs,
+    inplace_to_aliases,
+)
+from passes.mark_aliases import preallocate_outputs as _preallocate
 from schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from schedulers.registry import select
 from schedulers.target import DEFAULT_TARGET, GpuTarget, get_target

@@ -23,10 +23,11 @@ from fuser_ir.context import make_context, parse_module
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
 from passes.canonicalize import CanonicalizePass
+from passes.host_rewrites import HostPassError
 from passes.lower_stream_loops import LowerStreamLoops
 from passes.mark_aliases import MarkAliases
 from passes.segment import SegmentPass
-from passes.strip_bookend_views import HostPassError, StripBookendViews
+from passes.strip_bookend_views import StripBookendViews
 from runtime.host_evaluator import run_program
 from runtime.reference import run_fusion
 

@@ -93,8 +93,8 @@ def stream_module(fd: Any) -> ModuleOp:
 def stream_program(fd: Any, num_streams: int = 4) -> ModuleOp:
     """``stream_module(fd)`` lowered by ``lower-stream-loops{num-streams=n}`` (cached
     on the definition per stream count; ``parallelize_stream`` clears the cache)."""
+    from passes.host_rewrites import HostPassError
     from passes.lower_stream_loops import lower_stream_loops
-    from passes.strip_bookend_views import HostPassError
 
     if isinstance(num_streams, bool) or not isinstance(num_streams, int) or num_streams <= 0:
         raise ValueError(f"num_streams must be a positive integer, got {num_streams!r}")
