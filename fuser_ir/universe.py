@@ -1,45 +1,34 @@
 """The ``xdsl.universe`` entry point: plain ``xdsl-opt`` sees fuser's dialects and
-passes once fuser is installed."""
+passes once fuser is installed. Both are registered lazily: building the multiverse
+imports no dialect or pass module (``fuser_ir.dialects.available_dialects``,
+``passes.all_passes``)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from xdsl.universe import Universe
 
 from fuser_ir import xdsl_fixes
 from fuser_ir.dialects import available_dialects
 
+if TYPE_CHECKING:
+    from passes import PassFactory
+
 xdsl_fixes.install()
 
 
-class _LazyPasses(dict):
-    """Import the passes only when xdsl-opt first asks for them."""
+def _fuser_passes() -> dict[str, PassFactory]:
+    """fuser's passes (``passes.all_passes``: factories that import a pass's module
+    when it is asked for) without the names xDSL's own passes hold: xdsl-opt refuses
+    duplicate names, so upstream passes (e.g. its own canonicalize) keep theirs;
+    fuser-opt registers fuser's over them."""
+    from xdsl.transforms import get_all_passes
 
-    def _fill(self) -> None:
-        if not self:
-            from xdsl.transforms import get_all_passes
+    from passes import all_passes
 
-            from passes import all_passes
-
-            # xdsl-opt refuses duplicate names: upstream passes (e.g. its own
-            # canonicalize) keep theirs; fuser-opt registers fuser's over them.
-            upstream = get_all_passes()
-            self.update({k: v for k, v in all_passes().items() if k not in upstream})
-
-    def items(self):  # type: ignore[override]
-        self._fill()
-        return super().items()
-
-    def keys(self):  # type: ignore[override]
-        self._fill()
-        return super().keys()
-
-    def __iter__(self):
-        self._fill()
-        return super().__iter__()
-
-    def __getitem__(self, key):
-        self._fill()
-        return super().__getitem__(key)
+    upstream = get_all_passes()
+    return {k: v for k, v in all_passes().items() if k not in upstream}
 
 
-FUSER_UNIVERSE = Universe(all_dialects=available_dialects(), all_passes=_LazyPasses())
+FUSER_UNIVERSE = Universe(all_dialects=available_dialects(), all_passes=_fuser_passes())
