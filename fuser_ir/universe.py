@@ -5,8 +5,10 @@ imports no dialect or pass module (``fuser_ir.dialects.available_dialects``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from xdsl.ir import Dialect
 from xdsl.universe import Universe
 
 from fuser_ir import xdsl_fixes
@@ -31,4 +33,20 @@ def _fuser_passes() -> dict[str, PassFactory]:
     return {k: v for k, v in all_passes().items() if k not in upstream}
 
 
-FUSER_UNIVERSE = Universe(all_dialects=available_dialects(), all_passes=_fuser_passes())
+def _fuser_dialects() -> dict[str, Callable[[], Dialect]]:
+    """fuser's dialect factories; loading ``fuser`` also installs the ``fuser.schedule``
+    check of ``fuser.fusion`` (``schedulers.params``: the scheduler kinds and their
+    parameters are defined above the dialect), as fuser-opt does."""
+    dialects = available_dialects()
+    load_fuser = dialects["fuser"]
+
+    def fuser_with_schedule_check() -> Dialect:
+        import schedulers.params  # noqa: F401 - installs the check
+
+        return load_fuser()
+
+    dialects["fuser"] = fuser_with_schedule_check
+    return dialects
+
+
+FUSER_UNIVERSE = Universe(all_dialects=_fuser_dialects(), all_passes=_fuser_passes())

@@ -1,7 +1,9 @@
 """Lazy pass registration (issue 12, item 3): ``passes.all_passes`` finds the passes by
 reading the package's files, and a pass module is imported only when its pass is asked
 for; building xDSL's multiverse (what every plain ``xdsl-opt`` run does once fuser is
-installed) imports no pass module and none of codegen, schedulers or runtime."""
+installed) imports no pass module and none of codegen, schedulers or runtime; loading
+the fuser dialect from it installs the ``fuser.schedule`` check (which the scheduler
+layer defines, and which importing every pass used to install as a side effect)."""
 
 from __future__ import annotations
 
@@ -53,6 +55,10 @@ def test_building_the_multiverse_imports_no_pass_module() -> None:
         "mods = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('passes', 'codegen', 'schedulers', 'runtime', 'tools'))\n"
         "print(mods)\n"
+        "from fuser_ir.dialects.fuser import FusionOp\n"
+        "assert FusionOp.SCHEDULE_CHECK is None\n"
+        "u.all_dialects['fuser']()\n"
+        "assert FusionOp.SCHEDULE_CHECK is not None, 'no fuser.schedule check'\n"
     )
     root = Path(__file__).resolve().parents[1]
     run = subprocess.run(

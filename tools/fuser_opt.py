@@ -34,6 +34,7 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+import schedulers.params  # noqa: F401 - installs fuser.fusion's fuser.schedule check
 from fuser_ir import xdsl_fixes
 from fuser_ir.dialects import available_dialects
 from tools.plugins import Plugins, discover

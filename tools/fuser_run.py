@@ -36,6 +36,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+import schedulers.params  # noqa: F401 - installs fuser.fusion's fuser.schedule check
 from fuser_ir.context import make_context
 from fuser_ir.dialects.fuser import FusionOp, TensorType, dtype_of
 from fuser_ir.dtypes import DType
