@@ -227,6 +227,7 @@ def launch_fusion(
     layouts: list[TensorLayout | None] = []
     values: list[Any] = []
     scalars: list[Any] = []
+    sized = None  # whether scalar inputs set extents: computed at the first scalar input
     for i, (a, t) in enumerate(zip(args, fusion.function_type.inputs.data, strict=True)):
         if isinstance(t, F.TensorType):
             info = array_info(a)
@@ -238,7 +239,9 @@ def launch_fusion(
         else:
             layouts.append(None)
             values.append(a.item() if hasattr(a, "item") else a)
-            scalars.append(values[-1] if _has_size_operands(fusion) else None)
+            if sized is None:
+                sized = _has_size_operands(fusion)
+            scalars.append(values[-1] if sized else None)
     term = fusion.output_op
     if outs is None:
         outs = allocate_outputs(fusion, args, "torch" if torch_args else "fuser")
@@ -275,9 +278,9 @@ def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[
 
 
 def _has_size_operands(fusion: F.FusionOp) -> bool:
-    """Whether an extent of ``fusion`` comes from a scalar operand (``fuser.size``, an
-    op's ``sizes``, ``fuser.iota``'s length): then the scalar inputs' values are part
-    of the compiled segment's key and of its lowering."""
-    return any(
-        isinstance(op, F.SizeOp | F.IotaOp) or getattr(op, "sizes", None) for op in fusion.body.block.ops
-    )
+    """Whether an extent of ``fusion`` comes from a scalar operand (``fuser.size``, or
+    ``size_operands``: an op's ``sizes``, ``fuser.iota``'s length): then the scalar
+    inputs' values are part of the compiled segment's key and of its lowering."""
+    from schedulers.analysis.sizes import size_operands
+
+    return any(isinstance(op, F.SizeOp) or size_operands(op) for op in fusion.body.block.ops)

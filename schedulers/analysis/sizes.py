@@ -164,6 +164,14 @@ def bind_sizes(fusion: FusionOp, inputs: Sequence[object] | None = None) -> Conc
     return ConcreteSizes(out_shapes, out_scalars)
 
 
+def size_operands(op: Operation) -> list[SSAValue]:
+    """The scalar operands of ``op`` that give its result's symbolic extents, in order:
+    its ``sizes`` operands, or ``fuser.iota``'s length."""
+    if isinstance(op, IotaOp):  # its extent is its length operand
+        return [op.length]
+    return list(getattr(op, "sizes", ()))
+
+
 def _bind_op(
     op: Operation, shapes: dict[SSAValue, Shape], scalars: dict[SSAValue, Any], name: str
 ) -> None:
@@ -174,17 +182,15 @@ def _bind_op(
         inferred: list[Attribute] = op.infer()
     except (ShapeError, ValueError) as e:
         raise SizeBindingError(f"{name}: {op.name}: {e}") from e
-    size_operands = list(getattr(op, "sizes", ()))
-    if isinstance(op, IotaOp):  # its extent is its length operand
-        size_operands = [op.length]
+    sizes = size_operands(op)
     for r, t in zip(op.results, inferred, strict=True):
         if not isinstance(t, TensorType):
             shapes[r] = ()
             continue
         shape = list(t.get_shape())
         dyn = [i for i, d in enumerate(shape) if d == DYN]
-        if dyn and len(size_operands) == len(dyn):
-            for i, s in zip(dyn, size_operands, strict=True):
+        if dyn and len(sizes) == len(dyn):
+            for i, s in zip(dyn, sizes, strict=True):
                 if s not in scalars:
                     raise SizeBindingError(
                         f"{name}: {op.name}: extent {i} depends on an unknown scalar"
