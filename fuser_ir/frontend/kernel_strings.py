@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fuser_ir.fp8 import as_strided
+from fuser_ir.frontend import user_schedule
 
 if TYPE_CHECKING:
     from fuser_ir.frontend.cache import CacheEntry
@@ -264,8 +265,7 @@ def cuda_code_for(
     """``fd.cuda_code_for`` (see the module docstring)."""
     entry = defined_entry(fd)
     if not override_user_schedule:
-        key, _ = layout_key(entry, inputs)
-        sched = entry.user_schedules.get(key)
+        sched = user_schedule.find(entry, inputs)
         if sched is not None:
             return _user_cuda_code(entry, sched, intrinsic_code)
     from fuser_ir.frontend.execution import _any_gpu_input
@@ -308,8 +308,7 @@ def scheduled_fusion_ir_for(
 
     entry = defined_entry(fd)
     if not override_user_schedule:
-        key, _ = layout_key(entry, inputs)
-        sched = entry.user_schedules.get(key)
+        sched = user_schedule.find(entry, inputs)
         if sched is not None:
             return sched.ir()
     from fuser_ir.frontend.execution import _any_gpu_input
