@@ -228,24 +228,15 @@ def summarize(name: str, value: Any, max_values: int = 6) -> str:
     head = f"{name}: shape {tuple(arr.shape)} {dtype}"
     if arr.size == 0:
         return f"{head} (empty)"
-    if arr.dtype.kind == "c":  # complex: the largest modulus and the mean
-        wide = arr.astype(np.complex128)
-        finite = wide[np.isfinite(wide)]
-        stats = (
-            f"max |x| {np.abs(finite).max():.6g} mean {finite.mean():.6g}"
-            if finite.size
-            else "no finite values"
-        )
-        first = ", ".join(f"{x:.6g}" for x in wide.reshape(-1)[:max_values])
-        more = ", ..." if arr.size > max_values else ""
-        return f"{head} {stats} [{first}{more}]"
-    wide = arr.astype(np.float64)
+    complex_ = arr.dtype.kind == "c"
+    wide = arr.astype(np.complex128 if complex_ else np.float64)
     finite = wide[np.isfinite(wide)]
-    stats = (
-        f"min {finite.min():.6g} max {finite.max():.6g} mean {finite.mean():.6g}"
-        if finite.size
-        else "no finite values"
-    )
+    if not finite.size:
+        stats = "no finite values"
+    elif complex_:  # the largest modulus and the mean
+        stats = f"max |x| {np.abs(finite).max():.6g} mean {finite.mean():.6g}"
+    else:
+        stats = f"min {finite.min():.6g} max {finite.max():.6g} mean {finite.mean():.6g}"
     first = ", ".join(f"{x:.6g}" for x in wide.reshape(-1)[:max_values])
     more = ", ..." if arr.size > max_values else ""
     return f"{head} {stats} [{first}{more}]"
