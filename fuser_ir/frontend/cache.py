@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from fuser_ir.dialects.fuser import DynamicPadOp, DynamicSliceOp, FusionOp, ReshapeOp
+from xdsl.ir import BlockArgument, SSAValue
+
+from fuser_ir.dialects.fuser import DynamicPadOp, DynamicSliceOp, FusionOp, ReshapeOp, TensorType
 from fuser_ir.frontend.state import InputSpec, Record
 
 _SERIAL_FORMAT = "fuser-fusion-cache-1"
@@ -78,6 +80,35 @@ class CacheEntry:
             or isinstance(op, DynamicSliceOp | DynamicPadOp)
             for op in self.fusion.walk()
         )
+
+    @cached_property
+    def scalar_extents(self) -> bool:
+        """Whether an extent of the fusion is the value of a scalar input (the
+        ``sizes`` of ``fuser.full`` and the like, ``fuser.iota``'s length, traced back
+        through scalar arithmetic to a block argument). A GPU plan holds its output
+        shapes, so the GPU plans of such a fusion are keyed by the scalars' values."""
+        from schedulers.analysis.sizes import size_operands
+
+        seen: set[SSAValue] = set()
+
+        def from_scalar_input(v: SSAValue) -> bool:
+            if v in seen:
+                return False
+            seen.add(v)
+            if isinstance(v, BlockArgument):
+                return not isinstance(v.type, TensorType)
+            return any(from_scalar_input(o) for o in v.owner.operands if not isinstance(o.type, TensorType))
+
+        return any(from_scalar_input(v) for op in self.fusion.walk() for v in size_operands(op))
+
+    def gpu_key(self, inputs: Any) -> tuple:
+        """The key of ``gpu_plans`` for these inputs (``runtime.gpu_executor.fast_key``
+        of each): scalars by value when they decide shapes (``concrete``,
+        ``scalar_extents``), else by type."""
+        from runtime.gpu_executor import fast_key
+
+        by_value = self.concrete or self.scalar_extents
+        return tuple(fast_key(x, by_value) for x in inputs)
 
 
 class FusionCache:

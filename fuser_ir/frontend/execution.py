@@ -224,11 +224,10 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     array type; ``torch_outputs`` (a fusion without tensor inputs on the default GPU,
     ``execute_options.set_default_device``) makes them torch CUDA tensors."""
     from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import GpuPlan, fast_key, meta_array
+    from runtime.gpu_executor import GpuPlan, meta_array
 
     inputs = spread_lists(inputs)  # the scalars of define_vector(n) may come as a list
-    concrete = entry.concrete
-    key = tuple(fast_key(x, concrete) for x in inputs)
+    key = entry.gpu_key(inputs)
     plans = entry.gpu_plans
     plan = plans.get(key)
     if plan is not None:

@@ -108,9 +108,7 @@ def _key_meta(k: Any) -> Any:
 def _gpu_plan(entry: CacheEntry, inputs: Sequence[Any]) -> tuple[Any, list[Any]]:
     """The GPU plan of a run with these GPU inputs and their metadata; nvFuser's errors
     when none ran (GPU plans are keyed like ``execute``'s fast path)."""
-    from runtime.gpu_executor import fast_key
-
-    key = tuple(fast_key(x, entry.concrete) for x in inputs)
+    key = entry.gpu_key(inputs)
     found = entry.gpu_plans.get(key)
     if found is None:
         if not entry.gpu_plans and not entry.compiled:

@@ -155,7 +155,7 @@ def run(entry: CacheEntry, sched: UserSchedule, inputs: Sequence[Any]) -> list[A
         return outs
     from fuser_ir.frontend.validation import flatten_inputs, plain_inputs
     from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import GpuPlan, fast_key, meta_array
+    from runtime.gpu_executor import GpuPlan, meta_array
 
     flat = flatten_inputs(
         entry.inputs,
@@ -171,7 +171,7 @@ def run(entry: CacheEntry, sched: UserSchedule, inputs: Sequence[Any]) -> list[A
         ],
         draw_rng=True,
     )
-    key = tuple(fast_key(x, entry.concrete) for x in inputs)
+    key = entry.gpu_key(inputs)
     plan = sched.gpu_plans.get(key)
     first = plan is None
     if plan is None:

@@ -300,3 +300,27 @@ def test_stride_order_errors_name_the_op() -> None:
         define(twice)
     with pytest.raises(ValueError, match="add_output: stride_order can't be dictated for aliased"):
         define(aliased)
+
+
+def test_gpu_plans_are_keyed_by_the_scalars_that_give_extents() -> None:
+    """A GPU plan holds its output shapes, so scalars that become extents (iota's
+    length, full's sizes, through scalar arithmetic) key it by value; a scalar that only
+    scales values, or a size read from a tensor (already in the key), does not."""
+    from fuser_ir import FusionDefinition
+
+    with FusionDefinition() as iota:
+        n = iota.define_scalar(dtype=DataType.Int)
+        iota.add_output(iota.ops.iota(iota.ops.add(n, n), dtype=DataType.Float))
+    entry = iota._ensure_defined()
+    assert entry.scalar_extents
+    assert entry.gpu_key([5]) != entry.gpu_key([7])
+    assert entry.gpu_key([5]) == entry.gpu_key([5])
+
+    with FusionDefinition() as full:
+        t = full.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        a = full.define_scalar(dtype=DataType.Double)
+        full.add_output(full.ops.mul(full.ops.full([full.ops.size(t, 0)], a, DataType.Float), t))
+    entry = full._ensure_defined()
+    assert not entry.scalar_extents
+    x = np.ones(4, np.float32)
+    assert entry.gpu_key([x, 1.5]) == entry.gpu_key([x, 2.5])
