@@ -13,8 +13,9 @@ preamble (``COMPLEX_CUDA``, printed only when a kernel uses a ``complex<...>`` t
 * ``fuser_cabs`` is ``hypot``, ``fuser_cexp``/``fuser_clog``/``fuser_csqrt`` the
   principal branches (as numpy and torch), ``fuser_crsqrt`` is ``1 / sqrt(z)``,
   ``fuser_csin``/``fuser_ccos`` expand into real sin/cos/sinh/cosh, ``fuser_ctanh``
-  uses ``(sinh 2x + i sin 2y) / (cosh 2x + cos 2y)`` with the limit ``±1`` for
-  ``|x| > 20``, and ``fuser_ctan(z) = -i tanh(i z)``;
+  uses Kahan's ``(beta rho s + i t) / (1 + beta s^2)`` (``t = tan y``,
+  ``beta = 1 + t^2``, ``s = sinh x``, ``rho = sqrt(1 + s^2)``: accurate near the poles,
+  where ``cosh 2x + cos 2y`` cancels) with the limit ``±1`` for ``|x| > 20``, and ``fuser_ctan(z) = -i tanh(i z)``;
 * ``fuser_shfl_xor`` shuffles both parts (the warp and block reductions' combine is
   ``FuserAdd``/``FuserMul``, i.e. complex ``+``/``*``).
 
@@ -114,8 +115,14 @@ __device__ __forceinline__ fuser_complex<T> fuser_ctanh(fuser_complex<T> z) {
   if (fabs(z.re) > T(20)) {
     return fuser_complex<T>(copysign(T(1), z.re), T(4) * sin(z.im) * cos(z.im) * exp(T(-2) * fabs(z.re)));
   }
-  T d = cosh(T(2) * z.re) + cos(T(2) * z.im);
-  return fuser_complex<T>(sinh(T(2) * z.re) / d, sin(T(2) * z.im) / d);
+  // Kahan's form (as C99 libraries): tan(y) directly, no cosh(2x) + cos(2y)
+  // cancellation near the poles y = pi/2 + k pi
+  T t = tan(z.im);
+  T beta = T(1) + t * t;
+  T s = sinh(z.re);
+  T rho = sqrt(T(1) + s * s);
+  T d = T(1) + beta * s * s;
+  return fuser_complex<T>(beta * rho * s / d, t / d);
 }
 template <typename T>
 __device__ __forceinline__ fuser_complex<T> fuser_ctan(fuser_complex<T> z) {
