@@ -5,8 +5,9 @@ float64 is rounded to float32 first), then rounds to nearest, ties to even. Valu
 beyond the largest finite number differ by format, as torch does it:
 
 * ``float8_e4m3fn`` (4 exponent bits, bias 7, 3 mantissa bits, no infinity): a value
-  whose magnitude rounds above 448, and infinity, *saturates* to ±448; NaN is ``0x7f``
-  with the input's sign;
+  whose magnitude rounds above 448, and infinity, *saturates* to ±448 (torch 2.13, and
+  nvFuser's ``cvt.rn.satfinite``; torch 2.11 gives NaN there, measured on CPU and CUDA:
+  470, 480, 1000 and inf all became ``0x7f``); NaN is ``0x7f`` with the input's sign;
 * ``float8_e5m2`` (5 exponent bits, bias 15, 2 mantissa bits): magnitudes that round
   above 57344 become ±infinity; NaN is ``0x7f`` with the input's sign.
 
