@@ -47,7 +47,7 @@ def test_stages_and_defaults() -> None:
         '-k "$DESELECT" --collect-only -o addopts=""' in sanitize
         and "collect -m gpu tests" in sanitize
     )
-    assert 'DESELECT="not overhead and not memory_is_freed and not uniform_range"' in sanitize
+    assert 'DESELECT="not overhead and not memory_is_freed and not uniform_range and not overlap_on_the_timeline"' in sanitize
 
 
 FUSER_REPORT = """\

@@ -107,7 +107,7 @@ stage frontend-on-gpu "${GPU_CHECK_FRONTEND_TIMEOUT:-300}" "$OUT/frontend_gpu.lo
 stage full-tests "${GPU_CHECK_FULL_TIMEOUT:-240}" "$OUT/full_tests.log" \
   "$PY" -m pytest -rs -p no:cacheprovider tests
 stage conformance-on-gpu "${GPU_CHECK_CONFORMANCE_TIMEOUT:-300}" "$OUT/conformance_gpu.log" \
-  env FUSER_CONFORMANCE_DEVICE=cuda "$PY" -m pytest -rsxX -p no:cacheprovider tests/conformance -q
+  env FUSER_CONFORMANCE_DEVICE=cuda "$PY" -m pytest -rsxX -p no:cacheprovider tests/conformance
 
 # compute-sanitizer over every GPU test (opt-in, see top): tools/sanitize.sh shards the
 # `pytest -m gpu` node ids and runs each (tool, shard) as its own process, all at once.

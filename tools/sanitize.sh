@@ -15,7 +15,9 @@
 # all at once: the device machine has 16 cores and the GPU runs their kernels side by
 # side. Deselected (they launch no kernel of their own, or none that others do not):
 # host-overhead timings ("overhead": a sanitizer slows the host), the device-wide
-# free-memory check ("memory_is_freed": the other shards allocate at the same time) and
+# free-memory check ("memory_is_freed": the other shards allocate at the same time), the
+# streams' overlap timing ("overlap_on_the_timeline": a sanitizer serializes kernels; its
+# spin kernels are plain loops) and
 # test_uniform_range (2**29 samples x 101 runs x 4 dtypes of the RNG kernels that
 # test_uniform and test_random_distinct_values run; 4 GiB buffers in 16 processes).
 # Tools:
@@ -39,7 +41,7 @@ mkdir -p "$OUTDIR"
 PY=${PYTHON:-python3}
 SHARDS=${SANITIZE_SHARDS:-5}
 CONF_SHARDS=${SANITIZE_CONFORMANCE_SHARDS:-3}
-DESELECT="not overhead and not memory_is_freed and not uniform_range"
+DESELECT="not overhead and not memory_is_freed and not uniform_range and not overlap_on_the_timeline"
 SANITIZER=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)}
 if [ -z "$SANITIZER" ] || [ ! -x "$SANITIZER" ]; then
   echo "compute-sanitizer not found (set COMPUTE_SANITIZER)" | tee "$OUTDIR/sanitize.txt"
