@@ -157,9 +157,9 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
 def compile_job(job: tuple[str, str, int]) -> dict:
     """Lower and compile variant ``i`` of a workload: the cubin, the launch plan (the
     lowered kernels without their IR) and the ptxas report."""
-    from codegen.compile_fusion import _without_preamble
     from codegen.cuda_printer import print_cuda
     from codegen.nvrtc import CompileOptions, compile_cuda
+    from runtime.compile_fusion import _without_preamble
 
     wname, dtype, i = job
     w = {w.name: w for w in workloads()}[wname]
@@ -236,14 +236,14 @@ def copy_us(nbytes: int) -> float:
 def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float, log: Any) -> list[dict]:
     import torch
 
-    from codegen.compile_fusion import (
+    from runtime import cuda_driver as drv
+    from runtime.compile_fusion import (
         CompiledSegment,
         _scratch,
         default_compiler,
         kernel_signature,
         run_compiled,
     )
-    from runtime import cuda_driver as drv
 
     torch.manual_seed(0)
     tdt = getattr(torch, dtype)

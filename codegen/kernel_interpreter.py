@@ -61,10 +61,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from codegen.intrinsics import INTRINSICS
 from fuser_ir import fp8
 from fuser_ir.dialects import kernel as k
 from fuser_ir.dtypes import DType
+from fuser_ir.intrinsics import INTRINSICS
 
 WARP = k.WARP_SIZE
 Gen = Generator[tuple[Operation, Any], Any, list[Any]]
@@ -197,10 +197,10 @@ _CMP = {
 
 
 def _rng(op: k.RngOp, ins: Sequence[Any]) -> Any:
-    """One element of ``kernel.rng``: ``runtime.philox`` at the element's index, in
+    """One element of ``kernel.rng``: ``fuser_ir.philox`` at the element's index, in
     the compute type (the half or bfloat16 value as f32)."""
     from fuser_ir.dtypes import DType
-    from runtime.philox import random_values
+    from fuser_ir.philox import random_values
 
     seed, offset, index, a, b = ins
     dt = DType.from_xdsl(op.dtype)

@@ -136,15 +136,28 @@ def supported_archs() -> tuple[int, ...]:
 
 @functools.cache
 def default_arch() -> str:
-    """``sm_XY`` of the current GPU when a driver and device are present, else sm_90."""
+    """``sm_XY`` of device 0 when a driver and a device are present, else sm_90. It asks
+    the driver itself (``cuInit``, the compute capability attributes): codegen sits below
+    the runtime layer and its ``cuda_driver``."""
     try:
-        from runtime.cuda_driver import gpu_available, properties
+        from cuda.bindings import driver as cu
 
-        if gpu_available():
-            return properties().arch
-    except Exception:  # no driver: compile for the CI default
-        pass
-    return DEFAULT_ARCH
+        ok = cu.CUresult.CUDA_SUCCESS
+        if cu.cuInit(0)[0] != ok:
+            return DEFAULT_ARCH
+        err, dev = cu.cuDeviceGet(0)
+        if err != ok:
+            return DEFAULT_ARCH
+        cc = []
+        for attr in ("MAJOR", "MINOR"):
+            which = getattr(cu.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{attr}")
+            err, value = cu.cuDeviceGetAttribute(which, dev)
+            if err != ok:
+                return DEFAULT_ARCH
+            cc.append(value)
+        return f"sm_{cc[0]}{cc[1]}"
+    except Exception:  # no driver library: compile for the CI default
+        return DEFAULT_ARCH
 
 
 def _header_dir_candidates() -> list[Path]:

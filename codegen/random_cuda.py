@@ -12,7 +12,7 @@ it, and a thread recomputes Philox per element).
 The one difference from nvFuser's file: products and sums are written with the
 ``__fmul_rn``/``__fadd_rn`` (``__dmul_rn``/``__dadd_rn``) intrinsics so that NVRTC
 never contracts ``low + range * u`` or ``z * std + mean`` into a fused multiply-add.
-That makes every uniform value bit-identical to ``runtime/philox.py`` (numpy rounds
+That makes every uniform value bit-identical to ``fuser_ir/philox.py`` (numpy rounds
 the product and the sum separately); normal values use ``log``/``sin``/``cos``/``sqrt``
 of the CUDA math library and agree with numpy's to a few ulps.
 """

@@ -41,8 +41,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from codegen.lower import lower_segment
-from codegen.lower.common import TensorLayout
-from codegen.lower.scalar import LoweringError
+from codegen.lower.common import LoweringError, TensorLayout
 from fuser_ir.dialects.fuser import FusionOp, TensorType
 from passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, _inputs_for, parse_sizes
 from schedulers.analysis.sizes import SizeBindingError

@@ -396,5 +396,23 @@ def output_kind(infos: Sequence[ArrayInfo]) -> str:
 
 __all__ = [
     "ArrayError", "ArrayInfo", "DeviceArray", "array_info", "contiguous_strides",
-    "dlpack_info", "empty", "is_gpu_array", "output_kind", "torch_dtype",
+    "current_stream", "dlpack_info", "empty", "is_gpu_array", "output_kind", "torch_dtype",
 ]
+
+
+_raw_stream: Any = None
+
+
+def current_stream(kind: str, device: int = 0) -> int:
+    """The caller's current stream handle: torch's for torch tensors (through its raw
+    C accessor: ``torch.cuda.current_stream()`` builds a Python object, ~25 us)."""
+    global _raw_stream
+    if kind == "torch":
+        if _raw_stream is None:
+            import torch
+
+            _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+                lambda d: torch.cuda.current_stream(d).cuda_stream
+            )
+        return _raw_stream(device)
+    return drv.current_stream()

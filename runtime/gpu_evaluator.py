@@ -24,7 +24,7 @@ Semantics (those of ``runtime.host_evaluator``, on device memory):
 * **launches** call ``launcher(fusion_op, args, outs, stream)``: ``args`` are the
   arrays and host scalars, ``outs`` the destination buffers (or None when the launch
   has no ``outs``: the launcher allocates), ``stream`` the raw ``CUstream`` handle
-  (int) of the current stream; it returns the outputs. ``codegen.compile_fusion.
+  (int) of the current stream; it returns the outputs. ``runtime.compile_fusion.
   launch_fusion`` is the real one.
 * **streams**: the current stream on entry is the caller's (``cuda_driver.
   current_stream()``: ``use_stream``, torch's current stream, or the default);

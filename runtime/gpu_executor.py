@@ -2,7 +2,7 @@
 
 A fusion that one scheduler accepts runs as one segment: its returned outputs are
 allocated as the caller's array type (torch tensors for torch inputs, else
-``DeviceArray``), and ``codegen.compile_fusion.launch_fusion`` compiles (once per
+``DeviceArray``), and ``runtime.compile_fusion.launch_fusion`` compiles (once per
 input layout) and launches its kernels on the current stream. Outputs that are only
 views of an input (reshape/permute/squeeze/slice/broadcast chains) come back as
 views of the caller's tensor and launch nothing. A fusion no single scheduler takes
@@ -108,10 +108,10 @@ class GpuPlan:
     def __init__(self, fusion: F.FusionOp, flat: Sequence[Any], kind: str | None = None) -> None:
         """``kind`` forces the outputs' array type (``"torch"`` for a fusion without
         tensor inputs run on the default GPU); by default the inputs' type."""
-        from codegen.compile_fusion import default_compiler, launch_fusion
         from codegen.lower import concrete_shapes
         from codegen.lower.common import TensorLayout
-        from fuser_ir.frontend.execution import view_chain
+        from fuser_ir.view_chains import view_chain
+        from runtime.compile_fusion import default_compiler, launch_fusion
 
         self.fusion = fusion
         infos = [ga.array_info(x) if ga.is_gpu_array(x) else None for x in flat]
@@ -190,7 +190,7 @@ class GpuPlan:
             else:
                 ptrs = [_ptr(x) if is_t else _scalar(x) for x, is_t in zip(flat, self.tensor_inputs, strict=True)]
                 out_ptrs = _output_pointers(self.aliases, ptrs, outs)
-            _run_compiled(seg, ptrs, out_ptrs, _current_stream(self.kind, self.device))
+            _run_compiled(seg, ptrs, out_ptrs, ga.current_stream(self.kind, self.device))
             self.compiler.last = seg
         elif self.on_host:
             return self._run_on_host(flat)
@@ -204,7 +204,7 @@ class GpuPlan:
 
     def _run_on_host(self, flat: Sequence[Any]) -> list[Any]:
         """Zero-size case: the reference on host copies, outputs back on the device."""
-        from runtime.reference import run_fusion
+        from fuser_ir.reference import run_fusion
 
         host = [_to_numpy(x) if ga.is_gpu_array(x) else x for x in flat]
         outs = run_fusion(self.fusion, host)
@@ -217,7 +217,7 @@ class GpuPlan:
 def _to_numpy(x: Any) -> Any:
     torch = ga._torch_tensor(x)
     if torch is not None:
-        from fuser_ir.frontend.validation import torch_to_numpy
+        from runtime.torch_arrays import torch_to_numpy
 
         return torch_to_numpy(x.detach().cpu())
     return x.to_numpy() if hasattr(x, "to_numpy") else np.asarray(x)
@@ -226,7 +226,7 @@ def _to_numpy(x: Any) -> Any:
 def _to_device(a: Any, kind: str, device: int) -> Any:
     a = np.ascontiguousarray(a)
     if kind == "torch":
-        from fuser_ir.frontend.validation import numpy_to_torch
+        from runtime.torch_arrays import numpy_to_torch
 
         return numpy_to_torch(a).to(f"cuda:{device}")
     return ga.DeviceArray.from_numpy(a, device)
@@ -234,7 +234,7 @@ def _to_device(a: Any, kind: str, device: int) -> Any:
 
 def _copy_into(x: Any, h: np.ndarray) -> None:
     if ga._torch_tensor(x) is not None:
-        from fuser_ir.frontend.validation import numpy_to_torch
+        from runtime.torch_arrays import numpy_to_torch
 
         x.copy_(numpy_to_torch(h))
 
@@ -250,24 +250,6 @@ def _scalar(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
 
-_raw_stream: Any = None
-
-
-def _current_stream(kind: str, device: int = 0) -> int:
-    """The caller's current stream handle: torch's for torch tensors (through its raw
-    C accessor: ``torch.cuda.current_stream()`` builds a Python object, ~25 us)."""
-    global _raw_stream
-    if kind == "torch":
-        if _raw_stream is None:
-            import torch
-
-            _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
-                lambda d: torch.cuda.current_stream(d).cuda_stream
-            )
-        return _raw_stream(device)
-    from runtime import cuda_driver as drv
-
-    return drv.current_stream()
 
 
 def _output_pointers(aliases: Sequence[int], ptrs: Sequence[Any], outs: Sequence[Any]) -> list[int]:
@@ -276,6 +258,6 @@ def _output_pointers(aliases: Sequence[int], ptrs: Sequence[Any], outs: Sequence
 
 
 def _run_compiled(seg: Any, ptrs: Sequence[Any], out_ptrs: Sequence[int], stream: int) -> None:
-    from codegen.compile_fusion import run_compiled
+    from runtime.compile_fusion import run_compiled
 
     run_compiled(seg, ptrs, out_ptrs, stream)

@@ -18,7 +18,7 @@ Semantics:
 * ``hir.alias %v, %t`` marks are collected before the program runs: every read of
   ``%v`` reads ``%t``'s buffer, every write of ``%v`` is copied into it, and an
   ``hir.allocate`` of ``%v`` allocates nothing.
-* ``hir.launch`` runs the fusion with ``runtime.reference.run_fusion``; with ``outs``
+* ``hir.launch`` runs the fusion with ``fuser_ir.reference.run_fusion``; with ``outs``
   its outputs are copied into the ``outs`` buffers, which become the results.
 * ``hir.allocate {preallocated}`` returned as result ``k`` is the caller's
   ``preallocated_outputs[k]`` when one is given (written in place, and returned).
@@ -46,9 +46,9 @@ from xdsl.ir import Operation, SSAValue
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
 from fuser_ir.dtypes import DType
+from fuser_ir.reference import run_fusion
 from fuser_ir.shapes import DYN
 from runtime.program_walker import HostIrError, HostProgramWalker
-from runtime.reference import run_fusion
 
 Value = Any  # np.ndarray, int, float, bool or Stream
 
@@ -166,7 +166,7 @@ class HostEvaluator(HostProgramWalker):
 
     def _run_fusion(self, fusion: F.FusionOp, args: list[Value]) -> list[Value]:
         """Compute a launched segment's returned outputs (the reference interpreter;
-        ``codegen.cpu_runner.KernelHostEvaluator`` runs its generated kernels)."""
+        ``runtime.cpu_runner.KernelHostEvaluator`` runs its generated kernels)."""
         return run_fusion(fusion, args)
 
     def _launch(self, op: H.LaunchOp) -> list[Value]:

@@ -30,9 +30,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
+from fuser_ir.reference import evaluate_op, run_fusion
 from passes.segment import SegmentRecord, segment_module
 from runtime.host_evaluator import run_program
-from runtime.reference import evaluate_op, run_fusion
 from schedulers.target import DEFAULT_TARGET, GpuTarget
 
 __all__ = [

@@ -4,7 +4,7 @@
 ``fd.execute`` on GPU arrays builds a ``runtime.gpu_executor.GpuPlan`` (one segment)
 when one scheduler accepts the fusion at these sizes, and a ``SegmentedGpuPlan`` when
 none does (softmax over rows of 2^21 floats, seed 000 at ``[2, 32]`` / ``[2, 128]``) or
-the fusion has a ``fuser.segment_set`` cut (``schedulers.plan.needs_segmentation``, the
+the fusion has a ``fuser.segment_set`` cut (``runtime.plan.needs_segmentation``, the
 decision ``fd.plan`` makes)::
 
     plan = SegmentedGpuPlan(fusion, flat)     # segment_fusion for these shapes
@@ -15,7 +15,7 @@ The plan is cached by ``execute_gpu`` per input signature (dtypes, shapes, strid
 alignment), so the segmentation is decided once per signature. Each ``hir.launch``
 goes to ``launch_segment``: it allocates the outputs when the launch has no
 ``outs`` (the caller's array type: torch for torch inputs, else ``DeviceArray``)
-and calls ``codegen.compile_fusion.launch_fusion`` on the evaluator's current
+and calls ``runtime.compile_fusion.launch_fusion`` on the evaluator's current
 stream (compiled once per segment and layout). Intermediates are dropped by the
 program's ``hir.deallocate`` after their last use; outputs that are views of an
 input are host views of the caller's memory.
@@ -62,7 +62,7 @@ def launch_segment(
 ) -> list[Any]:
     """The ``GpuEvaluator`` launcher: ``launch_fusion`` into ``outs`` (allocated here
     when None); returns the outputs."""
-    from codegen.compile_fusion import launch_fusion
+    from runtime.compile_fusion import launch_fusion
 
     if outs is None:
         outs = allocate_outputs(fusion, args)
@@ -78,7 +78,7 @@ class RecordingLauncher:
         self.sources: dict[str, str] = {}
 
     def __call__(self, fusion: F.FusionOp, args: list[Any], outs: list[Any] | None, stream: int) -> list[Any]:
-        from codegen.compile_fusion import default_compiler
+        from runtime.compile_fusion import default_compiler
 
         result = launch_segment(fusion, args, outs, stream)
         name = fusion.sym_name.data

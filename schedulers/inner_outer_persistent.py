@@ -15,6 +15,9 @@ from .analysis.output_groups import half_fusion, split_by_reduction_kind
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
 from .analysis.sizes import ConcreteSizes, bind_sizes
 from .base import Reject, Scheduler, ceil_div, vector_width
+from .inner_persistent import InnerPersistentScheduler
+from .no_op import ExprEvalScheduler, NoOpScheduler
+from .outer_persistent import OuterPersistentScheduler
 from .params import InnerOuterParams
 from .persistent import (
     buffer_itemsize,
@@ -25,8 +28,24 @@ from .persistent import (
     register_budget,
     smem_budget,
 )
-from .reduction import reduction_extents, reduction_signature
+from .pointwise import PointwiseScheduler
+from .reduction import ReductionScheduler, reduction_extents, reduction_signature
+from .selection import select_among
 from .target import GpuTarget
+from .transpose import TransposeScheduler
+
+HALF_SCHEDULERS: tuple[type[Scheduler], ...] = (
+    NoOpScheduler,
+    ExprEvalScheduler,
+    ReductionScheduler,
+    TransposeScheduler,
+    PointwiseScheduler,
+    InnerPersistentScheduler,
+    OuterPersistentScheduler,
+)
+"""The schedulers of fusions with one kind of reduction, in priority order: those a half
+of an inner-outer fusion can get (``schedulers.registry.SCHEDULERS`` is these, then the
+inner-outer scheduler)."""
 
 PARTIAL_BYTES = 4
 """Partial outer-reduction results are kept in float32."""
@@ -41,8 +60,6 @@ def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> 
     """The kernels run the row half and the column half of the fusion one after the
     other (``codegen/lower/inner_outer.py``): each half must be a fusion the registry
     accepts at these sizes."""
-    from .registry import select  # the registry imports this module
-
     groups = split_by_reduction_kind(fusion)
     if isinstance(groups, str):
         return Reject(groups)
@@ -52,7 +69,7 @@ def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> 
     ]
     for keep, suffix in zip(groups, ("rows", "cols"), strict=True):
         half = half_fusion(fusion, keep, suffix)
-        sel = select(half, bind_sizes(half, args), target)
+        sel = select_among(half, bind_sizes(half, args), target, HALF_SCHEDULERS)
         if sel.scheduler is None:
             return Reject(f"no scheduler accepts its {suffix} half:\n{sel.explain()}")
     return None

@@ -20,33 +20,17 @@ result (seed 004). Segmentation asks ``select`` whether one kernel can run a gro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from fuser_ir.dialects.fuser import FusionOp
 
 from .analysis.sizes import ConcreteSizes
 from .base import Scheduler
-from .inner_outer_persistent import InnerOuterPersistentScheduler
-from .inner_persistent import InnerPersistentScheduler
-from .no_op import ExprEvalScheduler, NoOpScheduler
-from .outer_persistent import OuterPersistentScheduler
-from .params import Params
-from .pointwise import PointwiseScheduler
-from .reduction import ReductionScheduler
+from .inner_outer_persistent import HALF_SCHEDULERS, InnerOuterPersistentScheduler
+from .selection import Selection, select_among
 from .target import GpuTarget
-from .transpose import TransposeScheduler
 
-SCHEDULERS: tuple[type[Scheduler], ...] = (
-    NoOpScheduler,
-    ExprEvalScheduler,
-    ReductionScheduler,
-    TransposeScheduler,
-    PointwiseScheduler,
-    InnerPersistentScheduler,
-    OuterPersistentScheduler,
-    InnerOuterPersistentScheduler,
-)
-"""All schedulers, in priority order."""
+SCHEDULERS: tuple[type[Scheduler], ...] = (*HALF_SCHEDULERS, InnerOuterPersistentScheduler)
+"""All schedulers, in priority order: those of one reduction kind, then inner-outer."""
 
 SCHEDULER_KINDS: tuple[str, ...] = tuple(s.kind for s in SCHEDULERS)
 
@@ -58,24 +42,6 @@ def get_scheduler(kind: str) -> type[Scheduler]:
     raise KeyError(f"unknown scheduler '{kind}'; expected one of {', '.join(SCHEDULER_KINDS)}")
 
 
-@dataclass(frozen=True)
-class Selection:
-    """The outcome of trying the schedulers on one fusion."""
-
-    scheduler: type[Scheduler] | None
-    params: Params | None
-    rejections: tuple[tuple[str, str], ...] = field(default=())
-    """``(kind, reason)`` for every scheduler tried before the chosen one (all of
-    them when none accepted)."""
-
-    @property
-    def kind(self) -> str | None:
-        return self.scheduler.kind if self.scheduler else None
-
-    def explain(self) -> str:
-        return "\n".join(f"  {k}: {r}" for k, r in self.rejections)
-
-
 def select(
     fusion: FusionOp,
     sizes: ConcreteSizes,
@@ -83,12 +49,4 @@ def select(
     schedulers: Sequence[type[Scheduler]] = SCHEDULERS,
 ) -> Selection:
     """The first scheduler (in priority order) that accepts ``fusion``."""
-    rejections: list[tuple[str, str]] = []
-    for s in schedulers:
-        reject = s.can_schedule_compile_time(fusion) or s.can_schedule_run_time(
-            fusion, sizes, target
-        )
-        if reject is None:
-            return Selection(s, s.heuristic(fusion, sizes, target), tuple(rejections))
-        rejections.append((s.kind, reject.reason))
-    return Selection(None, None, tuple(rejections))
+    return select_among(fusion, sizes, target, schedulers)

@@ -12,8 +12,8 @@ from xdsl.dialects.builtin import ModuleOp
 from fuser_ir.context import make_context, parse_module
 from fuser_ir.dialects.fuser import CastOp, FusionOp, PermuteOp, ReshapeOp, TensorType
 from fuser_ir.dtypes import DType
+from fuser_ir.reference import run_fusion
 from passes.canonicalize import LOSSLESS_CASTS, CanonicalizePass, is_lossless
-from runtime.reference import run_fusion
 from tools.fuser_run import make_inputs
 
 CASES = {

@@ -17,13 +17,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from codegen.cpu_runner import run_segment_on_cpu
 from codegen.cuda_printer import print_cuda
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, result_type
 from fuser_ir.frontend.datatype import as_datatype
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import run_segment_on_cpu
 
 torch = pytest.importorskip("torch")
 
@@ -421,7 +421,7 @@ def test_definition_from_mlir_with_complex_constant_and_scalar_input() -> None:
 def test_complex_scalar_inputs_are_kernel_arguments() -> None:
     """A complex scalar input is a ``fuser_complex<T>`` kernel parameter; the driver
     packs it as (re, im) in a 8-byte (complex64) or 16-byte (complex128) slot."""
-    from codegen.compile_fusion import kernel_signature
+    from runtime.compile_fusion import kernel_signature
 
     x = (np.arange(70) + 1j).astype(np.complex64)
 

@@ -9,12 +9,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from codegen.cpu_runner import run_segment_on_cpu
 from codegen.cuda_printer import print_cuda
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.dtypes import DType
 from fuser_ir.fp8 import FP8_CUDA, fp8_codes, to_fp8
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import run_segment_on_cpu
 
 torch = pytest.importorskip("torch")
 

@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass
 from fuser_ir.context import make_context, parse_module
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
+from fuser_ir.reference import run_fusion
 from passes.canonicalize import CanonicalizePass
 from passes.host_rewrites import HostPassError
 from passes.lower_stream_loops import LowerStreamLoops
@@ -29,7 +30,6 @@ from passes.mark_aliases import MarkAliases
 from passes.segment import SegmentPass
 from passes.strip_bookend_views import StripBookendViews
 from runtime.host_evaluator import run_program
-from runtime.reference import run_fusion
 
 _SLICE5 = "{starts = array<i64: 0>, ends = array<i64: 5>, strides = array<i64: 1>}"
 

@@ -388,7 +388,7 @@ def test_reshape_replay_matches_numpy(pair: tuple[list[int], list[int]]) -> None
 
 
 def test_reference_interpreter_ignores_schedules() -> None:
-    from runtime.reference import run_fusion
+    from fuser_ir.reference import run_fusion
 
     _, fusion, t = add_fusion([4, 6])
     Schedule(t).merge(0).split(0, 8).parallelize(1, "TIDx").emit()

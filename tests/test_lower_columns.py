@@ -15,16 +15,15 @@ import numpy as np
 import pytest
 
 from benchmarks.workloads import build, workloads
-from codegen.cpu_runner import layout_of, run_segment_on_cpu
 from codegen.cuda_printer import kernels_of, print_cuda, print_kernel
 from codegen.lower import concrete_shapes, default_out_layouts
 from codegen.lower.columns import lower_columns
-from codegen.lower.common import LoweredFusion, TensorLayout
-from codegen.lower.scalar import LoweringError
+from codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
 from codegen.nvrtc import compile_cuda
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.dialects import fuser as F
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import layout_of, run_segment_on_cpu
 from schedulers.analysis.sizes import bind_sizes
 from schedulers.registry import select
 from schedulers.target import H100

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.cpu_runner import layout_of, run_segment_on_cpu
 from codegen.cuda_printer import print_cuda
-from codegen.lower import concrete_shapes, default_out_layouts
+from codegen.lower import concrete_shapes, default_out_layouts, lower_segment
+from codegen.lower.common import LoweringError
 from codegen.lower.inner_outer import half_fusion, lower_inner_outer
-from codegen.lower.scalar import LoweringError
 from codegen.nvrtc import compile_cuda
 from fuser_ir import DataType, FusionDefinition
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import layout_of, run_segment_on_cpu
 from schedulers.analysis.sizes import bind_sizes
 from schedulers.registry import select
 from schedulers.target import H100
@@ -51,7 +51,9 @@ def inputs(rows: int, cols: int, dt=np.float32):
 def lower_for(fusion, xs):
     lays = [layout_of(x) for x in xs]
     shapes = concrete_shapes(fusion, [x.shape for x in xs])
-    return lower_inner_outer(fusion, lays, [None] * len(xs), default_out_layouts(fusion, shapes, lays), H100, "ln_bwd")
+    return lower_inner_outer(
+        fusion, lays, [None] * len(xs), default_out_layouts(fusion, shapes, lays), H100, "ln_bwd", lower_segment
+    )
 
 
 def test_the_scheduler_picks_inner_outer_for_enough_rows() -> None:

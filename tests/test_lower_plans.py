@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.cpu_runner import run_segment_on_cpu
 from codegen.lower import concrete_shapes
+from codegen.lower.common import LoweringError
 from codegen.lower.rows import analyze
-from codegen.lower.scalar import LoweringError
 from fuser_ir import DataType, FusionDefinition
+from runtime.cpu_runner import run_segment_on_cpu
 from schedulers.analysis.sizes import bind_sizes
 from schedulers.inner_persistent import InnerPersistentScheduler
 from schedulers.target import H100
@@ -136,7 +136,7 @@ def test_execute_kernels_on_cpu_runs_the_plan_the_gpu_runs(
 ) -> None:
     # The fuzz stage 'kernels': one row kernel at [2, 32]; at [2, 128] the segmented
     # host program, each launch lowered and run in the kernel interpreter.
-    import codegen.cpu_runner as cpu_runner
+    import runtime.cpu_runner as cpu_runner
     from fuser_ir.frontend.execution import execute_kernels_on_cpu
 
     ran: list[str] = []

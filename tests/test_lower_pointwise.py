@@ -12,13 +12,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from codegen.cpu_runner import run_segment_on_cpu
 from codegen.cuda_printer import print_cuda
-from codegen.lower.scalar import LoweringError
+from codegen.lower.common import LoweringError
 from codegen.nvrtc import compile_cuda
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.dialects import fuser as F
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import run_segment_on_cpu
 
 NP = {DataType.Float: np.float32, DataType.Half: np.float16, DataType.BFloat16: ml_dtypes.bfloat16,
       DataType.Double: np.float64, DataType.Int32: np.int32, DataType.Int: np.int64, DataType.Bool: np.bool_}

@@ -20,16 +20,15 @@ import numpy as np
 import pytest
 
 import benchmarks.workloads as W
-from codegen.cpu_runner import layout_of, run_segment_on_cpu
 from codegen.cuda_printer import print_cuda
 from codegen.lower import concrete_shapes, default_out_layouts
-from codegen.lower.common import LoweredFusion
+from codegen.lower.common import LoweredFusion, LoweringError
 from codegen.lower.rows import analyze, lower_rows
-from codegen.lower.scalar import LoweringError
 from codegen.nvrtc import compile_cuda
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.dialects import fuser as F
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import layout_of, run_segment_on_cpu
 from schedulers.params import ReductionParams
 
 NP = {DataType.Float: np.float32, DataType.BFloat16: ml_dtypes.bfloat16, DataType.Int32: np.int32,

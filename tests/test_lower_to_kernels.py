@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from codegen.cpu_runner import flat_buffer, layout_of
 from codegen.kernel_interpreter import run_kernel
 from fuser_ir.context import make_context, parse_module
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import kernel as K
+from fuser_ir.reference import run_fusion
 from passes.lower_to_kernels import LowerToKernelsError, LowerToKernelsPass
 from passes.select_schedulers import SelectSchedulers
-from runtime.reference import run_fusion
+from runtime.cpu_runner import flat_buffer, layout_of
 
 POINTWISE_VIEWS = """
 fuser.fusion @chain(%x : !fuser.tensor<6x40xf32>, %b : !fuser.tensor<40xbf16>) -> !fuser.tensor<240xf32> {

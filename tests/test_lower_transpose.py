@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from xdsl.dialects import memref, vector
 
-from codegen.cpu_runner import layout_of, run_segment_on_cpu
 from codegen.cuda_printer import print_cuda
 from codegen.lower import concrete_shapes, default_out_layouts
 from codegen.lower.common import LoweredFusion
@@ -23,7 +22,8 @@ from codegen.nvrtc import compile_cuda
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import kernel as k
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import layout_of, run_segment_on_cpu
 
 NP = {DataType.Float: np.float32, DataType.Half: np.float16, DataType.BFloat16: ml_dtypes.bfloat16,
       DataType.Int32: np.int32}

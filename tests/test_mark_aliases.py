@@ -9,10 +9,10 @@ import pytest
 from fuser_ir.context import make_context, parse_module
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
+from fuser_ir.reference import run_fusion
 from passes.mark_aliases import MarkAliases, guard_inplace_races
 from passes.segment import SegmentPass
 from runtime.host_evaluator import run_program
-from runtime.reference import run_fusion
 from tests.test_segment import check_pipeline, fusion_of, launches
 
 RACY = """

@@ -96,7 +96,7 @@ def test_plugin_in_a_fresh_process(plugin_site: Path, tmp_path: Path) -> None:
         ("no_such_module:U", "plugin 'broken' (no_such_module:U) cannot be loaded: ModuleNotFoundError"),
         ("fuser_plugin_example:TagFusions", "plugin 'broken' (fuser_plugin_example:TagFusions) is a"),
         ("fuser_plugin_example:EXAMPLE_UNIVERSE", "plugins 'broken' and 'fuser_plugin_example' both define"),
-        ("fuser_ir.universe:FUSER_UNIVERSE", None),  # fuser's own universe seen twice: ignored
+        ("tools.universe:FUSER_UNIVERSE", None),  # fuser's own universe seen twice: ignored
     ],
 )
 def test_broken_plugins_are_diagnostics(

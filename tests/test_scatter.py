@@ -9,11 +9,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from codegen.cpu_runner import run_segment_on_cpu
 from codegen.cuda_printer import print_cuda
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.dialects import fuser as F
-from runtime.reference import run_fusion
+from fuser_ir.reference import run_fusion
+from runtime.cpu_runner import run_segment_on_cpu
 
 torch = pytest.importorskip("torch")
 

@@ -15,10 +15,10 @@ from xdsl.ir import SSAValue
 from fuser_ir.context import make_context, parse_module
 from fuser_ir.dialects.fuser import FusionOp, TensorType
 from fuser_ir.dialects.iterdomain import LoopOp, ParallelType, RfactorOp
+from fuser_ir.reference import run_fusion
 from fuser_ir.schedule import LoopStructure, loop_structure
 from passes.schedule_fusions import ScheduleFusions, ScheduleFusionsError
 from passes.select_schedulers import SelectSchedulers
-from runtime.reference import run_fusion
 from tests.test_strip_bookend_views import TRANSPOSE
 
 SOFTMAX = """

@@ -21,12 +21,12 @@ from fuser_ir.context import make_context, parse_module
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
 from fuser_ir.dtypes import DType
+from fuser_ir.reference import run_fusion
 from passes.host_rewrites import HostPassError
 from passes.mark_aliases import MarkAliases
 from passes.segment import SegmentPass, parse_sizes
 from passes.strip_bookend_views import StripBookendViews
 from runtime.host_evaluator import run_program
-from runtime.reference import run_fusion
 from runtime.segmented import execute_segmented, execute_with_maps, segment_fusion
 
 SEED000 = """

@@ -14,11 +14,11 @@ from xdsl.utils.exceptions import VerifyException
 from fuser_ir.context import parse_module
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import hir as H
+from fuser_ir.reference import run_fusion
 from passes.host_rewrites import HostPassError
 from passes.lower_stream_loops import lower_stream_loops
 from passes.shrink_stream_buffers import shrink_stream_buffers
 from runtime.host_evaluator import HostEvaluator
-from runtime.reference import run_fusion
 
 CASES = Path(__file__).parent / "filecheck" / "passes"
 

@@ -9,7 +9,7 @@
 
 The module's ``hir.program`` runs if there is one (``runtime.host_evaluator``),
 otherwise its fusion (``--fusion NAME`` when there are several) runs through
-``runtime.reference.run_fusion``. Random tensors are normal for floats, integers in
+``fuser_ir.reference.run_fusion``. Random tensors are normal for floats, integers in
 ``[-8, 8)`` (``[0, 8)`` for unsigned use), uniform booleans; a tensor input with
 symbolic extents (``?``) needs its shape from ``--shapes``: one entry per tensor
 input, in order, e.g. ``--shapes 4x16 8x?`` where a ``?`` may be given as ``?=N``
@@ -212,9 +212,9 @@ def run_module(module: ModuleOp, ns: argparse.Namespace) -> tuple[list[Any], lis
         return inputs, list(run_program(module, inputs, name_str))
     fusion = find_fusion(module, ns.fusion)
     try:
-        from runtime.reference import run_fusion
+        from fuser_ir.reference import run_fusion
     except ImportError:
-        raise RunError("the reference interpreter (runtime.reference) is not available") from None
+        raise RunError("the reference interpreter (fuser_ir.reference) is not available") from None
     inputs = make_inputs(fusion.inputs, ns.inputs, ns.seed, ns.shapes, ns.scalars)
     return inputs, list(run_fusion(fusion, inputs))
 

@@ -22,7 +22,7 @@ from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import XDSL_UNIVERSE, Universe
 
-from fuser_ir.universe import FUSER_UNIVERSE
+from tools.universe import FUSER_UNIVERSE
 
 GROUP = "xdsl.universe"
 

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from codegen.lower.common import LoweredFusion, TensorLayout
-from codegen.lower.scalar import LoweringError
+from codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
 from fuser_ir.dialects import fuser as F
 
 
@@ -112,7 +111,7 @@ def lower_segment(
     if kind == "inner_outer_persistent":
         from codegen.lower.inner_outer import lower_inner_outer
 
-        return lower_inner_outer(fusion, in_layouts, scalar_values, out_layouts, target, name)
+        return lower_inner_outer(fusion, in_layouts, scalar_values, out_layouts, target, name, lower_segment)
     if kind in ("no_op", "expr_eval"):
         # Host work only (views of inputs, scalar math): the host runs it when it
         # can; otherwise (an expand the caller's array type cannot view, a scalar
@@ -128,7 +127,9 @@ def lower_segment(
             from codegen.lower.inner_outer import lower_output_groups
 
             groups = [(idx, f"out{k}") for k, idx in enumerate(by_shape.values())]
-            return lower_output_groups(fusion, groups, in_layouts, scalar_values, out_layouts, target, name, kind)
+            return lower_output_groups(
+                fusion, groups, in_layouts, scalar_values, out_layouts, target, name, kind, lower_segment
+            )
         widest = max((F.dtype_of(v.type).itemsize for v in outs), default=4)
         params = PointwiseParams(0, max(1, 16 // widest), 1, (128, 1, 1), (0, 1, 1))
         return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)

@@ -50,7 +50,7 @@ Reductions whose input depends on another reduction (``sum((x - mean)^2)``) are
 grouped in *levels*; each level is one partials (+ finish) pass whose kernels see
 the earlier levels' results as hooks loading per-column statistics.
 
-Semantics follow ``runtime/reference.py``: sum/prod accumulate in
+Semantics follow ``fuser_ir/reference.py``: sum/prod accumulate in
 ``compute_dtype(result dtype)`` (int64 for integer sums), max/min in the input's
 compute dtype (NaN-propagating; bool in int32), var/var_mean/welford by Welford
 updates and Chan's combine in float32 (float64 for float64 input), ``var = m2 /
@@ -89,6 +89,7 @@ from codegen.lower.common import (
     ArgRef,
     LoweredFusion,
     LoweredKernel,
+    LoweringError,
     ScratchBuffer,
     TensorLayout,
     index_bits_for,
@@ -102,7 +103,6 @@ from codegen.lower.elementwise import (
     TensorInput,
     offset_in,
 )
-from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, compute_dtype
 from schedulers.analysis.column_kernel import column_kernel_reject, reduction_levels

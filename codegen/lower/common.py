@@ -22,6 +22,10 @@ from fuser_ir.dtypes import DType
 Dim3 = tuple[int, int, int]
 
 
+class LoweringError(ValueError):
+    """A fusion (or op) that a lowering cannot turn into a kernel; names the op."""
+
+
 @dataclass(frozen=True)
 class ArgRef:
     """A kernel argument: ``kind`` is ``input`` (fusion input ``index``; a pointer for

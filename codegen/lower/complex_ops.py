@@ -23,6 +23,7 @@ from xdsl.dialects import complex as cx
 from xdsl.dialects.builtin import ArrayAttr, ComplexType, FloatAttr
 from xdsl.ir import Operation, SSAValue
 
+from codegen.lower.common import LoweringError
 from fuser_ir.dtypes import DType
 
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ _BINARY: dict[str, type[Operation]] = {
 
 
 def _error(msg: str) -> Exception:
-    from codegen.lower.scalar import LoweringError
-
     return LoweringError(msg)
 
 

@@ -33,13 +33,14 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from codegen.kernel_builders import KernelBuilder
 from codegen.lower.common import (
     ArgRef,
+    LoweringError,
     TensorLayout,
     index_bits_for,
     kernel_arg_names,
     kernel_arg_types,
     max_offset,
 )
-from codegen.lower.scalar import LoweringError, ScalarEmitter
+from codegen.lower.scalar import ScalarEmitter
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType
 from schedulers.analysis.graph import is_elementwise

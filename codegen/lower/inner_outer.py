@@ -22,14 +22,17 @@ rejected with a ``LoweringError``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from codegen.lower.common import ArgRef, LoweredFusion, LoweredKernel, TensorLayout
-from codegen.lower.scalar import LoweringError
+from codegen.lower.common import ArgRef, LoweredFusion, LoweredKernel, LoweringError, TensorLayout
 from fuser_ir.dialects import fuser as F
 from schedulers.analysis.output_groups import half_fusion, split_by_reduction_kind
 
 __all__ = ["half_fusion", "lower_inner_outer", "lower_output_groups"]
+
+LowerSegment = Callable[..., LoweredFusion]
+"""``codegen.lower.lower_segment``'s signature: (fusion, input layouts, scalar values,
+output layouts, target, name=...) -> LoweredFusion."""
 
 
 def lower_inner_outer(
@@ -39,14 +42,17 @@ def lower_inner_outer(
     out_layouts: Sequence[TensorLayout],
     target: object,
     name: str,
+    lower: LowerSegment,
 ) -> LoweredFusion:
+    """The row half and the column half of an inner-outer fusion, each lowered by
+    ``lower`` (``codegen.lower.lower_segment``, which dispatches here)."""
     groups = split_by_reduction_kind(fusion)
     if isinstance(groups, str):
         raise LoweringError(groups)
     inner, outer = groups
     return lower_output_groups(
         fusion, [(inner, "rows"), (outer, "cols")], in_layouts, scalar_values, out_layouts,
-        target, name, "inner_outer_persistent",
+        target, name, "inner_outer_persistent", lower,
     )
 
 
@@ -59,16 +65,17 @@ def lower_output_groups(
     target: object,
     name: str,
     scheduler: str,
+    lower: LowerSegment,
 ) -> LoweredFusion:
     """Lower ``fusion`` as one sub-fusion per group of ``fuser.output`` operands
-    (``half_fusion``), each by its own scheduler, and run their kernels in order."""
-    from codegen.lower import lower_segment
-
+    (``half_fusion``), each by its own scheduler through ``lower`` (the dispatcher
+    ``codegen.lower.lower_segment``, passed in: it imports this module), and run their
+    kernels in order."""
     kernels: list[LoweredKernel] = []
     scratch = []
     for keep, suffix in groups:
         half = half_fusion(fusion, keep, suffix)
-        low = lower_segment(half, in_layouts, scalar_values, [out_layouts[i] for i in keep], target,
+        low = lower(half, in_layouts, scalar_values, [out_layouts[i] for i in keep], target,
                             name=f"{name}_{suffix}")
         offset = len(scratch)
         scratch.extend(low.scratch)

@@ -32,10 +32,10 @@ from xdsl.ir import SSAValue
 from codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
+    LoweringError,
     TensorLayout,
 )
 from codegen.lower.elementwise import Dim, ElementEvaluator, Index, begin_kernel, offset_in
-from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
 from schedulers.params import PointwiseParams
 

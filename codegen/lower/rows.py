@@ -53,7 +53,7 @@ every load of a chunk issued first, then straight-line code for the partial last
 chunk). Reductions that depend on others' results take one pass each (levels); full
 outputs that depend on a reduction take a final pass that re-reads the inputs.
 
-Semantics follow ``runtime/reference.py``: sum/prod accumulate in
+Semantics follow ``fuser_ir/reference.py``: sum/prod accumulate in
 ``compute_dtype(result dtype)`` (f32 for half/bfloat16, rounded once at the end; int64
 for integer sums), max/min in ``compute_dtype(input dtype)`` and propagate NaN,
 ``var``/``var_mean``/``welford`` accumulate in f32 (f64 for f64) with a per-chunk
@@ -93,6 +93,7 @@ from codegen.lower import complex_ops
 from codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
+    LoweringError,
     TensorLayout,
 )
 from codegen.lower.elementwise import (
@@ -102,7 +103,6 @@ from codegen.lower.elementwise import (
     begin_kernel,
     offset_in,
 )
-from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dtypes import DType, compute_dtype
 from schedulers.analysis.row_kernel import RowGeometry, row_geometry, row_kernel_reject

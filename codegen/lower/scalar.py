@@ -3,7 +3,7 @@
 Every lowering (pointwise, reductions, persistent, transpose) evaluates the
 elementwise part of a fusion one element at a time; this module is the one place that
 says how each ``fuser`` op becomes scalar kernel IR. It follows
-``runtime/reference.py`` exactly:
+``fuser_ir/reference.py`` exactly:
 
 * a value of dtype ``d`` lives in a register of ``compute_dtype(d)``: f32 for half,
   bfloat16 and float32, f64, i32, i64, i1;
@@ -34,15 +34,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from codegen.kernel_builders import KernelBuilder
 from codegen.lower import complex_ops
+from codegen.lower.common import LoweringError
 from fuser_ir.dialects import fuser as F
 from fuser_ir.dialects import kernel as k
 from fuser_ir.dtypes import DType, compute_dtype
 
 i1 = IntegerType(1)
-
-
-class LoweringError(ValueError):
-    """A fusion (or op) that a lowering cannot turn into a kernel; names the op."""
 
 
 def compute_type(dt: DType) -> Attribute:

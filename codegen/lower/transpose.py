@@ -61,6 +61,7 @@ from codegen.kernel_builders import KernelBuilder
 from codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
+    LoweringError,
     TensorLayout,
 )
 from codegen.lower.elementwise import (
@@ -71,7 +72,6 @@ from codegen.lower.elementwise import (
     begin_kernel,
     offset_in,
 )
-from codegen.lower.scalar import LoweringError
 from fuser_ir.dialects import fuser as F
 from schedulers.params import TransposeParams
 

@@ -779,7 +779,7 @@ class _RandomOp(FuserOp):
     """A tensor of random values (nvFuser's ``RNGOp``), deterministic in its operands:
     two distribution parameters, the Philox ``seed`` and ``offset`` (i64 scalars: the
     frontend draws them per execution when the definition gives none) and the sizes of
-    the result's symbolic axes. ``runtime/philox.py`` defines the values: element ``i``
+    the result's symbolic axes. ``fuser_ir/philox.py`` defines the values: element ``i``
     (row-major) draws from Philox4x32-10 subsequence ``i // m`` (``m`` = 2 for f64, 4
     for the other float types). The result must be f64, f32, f16 or bf16."""
 

@@ -499,7 +499,7 @@ class FromElementsOp(IRDLOperation):
 
 @irdl_op_definition
 class IntrinsicOp(IRDLOperation):
-    """A scalar function upstream ``arith``/``math`` lack (``codegen/intrinsics.py``
+    """A scalar function upstream ``arith``/``math`` lack (``fuser_ir/intrinsics.py``
     defines each one for the printer and the interpreter)::
 
         %r = kernel.intrinsic "erfinv"(%x) : (f32) -> f32
@@ -515,7 +515,7 @@ class IntrinsicOp(IRDLOperation):
     assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)"
 
     def __init__(self, callee: str, args: Sequence[SSAValue]) -> None:
-        from codegen.intrinsics import INTRINSICS
+        from fuser_ir.intrinsics import INTRINSICS
 
         spec = INTRINSICS.get(callee)
         rt = IntegerType(1) if spec is not None and spec.predicate else args[0].type
@@ -523,7 +523,7 @@ class IntrinsicOp(IRDLOperation):
                          result_types=[rt])
 
     def verify_(self) -> None:
-        from codegen.intrinsics import INTRINSICS
+        from fuser_ir.intrinsics import INTRINSICS
 
         name = self.callee.data
         spec = INTRINSICS.get(name)
@@ -554,7 +554,7 @@ RNG_DISTRIBUTIONS = ("uniform", "normal")
 
 @irdl_op_definition
 class RngOp(IRDLOperation):
-    """One element of ``fuser.uniform``/``fuser.normal`` (``runtime/philox.py``): the
+    """One element of ``fuser.uniform``/``fuser.normal`` (``fuser_ir/philox.py``): the
     Philox seed and offset (i64), the element's row-major linear index in the random
     tensor (i64) and the two distribution parameters, in the compute type of ``dtype``
     (f64 for f64, else f32), which is also the result's type::
@@ -563,7 +563,7 @@ class RngOp(IRDLOperation):
             : (i64, i64, i64, f32, f32) -> f32
 
     The printer calls the preamble's ``fuser_rng_<distribution>_<dtype>`` device
-    function (``codegen/random_cuda.py``), the interpreter ``runtime.philox``.
+    function (``codegen/random_cuda.py``), the interpreter ``fuser_ir.philox``.
     """
 
     name = "kernel.rng"

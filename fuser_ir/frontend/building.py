@@ -287,14 +287,14 @@ def fold(name: str, values: Sequence[Any], dtype: DType, op: Operation | None = 
 
 def fold_op(op: Operation, values: Sequence[Any]) -> Any:
     """The value of the scalar result of ``op`` given its operands' known values, by
-    the reference interpreter (``runtime.reference``, fuser's semantics); None when a
+    the reference interpreter (``fuser_ir.reference``, fuser's semantics); None when a
     value is unknown or the evaluation fails."""
     if any(v is None for v in values) or len(op.results) != 1:
         return None
     if isinstance(op.results[0].type, TensorType):
         return None
     try:
-        from runtime.reference import evaluate_op
+        from fuser_ir.reference import evaluate_op
 
         args = [
             np.asarray(v, dtype=dtype_of(o.type).to_numpy())

@@ -6,7 +6,7 @@ the executor and post-processes the outputs:
 
 * the executor is one replaceable function ``(FusionOp, flat inputs) -> outputs``
   (``set_executor``); the default is the reference interpreter
-  ``runtime.reference.run_fusion``, which also writes aliased outputs into their
+  ``fuser_ir.reference.run_fusion``, which also writes aliased outputs into their
   input arrays in place;
 * with the default executor, the scheduler registry decides per runtime and input
   sizes (``host_program_for``, cached on the runtime): a fusion that one scheduler
@@ -28,20 +28,21 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument
 
-from fuser_ir.dialects.fuser import VIEW_OPS, FusionOp, TensorType
+from fuser_ir.dialects.fuser import FusionOp, TensorType
 from fuser_ir.frontend.cache import CacheEntry, Runtime
 from fuser_ir.frontend.validation import (
     flatten_inputs,
     input_signature,
     is_torch_tensor,
-    numpy_to_torch,
     plain_inputs,
     rng_spec,
     spread_lists,
     validate_inputs,
 )
+from fuser_ir.view_chains import apply_view_chain, view_chain
+from runtime.torch_arrays import numpy_to_torch
 
 Executor = Callable[[FusionOp, Sequence[Any]], list[Any]]
 
@@ -49,9 +50,9 @@ Executor = Callable[[FusionOp, Sequence[Any]], list[Any]]
 def reference_executor(fusion: FusionOp, inputs: Sequence[Any]) -> list[Any]:
     """Run ``fusion`` with the reference numpy interpreter."""
     try:
-        from runtime.reference import run_fusion
+        from fuser_ir.reference import run_fusion
     except ImportError as e:  # pragma: no cover - the runtime ships with fuser
-        raise RuntimeError("the reference interpreter (runtime.reference) is not available") from e
+        raise RuntimeError("the reference interpreter (fuser_ir.reference) is not available") from e
     return run_fusion(fusion, inputs)
 
 
@@ -130,9 +131,9 @@ def host_program_for(rt: Runtime, flat: Sequence[Any], rng_args: int = 0) -> Any
         return rt.host_programs[key]
     module = None
     try:
+        from runtime.plan import needs_segmentation
         from runtime.segmented import segment_fusion
         from schedulers.analysis.sizes import bind_sizes
-        from schedulers.plan import needs_segmentation
         from schedulers.registry import select
         from schedulers.target import DEFAULT_TARGET
 
@@ -218,7 +219,7 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     """Run on the GPU: the same validation as on the CPU (on the arrays' metadata),
     then ``runtime.gpu_executor.GpuPlan`` (one segment), or, when no single scheduler
     accepts the fusion at these sizes or it has a ``fuser.segment_set`` cut (the same
-    decision as ``fd.plan``: ``schedulers.plan.needs_segmentation``),
+    decision as ``fd.plan``: ``runtime.plan.needs_segmentation``),
     ``runtime.segmented_gpu.SegmentedGpuPlan`` (the segmented host program on the GPU
     evaluator); the plan is cached per input signature. Outputs are the caller's
     array type; ``torch_outputs`` (a fusion without tensor inputs on the default GPU,
@@ -250,9 +251,9 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     flat = flatten_inputs(
         entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
     )
+    from runtime.plan import needs_segmentation
     from runtime.segmented_gpu import SegmentedGpuPlan
     from schedulers.analysis.sizes import bind_sizes
-    from schedulers.plan import needs_segmentation
     from schedulers.registry import select
     from schedulers.target import DEFAULT_TARGET
 
@@ -332,13 +333,13 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any]) -> list[tuple[Fus
     """The lowering (``LoweredFusion``) of the fusion at these inputs' layouts:
     ``[(None, lowered)]`` when one scheduler takes it, else ``(segment, lowered)`` for
     every kernel launch of its segmented host program, in order."""
-    from codegen.cpu_runner import layout_of
     from codegen.lower import lower_segment
     from codegen.lower.common import TensorLayout
     from runtime import gpu_arrays as ga
+    from runtime.cpu_runner import layout_of
     from runtime.gpu_executor import meta_array
+    from runtime.plan import needs_segmentation
     from schedulers.analysis.sizes import bind_sizes
-    from schedulers.plan import needs_segmentation
     from schedulers.registry import select
     from schedulers.target import DEFAULT_TARGET
 
@@ -372,18 +373,18 @@ def execute_kernels_on_cpu(
     """Run the plan the GPU would run, on the CPU, with the generated kernels: the same
     validation, scheduler decision and segmentation as ``execute_gpu``; one segment
     lowers for the inputs' layouts and its kernels run in the CPU kernel interpreter
-    (``codegen.cpu_runner.run_segment_on_cpu``), a segmented fusion runs its host
-    program with every launch doing the same (``codegen.cpu_runner.KernelHostEvaluator``;
+    (``runtime.cpu_runner.run_segment_on_cpu``), a segmented fusion runs its host
+    program with every launch doing the same (``runtime.cpu_runner.KernelHostEvaluator``;
     intermediates are numpy arrays). Inputs are numpy arrays (or torch CPU tensors) and
     scalars; outputs are numpy arrays. ``nvrtc``: also compile every kernel with NVRTC.
     Zero-size tensors are computed by the reference, as ``GpuPlan`` does on the host.
     For tests: the interpreter runs a Python generator per thread, so keep shapes small."""
-    from codegen.cpu_runner import KernelHostEvaluator, run_segment_on_cpu
     from codegen.lower import concrete_shapes
-    from runtime.reference import run_fusion
+    from fuser_ir.reference import run_fusion
+    from runtime.cpu_runner import KernelHostEvaluator, run_segment_on_cpu
+    from runtime.plan import needs_segmentation
     from runtime.segmented import segment_fusion
     from schedulers.analysis.sizes import bind_sizes
-    from schedulers.plan import needs_segmentation
     from schedulers.registry import select
     from schedulers.target import DEFAULT_TARGET
 
@@ -474,40 +475,3 @@ def run_runtime(rt: Runtime, flat: list[Any], executor: Executor, fusion_id: int
     for i, v in views.items():
         results[i] = v
     return [np.asarray(r) if isinstance(r, np.generic) else r for r in results]
-
-
-def view_chain(value: SSAValue) -> tuple[int, list[Operation]] | None:
-    """``(input position, view ops in order)`` when ``value`` is only a view of an input."""
-    ops: list[Operation] = []
-    while not isinstance(value, BlockArgument):
-        op = value.owner
-        if not isinstance(op, VIEW_OPS):
-            return None
-        ops.append(op)
-        value = op.operands[0]
-    if not isinstance(value.type, TensorType):
-        return None
-    return value.index, ops[::-1]
-
-
-def apply_view_chain(chain: tuple[int, list[Operation]], flat: list[Any]) -> np.ndarray:
-    from runtime.reference import evaluate_op
-
-    memo: dict[SSAValue, Any] = {}
-
-    def scalar(v: SSAValue) -> Any:
-        if isinstance(v, BlockArgument):
-            return flat[v.index]
-        if v not in memo:
-            op = v.owner
-            assert isinstance(op, Operation)
-            res = evaluate_op(op, [scalar(o) for o in op.operands])
-            for r, x in zip(op.results, res, strict=True):
-                memo[r] = x
-        return memo[v]
-
-    pos, ops = chain
-    x = flat[pos]
-    for op in ops:
-        x = evaluate_op(op, [x, *[scalar(o) for o in op.operands[1:]]])[0]
-    return x

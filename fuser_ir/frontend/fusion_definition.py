@@ -734,7 +734,7 @@ class FusionDefinition:
         return scheduled_fusion_ir_for(self, inputs, tensor_transforms=tensor_transforms)
 
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
-        """The scheduling plan of ``schedulers.plan.make_plan`` for these inputs (host
+        """The scheduling plan of ``runtime.plan.make_plan`` for these inputs (host
         or GPU arrays: only their shapes are used): every segment with its scheduler
         and parameters (segmented when no single scheduler accepts the fusion), the
         host views, ``num_kernels``; ``str(plan)`` lists the rejections."""
@@ -743,7 +743,7 @@ class FusionDefinition:
         from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
         from runtime import gpu_arrays as ga
         from runtime.gpu_executor import meta_array
-        from schedulers.plan import make_plan
+        from runtime.plan import make_plan
         from schedulers.target import DEFAULT_TARGET
 
         entry = self._ensure_defined()

@@ -172,7 +172,7 @@ def _compiled_metas(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
 def _strip(src: str, intrinsic_code: bool) -> str:
     if intrinsic_code:
         return src
-    from codegen.compile_fusion import _without_preamble
+    from runtime.compile_fusion import _without_preamble
 
     return _without_preamble(src)
 
@@ -202,11 +202,11 @@ def generate_cuda_code(
 
 
 def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
-    from codegen.cpu_runner import layout_of
     from codegen.cuda_printer import print_cuda
     from codegen.lower import lower_segment
-    from codegen.lower.scalar import LoweringError
+    from codegen.lower.common import LoweringError
     from fuser_ir.frontend.validation import flatten_inputs
+    from runtime.cpu_runner import layout_of
 
     flat = flatten_inputs(entry.inputs, sched.metas)
     layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in flat]

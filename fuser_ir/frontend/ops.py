@@ -579,7 +579,7 @@ class Operators:
         dtype: Any = DataType.Float,
     ) -> Tensor:
         """nvFuser's ``uniform``: a new tensor of values uniform in ``[minval, maxval)``
-        (Philox4x32-10, ``runtime/philox.py``). With ``rng_seed`` and ``rng_offset``
+        (Philox4x32-10, ``fuser_ir/philox.py``). With ``rng_seed`` and ``rng_offset``
         (Int scalars) the values are a function of them; without, every execution
         draws a new seed/offset from torch's generator, as nvFuser does."""
         return self._random("uniform", F.UniformOp, ("minval", "maxval"), minval, maxval, shape, rng_seed, rng_offset, dtype)

@@ -88,10 +88,10 @@ def _shaped(shape: Sequence[int]) -> np.ndarray:
 def _segments(fusion: Any, flat: Sequence[Any]) -> list[tuple[Any, list[Any]]] | None:
     """None when one scheduler takes ``fusion`` at these inputs; else every segment
     launch (``execution.segment_launches``) with stand-ins of its inputs' shapes."""
-    from codegen.cpu_runner import layout_of
     from fuser_ir.frontend.execution import segment_launches
+    from runtime.cpu_runner import layout_of
+    from runtime.plan import needs_segmentation
     from schedulers.analysis.sizes import bind_sizes
-    from schedulers.plan import needs_segmentation
     from schedulers.registry import select
     from schedulers.target import DEFAULT_TARGET
 

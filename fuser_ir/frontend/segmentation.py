@@ -181,9 +181,9 @@ def _host_fusion(name: str, info: SegmentInfo) -> tuple[F.FusionOp, dict[int, in
 def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any = None) -> Segmentation:
     """Segment ``fd`` for ``inputs`` (see the module docstring)."""
     from fuser_ir.frontend import execution
-    from fuser_ir.frontend.execution import view_chain
     from fuser_ir.frontend.mlir import definition_from_fusion
     from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
+    from fuser_ir.view_chains import view_chain
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import meta_array
     from runtime.segmented import returned_indices, segment_fusion, value_indices
@@ -274,12 +274,12 @@ def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[A
     from fuser_ir.frontend.validation import (
         flatten_inputs,
         is_torch_tensor,
-        numpy_to_torch,
         plain_inputs,
         validate_inputs,
     )
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import meta_array
+    from runtime.torch_arrays import numpy_to_torch
 
     entry = fd._ensure_defined()
     if not isinstance(inputs, list | tuple):

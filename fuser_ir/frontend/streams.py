@@ -121,13 +121,13 @@ def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> lis
     from fuser_ir.frontend.validation import (
         flatten_inputs,
         is_torch_tensor,
-        numpy_to_torch,
         plain_inputs,
         validate_inputs,
     )
     from runtime import gpu_arrays as ga
     from runtime.gpu_executor import meta_array
     from runtime.host_evaluator import HostEvaluator
+    from runtime.torch_arrays import numpy_to_torch
 
     entry = fd._ensure_defined()
     if not isinstance(inputs, list | tuple):

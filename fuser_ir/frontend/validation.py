@@ -13,54 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from fuser_ir.dialects.fuser import TensorType
 from fuser_ir.dtypes import DType
 from fuser_ir.frontend.state import InputSpec
 from fuser_ir.shapes import DYN
+from runtime.torch_arrays import torch_to_numpy
 
 
 def is_torch_tensor(x: Any) -> bool:
     return type(x).__module__.startswith("torch") and type(x).__name__ in ("Tensor", "Parameter")
-
-
-def torch_to_numpy(t: Any) -> np.ndarray:
-    """A numpy view of a CPU torch tensor (bfloat16 through an int16 view)."""
-    import torch
-
-    if t.device.type != "cpu":
-        raise ValueError(f"only CPU tensors can be executed on the CPU, got a tensor on {t.device}")
-    t = t.detach()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    fp8 = _FP8_TORCH_NUMPY.get(str(t.dtype))
-    if fp8 is not None:  # float8: through a uint8 view
-        return t.view(torch.uint8).numpy().view(fp8)
-    return t.numpy()
-
-
-#: torch's float8 dtypes (by name) and their ml_dtypes types.
-_FP8_TORCH_NUMPY = {
-    "torch.float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-    "torch.float8_e5m2": ml_dtypes.float8_e5m2,
-}
-
-
-def numpy_to_torch(a: Any) -> Any:
-    import torch
-
-    if not isinstance(a, np.ndarray):
-        return torch.tensor(a)
-    if not a.flags.writeable:
-        a = a.copy()
-    if a.dtype == ml_dtypes.bfloat16:
-        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-    for name, fp8 in _FP8_TORCH_NUMPY.items():
-        if a.dtype == fp8:
-            return torch.from_numpy(a.view(np.uint8)).view(getattr(torch, name.removeprefix("torch.")))
-    return torch.from_numpy(a)
 
 
 def plain_inputs(inputs: Sequence[Any]) -> list[Any]:
@@ -393,13 +356,13 @@ def _check_scalar(where: str, dt: DType, x: Any) -> None:
 def flatten_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any], *, draw_rng: bool = False) -> list[Any]:
     """One value per fusion block argument (vector inputs become their entries). The
     hidden Philox seed and offset of random ops without ``rng_seed``/``rng_offset``
-    come last, from the generator (``runtime.philox.next_seed_and_offset``, as nvFuser
+    come last, from the generator (``fuser_ir.philox.next_seed_and_offset``, as nvFuser
     takes them from torch's): an execution passes ``draw_rng=True`` (the generator
     moves on), planning and code printing only peek."""
     rng = rng_spec(specs)
     flat = _flatten(user_specs(specs), inputs)
     if rng is not None:
-        from runtime.philox import next_seed_and_offset
+        from fuser_ir.philox import next_seed_and_offset
 
         flat.extend(next_seed_and_offset(rng.length, advance=draw_rng))
     return flat

@@ -22,7 +22,7 @@ from fuser_ir.dialects import fuser as F
 from fuser_ir.frontend.building import NvFuserCheckError
 from fuser_ir.frontend.mlir import definition_from_mlir
 
-pytest.importorskip("runtime.reference")
+pytest.importorskip("fuser_ir.reference")
 
 
 def ops_of(fd: FusionDefinition, cls: type) -> list[Any]:
@@ -392,7 +392,7 @@ fuser.fusion @f(%x: !fuser.tensor<?x?xf32>, %a: i64, %b: i32, %w: i64) -> (!fuse
 
 @pytest.mark.parametrize(("a", "b", "w"), [(1, 3, 2), (-2, 9, -1), (4, -3, 0), (0, 0, 1)])
 def test_reference_semantics_of_dynamic_slice_and_pad_match_torch(a: int, b: int, w: int) -> None:
-    from runtime.reference import run_fusion
+    from fuser_ir.reference import run_fusion
 
     fusion = next(op for op in parse_module(MLIR).walk() if isinstance(op, F.FusionOp))
     x = randn(5, 6)
@@ -403,7 +403,7 @@ def test_reference_semantics_of_dynamic_slice_and_pad_match_torch(a: int, b: int
 
 
 def test_reference_dynamic_pad_with_a_negative_extent_is_an_error() -> None:
-    from runtime.reference import InterpreterError, run_fusion
+    from fuser_ir.reference import InterpreterError, run_fusion
 
     fusion = next(op for op in parse_module(MLIR).walk() if isinstance(op, F.FusionOp))
     x = randn(5, 6)

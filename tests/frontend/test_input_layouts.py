@@ -24,7 +24,7 @@ from fuser_ir.dialects.fuser import TensorType
 from fuser_ir.frontend.nvfuser_api import clone, compute_tensor_descriptor
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("runtime.reference")
+pytest.importorskip("fuser_ir.reference")
 
 
 def _relu_in_place(fd: FusionDefinition, contiguity: list[bool | None]) -> None:
@@ -142,8 +142,8 @@ def test_inplace_update_of_non_contiguous_input_writes_through_its_strides() -> 
 
 
 def test_generated_kernel_writes_inplace_output_through_input_strides() -> None:
-    from codegen.cpu_runner import run_segment_on_cpu
-    from fuser_ir.frontend.validation import torch_to_numpy
+    from runtime.cpu_runner import run_segment_on_cpu
+    from runtime.torch_arrays import torch_to_numpy
 
     fd = _define(_relu_in_place, [False, True])
     base = torch.tensor([0.5, -1.0, -7.0, 2.0, -3.0])

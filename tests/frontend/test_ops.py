@@ -12,7 +12,7 @@ from frontend_helpers import check, randn
 
 from fuser_ir import DataType
 
-pytest.importorskip("runtime.reference")
+pytest.importorskip("fuser_ir.reference")
 
 
 def test_basic_add_mul_sum() -> None:

@@ -10,7 +10,7 @@ from frontend_helpers import define, randn, rerun_printed
 from fuser_ir import DataType, FusionDefinition
 from fuser_ir.frontend import Fusion
 
-pytest.importorskip("runtime.reference")
+pytest.importorskip("fuser_ir.reference")
 
 
 def transpose_fusion(fd: FusionDefinition) -> None:
@@ -102,6 +102,6 @@ def test_seed_002_simple_fusion_swapping_views() -> None:
 
 
 def test_plan_hook() -> None:
-    pytest.importorskip("schedulers.plan")
+    pytest.importorskip("runtime.plan")
     fd = define(lambda fd: fd.add_output(fd.ops.exp(fd.define_tensor(shape=[-1, -1], contiguity=[True, True]))))
     assert fd.plan([randn(4, 8)]) is not None

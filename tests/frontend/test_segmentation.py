@@ -225,7 +225,7 @@ def test_custom_executor_sees_the_whole_fusion() -> None:
 
     def spy(fusion, inputs):  # noqa: ANN001, ANN202
         seen.append(fusion.sym_name.data)
-        from runtime.reference import run_fusion
+        from fuser_ir.reference import run_fusion
 
         return run_fusion(fusion, inputs)
 

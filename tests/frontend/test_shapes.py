@@ -10,7 +10,7 @@ from frontend_helpers import check, define, randn
 from fuser_ir import DataType
 from fuser_ir.dialects.fuser import ReshapeOp
 
-pytest.importorskip("runtime.reference")
+pytest.importorskip("fuser_ir.reference")
 
 
 def test_static_reshape_carries_keep_merge_split_view() -> None:

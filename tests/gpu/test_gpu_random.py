@@ -1,5 +1,5 @@
 """fuser.uniform / fuser.normal on the GPU (``pytest -m gpu``): the generated kernel's
-Philox values against the CPU reference (``runtime/philox.py``). Uniform values are
+Philox values against the CPU reference (``fuser_ir/philox.py``). Uniform values are
 bit-identical (the device functions never fuse a multiply-add); normal values use the
 CUDA math library's log/sin/cos and agree to a few ulps. The stochastic seed/offset
 sequence after ``torch.manual_seed`` is the same as on the CPU."""
@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from fuser_ir import DataType, FusionDefinition  # noqa: E402
 from fuser_ir.dtypes import DType  # noqa: E402
-from runtime.philox import normal_values, uniform_values  # noqa: E402
+from fuser_ir.philox import normal_values, uniform_values  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -118,8 +118,8 @@ def test_iota_of_a_runtime_length_on_the_default_gpu() -> None:
     """An iota whose length is a scalar input, nothing else, on the default GPU: the
     scalar's value reaches the lowering (launch_fusion dropped it for fuser.iota, whose
     length is not a ``sizes`` operand: 'extent 0 depends on an unknown scalar')."""
-    from codegen.compile_fusion import _has_size_operands
     from fuser_ir.frontend.execute_options import set_default_device
+    from runtime.compile_fusion import _has_size_operands
 
     with FusionDefinition() as fd:
         n = fd.define_scalar(dtype=DataType.Int)

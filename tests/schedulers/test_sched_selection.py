@@ -5,8 +5,8 @@ from __future__ import annotations
 import fusions as F
 import pytest
 
+from runtime.plan import make_plan
 from schedulers.analysis.sizes import bind_sizes
-from schedulers.plan import make_plan
 from schedulers.registry import SCHEDULER_KINDS, get_scheduler, select
 from schedulers.target import H100, H200
 

@@ -212,16 +212,14 @@ def launch_fusion(
     their input's buffer. Returns the returned outputs; the compiled segment (with its
     CUDA source) is ``default_compiler().last``."""
     from runtime import cuda_driver as drv
-    from runtime.gpu_arrays import array_info
+    from runtime.gpu_arrays import array_info, current_stream
     from runtime.gpu_arrays import is_gpu_array as ga_is_gpu
 
     compiler = compiler or default_compiler()
     torch_args = any(type(a).__module__.startswith("torch") for a in args)
     if stream is None:
         if torch_args:
-            from runtime.gpu_executor import _current_stream
-
-            stream = _current_stream("torch", next(array_info(a).device for a in args if ga_is_gpu(a)))
+            stream = current_stream("torch", next(array_info(a).device for a in args if ga_is_gpu(a)))
         else:
             stream = drv.current_stream()
     layouts: list[TensorLayout | None] = []

@@ -405,8 +405,8 @@ def _mixed_shape(op: Operation, static: Sequence[int], sizes: Sequence[Value]) -
 
 
 def _eval_random(op: F._RandomOp, args: Sequence[Value]) -> np.ndarray:
-    """``fuser.uniform``/``fuser.normal``: Philox4x32-10 values (``runtime/philox.py``)."""
-    from runtime.philox import random_values
+    """``fuser.uniform``/``fuser.normal``: Philox4x32-10 values (``fuser_ir/philox.py``)."""
+    from fuser_ir.philox import random_values
 
     shape = _mixed_shape(op, F._ints(op.shape), args[4:])
     n = math.prod(shape)

@@ -3,7 +3,7 @@
 ``kernel.intrinsic "name"(%a, ...)`` calls one of these. Each entry gives its arity,
 whether the result is a predicate (``i1``) or of the first operand's type, the CUDA
 expression the printer emits, and the numpy function the CPU kernel interpreter
-runs. Semantics are those of ``runtime/reference.py`` (torch's), so a kernel and the
+runs. Semantics are those of ``fuser_ir/reference.py`` (torch's), so a kernel and the
 reference agree bit for bit where the math library does.
 """
 
@@ -50,7 +50,7 @@ def _lgamma(x: float) -> float:
 
 
 def _erfinv(x: float) -> float:
-    from runtime.reference import _erfinv as ref
+    from fuser_ir.reference import _erfinv as ref
 
     return float(ref(np.array([x]))[0])
 
@@ -166,7 +166,7 @@ INTRINSICS: dict[str, Intrinsic] = {
 }
 
 CUDA_HELPERS = """
-// Helpers for kernel.intrinsic (codegen/intrinsics.py).
+// Helpers for kernel.intrinsic (fuser_ir/intrinsics.py).
 template <typename T> __device__ __forceinline__ T fuser_remainder(T a, T b) {
   T r = fmod(a, b);
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;

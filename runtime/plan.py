@@ -31,11 +31,10 @@ from typing import Any
 from xdsl.ir import BlockArgument
 
 from fuser_ir.dialects.fuser import VIEW_OPS, FusionOp, SegmentSetOp, TensorType
-
-from .analysis.sizes import bind_sizes
-from .params import Params
-from .registry import Selection, select
-from .target import DEFAULT_TARGET, GpuTarget
+from schedulers.analysis.sizes import bind_sizes
+from schedulers.params import Params
+from schedulers.registry import Selection, select
+from schedulers.target import DEFAULT_TARGET, GpuTarget
 
 
 @dataclass(frozen=True)
