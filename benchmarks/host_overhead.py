@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 def main() -> None:
     import torch
 
-    from fuser_ir import DataType, FusionDefinition
+    from fuser import DataType, FusionDefinition
 
     with FusionDefinition() as fd:
         a = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)

@@ -138,7 +138,7 @@ def kernel_only_us(fd, inputs) -> float | None:
     buffers (no frontend or plan lookup): the kernels' own speed."""
     import torch
 
-    from runtime.compile_fusion import default_compiler, run_compiled
+    from fuser.runtime.compile_fusion import default_compiler, run_compiled
 
     seg = default_compiler().last
     if seg is None:

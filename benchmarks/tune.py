@@ -98,7 +98,7 @@ CASES = [
 
 
 def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
-    from fuser_ir.dialects import fuser as F
+    from fuser.ir.dialects import fuser as F
 
     kind = "reduction" if "col_sum" in w.name or "row_sum" in w.name else (
         "outer_persistent" if "outer" in w.name else "inner_persistent")
@@ -121,8 +121,8 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
 
 def layouts_for(w: Workload, dtype: str, fusion: Any) -> tuple[list, list]:
     """Contiguous, 16-byte aligned input and output layouts (what torch allocates)."""
-    from codegen.lower import concrete_shapes
-    from codegen.lower.common import TensorLayout
+    from fuser.codegen.lower import concrete_shapes
+    from fuser.codegen.lower.common import TensorLayout
 
     align = 8 if dtype == "bfloat16" else 4
     layouts = [TensorLayout.contiguous(s, align) for s in w.shapes]
@@ -132,12 +132,12 @@ def layouts_for(w: Workload, dtype: str, fusion: Any) -> tuple[list, list]:
 
 def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -> Any:
     """``lower_segment`` with the variant's parameter overrides and lowering options."""
-    from codegen.lower import concrete_shapes, lower_segment
-    from codegen.lower.columns import lower_columns
-    from codegen.lower.rows import lower_rows
-    from schedulers.analysis.sizes import bind_sizes
-    from schedulers.registry import select
-    from schedulers.target import H100
+    from fuser.codegen.lower import concrete_shapes, lower_segment
+    from fuser.codegen.lower.columns import lower_columns
+    from fuser.codegen.lower.rows import lower_rows
+    from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.registry import select
+    from fuser.schedulers.target import H100
 
     shape_args = [lay.shape if lay is not None else None for lay in layouts]
     sel = select(fusion, bind_sizes(fusion, shape_args), H100)
@@ -157,9 +157,9 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
 def compile_job(job: tuple[str, str, int]) -> dict:
     """Lower and compile variant ``i`` of a workload: the cubin, the launch plan (the
     lowered kernels without their IR) and the ptxas report."""
-    from codegen.cuda_printer import print_cuda
-    from codegen.nvrtc import CompileOptions, compile_cuda
-    from runtime.compile_fusion import _without_preamble
+    from fuser.codegen.cuda_printer import print_cuda
+    from fuser.codegen.nvrtc import CompileOptions, compile_cuda
+    from fuser.runtime.compile_fusion import _without_preamble
 
     wname, dtype, i = job
     w = {w.name: w for w in workloads()}[wname]
@@ -236,8 +236,8 @@ def copy_us(nbytes: int) -> float:
 def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float, log: Any) -> list[dict]:
     import torch
 
-    from runtime import cuda_driver as drv
-    from runtime.compile_fusion import (
+    from fuser.runtime import cuda_driver as drv
+    from fuser.runtime.compile_fusion import (
         CompiledSegment,
         _scratch,
         default_compiler,

@@ -165,9 +165,9 @@ def variants_for(w: Workload, dtype: str) -> list[Variant]:
 
 
 def compile_job(job: tuple[str, str, int]) -> dict:
-    from codegen.cuda_printer import print_cuda
-    from codegen.nvrtc import CompileOptions, compile_cuda
-    from runtime.compile_fusion import _without_preamble
+    from fuser.codegen.cuda_printer import print_cuda
+    from fuser.codegen.nvrtc import CompileOptions, compile_cuda
+    from fuser.runtime.compile_fusion import _without_preamble
 
     wname, dtype, i = job
     w = {w.name: w for w in workloads()}[wname]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 DT = {"float32": DataType.Float, "bfloat16": DataType.BFloat16}
 

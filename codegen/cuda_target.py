@@ -4,7 +4,7 @@
 
 Until ``fuser-opt`` registers it, the same output comes from::
 
-    python -m codegen.cuda_target file.mlir     # or '-' / no argument: stdin
+    python -m fuser.codegen.cuda_target file.mlir     # or '-' / no argument: stdin
 
 which exits 1 with a diagnostic (no traceback) on a parse, verifier or print error.
 """
@@ -19,7 +19,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
-from codegen.cuda_printer import print_cuda
+from fuser.codegen.cuda_printer import print_cuda
 
 
 @dataclass(frozen=True)
@@ -35,15 +35,15 @@ class CudaTarget(Target):
 def main(argv: list[str] | None = None) -> int:
     from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-    from codegen.cuda_printer import CudaPrintError
-    from fuser_ir.context import make_context, parse_module
+    from fuser.codegen.cuda_printer import CudaPrintError
+    from fuser.ir.context import make_context, parse_module
 
     args = sys.argv[1:] if argv is None else argv
     path = args[0] if args else "-"
     try:
         text = sys.stdin.read() if path == "-" else open(path).read()
         ctx = make_context()
-        if "vector" not in ctx.registered_dialect_names:  # until fuser_ir.context has it
+        if "vector" not in ctx.registered_dialect_names:  # until fuser.ir.context has it
             from xdsl.dialects.vector import Vector
 
             ctx.load_dialect(Vector)

@@ -66,8 +66,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from fuser_ir.dialects import kernel as k
-from fuser_ir.dtypes import DType
+from fuser.ir.dialects import kernel as k
+from fuser.ir.dtypes import DType
 
 Value = SSAValue | int
 BodyFn = Callable[["KernelBuilder", list[SSAValue]], list[SSAValue]]

@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codegen.nvrtc import (
+from fuser.codegen.nvrtc import (
     CompiledKernel,
     CompileOptions,
     compile_cuda,
@@ -175,5 +175,5 @@ def default_cache() -> KernelCache:
 
 def compile_cached(source: str, *, name: str = "kernel", fusion: str | None = None,
                    options: CompileOptions | None = None) -> CompiledKernel:
-    """:func:`codegen.nvrtc.compile_cuda` through the default cache."""
+    """:func:`fuser.codegen.nvrtc.compile_cuda` through the default cache."""
     return default_cache().get(source, name=name, fusion=fusion, options=options)

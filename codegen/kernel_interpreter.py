@@ -61,10 +61,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from fuser_ir import fp8
-from fuser_ir.dialects import kernel as k
-from fuser_ir.dtypes import DType
-from fuser_ir.intrinsics import INTRINSICS
+from fuser.ir import fp8
+from fuser.ir.dialects import kernel as k
+from fuser.ir.dtypes import DType
+from fuser.ir.intrinsics import INTRINSICS
 
 WARP = k.WARP_SIZE
 Gen = Generator[tuple[Operation, Any], Any, list[Any]]
@@ -99,7 +99,7 @@ def np_dtype(t: Attribute) -> Any:
 
 def float_cast(t: Attribute) -> Callable[[Any], Any]:
     """The conversion of a scalar to float type ``t`` (``arith.truncf/extf/sitofp``):
-    numpy's, except that float8 rounds as torch does (``fuser_ir.fp8``; ml_dtypes
+    numpy's, except that float8 rounds as torch does (``fuser.ir.fp8``; ml_dtypes
     gives NaN where torch saturates)."""
     if isinstance(t, Float8E4M3FNType | Float8E5M2Type):
         dt = DType.float8_e4m3fn if isinstance(t, Float8E4M3FNType) else DType.float8_e5m2
@@ -197,10 +197,10 @@ _CMP = {
 
 
 def _rng(op: k.RngOp, ins: Sequence[Any]) -> Any:
-    """One element of ``kernel.rng``: ``fuser_ir.philox`` at the element's index, in
+    """One element of ``kernel.rng``: ``fuser.ir.philox`` at the element's index, in
     the compute type (the half or bfloat16 value as f32)."""
-    from fuser_ir.dtypes import DType
-    from fuser_ir.philox import random_values
+    from fuser.ir.dtypes import DType
+    from fuser.ir.philox import random_values
 
     seed, offset, index, a, b = ins
     dt = DType.from_xdsl(op.dtype)

@@ -16,8 +16,8 @@ from math import erf
 
 import numpy as np
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.frontend import Fusion
+from fuser import DataType, FusionDefinition
+from fuser.frontend import Fusion
 
 
 def nvfuser_fusion_id10(fd: FusionDefinition, rows: int = 8192, b: int = 64, s: int = 128, h: int = 3072) -> None:

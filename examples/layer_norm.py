@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 
 def layer_norm(fd: FusionDefinition, eps: float = 1e-5) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 
 class CausalSoftmax(FusionDefinition):

@@ -1,23 +1,4 @@
-"""fuser: an MLIR-style fusion compiler for NVIDIA GPUs, written in Python on xDSL.
-
-The user-facing API is nvFuser's Python frontend::
-
-    from fuser_ir import FusionDefinition, DataType
-
-It is imported lazily, so that ``import fuser_ir.dtypes`` (and the dialects) stay
-light and free of import cycles.
-"""
-
-from __future__ import annotations
-
-from typing import Any
-
-__all__ = ["DataType", "Fusion", "FusionCache", "FusionDefinition"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from fuser_ir import frontend
-
-        return getattr(frontend, name)
-    raise AttributeError(f"module 'fuser_ir' has no attribute {name!r}")
+"""The IR layer of fuser (``fuser.ir``): the dialects (``fuser``, ``iterdomain``,
+``kernel``, ``hir``), dtypes and shapes, and the reference semantics (the numpy
+interpreter ``reference``, ``philox``, ``fp8``, the kernel ``intrinsics``). It imports
+no other layer of fuser; the user API is ``fuser.FusionDefinition``."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 
-from fuser_ir import xdsl_fixes
-from fuser_ir.dialects import available_dialects
+from fuser.ir import xdsl_fixes
+from fuser.ir.dialects import available_dialects
 
 xdsl_fixes.install()
 

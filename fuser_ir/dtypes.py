@@ -5,7 +5,7 @@ dtype (what the reference interpreter computes with; bfloat16 comes from
 ``ml_dtypes``) and a CUDA C type (what the code generator emits). The two complex
 types (``complex64``: ``complex<f32>``, ``complex128``: ``complex<f64>``) are stored as
 interleaved (real, imaginary) pairs of their component type, as in torch and nvFuser;
-the CUDA type is the kernel preamble's ``fuser_complex<T>`` (``codegen.complex_preamble``).
+the CUDA type is the kernel preamble's ``fuser_complex<T>`` (``fuser.codegen.complex_preamble``).
 
 Type promotion follows ``torch.result_type``: tensors take part with their full
 dtype; scalars (block arguments or constants of a builtin type, and Python numbers in
@@ -76,7 +76,7 @@ class DType(Enum):
     @property
     def is_fp8(self) -> bool:
         """The 8-bit floats (torch's ``float8_e4m3fn``/``float8_e5m2``): storage types
-        that only take part in casts, as in torch (``fuser_ir.fp8`` converts)."""
+        that only take part in casts, as in torch (``fuser.ir.fp8`` converts)."""
         return self in (DType.float8_e4m3fn, DType.float8_e5m2)
 
     @property

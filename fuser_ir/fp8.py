@@ -18,7 +18,7 @@ code. The reverse conversion (float8 to float32) is exact; ``ml_dtypes`` does it
 gives NaN for e4m3fn), so the reference and the kernel interpreter use ``to_fp8``.
 
 The CUDA kernels use the same algorithm (``FP8_CUDA`` below, in the preamble of
-``codegen.cuda_printer``): fuser's own ``fuser_e4m3``/``fuser_e5m2`` byte types, so the
+``fuser.codegen.cuda_printer``): fuser's own ``fuser_e4m3``/``fuser_e5m2`` byte types, so the
 result does not depend on ``cuda_fp8.h`` or the GPU's ``cvt.satfinite`` (which
 saturates e5m2 where torch gives infinity).
 """
@@ -31,7 +31,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from fuser_ir.dtypes import DType
+from fuser.ir.dtypes import DType
 
 
 @dataclass(frozen=True)

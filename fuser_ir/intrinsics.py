@@ -50,7 +50,7 @@ def _lgamma(x: float) -> float:
 
 
 def _erfinv(x: float) -> float:
-    from fuser_ir.reference import _erfinv as ref
+    from fuser.ir.reference import _erfinv as ref
 
     return float(ref(np.array([x]))[0])
 

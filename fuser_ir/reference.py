@@ -9,7 +9,7 @@ Conventions, matching torch and nvFuser:
 * half and bfloat16 (``ml_dtypes.bfloat16``) compute in float32 and round the result
   of each op to the op's dtype; reductions of half/bfloat16 accumulate in float32;
   ``var``/``var_mean``/``welford`` accumulate in float64.
-* elementwise operands are promoted to the op's result dtype (``fuser_ir.dtypes``);
+* elementwise operands are promoted to the op's result dtype (``fuser.ir.dtypes``);
   comparisons compare in the promoted dtype of their operands.
 * ``div`` truncates toward zero on integers, ``remainder`` takes the sign of the
   divisor (Python), ``fmod`` the sign of the dividend (C).
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from fuser_ir import fp8
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType, compute_dtype
-from fuser_ir.shapes import DYN, fmt_shape
+from fuser.ir import fp8
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType, compute_dtype
+from fuser.ir.shapes import DYN, fmt_shape
 
 Value = Any  # np.ndarray for tensors, a numpy scalar for scalars
 
@@ -54,7 +54,7 @@ def _np(dtype: DType) -> np.dtype:
 
 def _as(value: Value, dtype: DType) -> np.ndarray:
     """``value`` as an array of ``dtype`` (no copy when it already is); float8 rounds as
-    torch does (``fuser_ir.fp8``)."""
+    torch does (``fuser.ir.fp8``)."""
     return fp8.astype(value, dtype)
 
 
@@ -406,7 +406,7 @@ def _mixed_shape(op: Operation, static: Sequence[int], sizes: Sequence[Value]) -
 
 def _eval_random(op: F._RandomOp, args: Sequence[Value]) -> np.ndarray:
     """``fuser.uniform``/``fuser.normal``: Philox4x32-10 values (``fuser_ir/philox.py``)."""
-    from fuser_ir.philox import random_values
+    from fuser.ir.philox import random_values
 
     shape = _mixed_shape(op, F._ints(op.shape), args[4:])
     n = math.prod(shape)

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
-from fuser_ir.shapes import DYN, ShapeError, fmt_shape
+from fuser.ir.shapes import DYN, ShapeError, fmt_shape
 
 STEP_KINDS = ("keep", "merge", "split", "merge_split", "squeeze", "broadcast")
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from fuser_ir.dialects.fuser import FusionOp, ReshapeOp, TensorType
-from fuser_ir.dialects.iterdomain import (
+from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, TensorType
+from fuser.ir.dialects.iterdomain import (
     IterDomainType,
     IterType,
     LogicalOp,
@@ -52,8 +52,8 @@ from fuser_ir.dialects.iterdomain import (
     trace_domain,
     users_of,
 )
-from fuser_ir.reshape_analysis import ReshapeStep
-from fuser_ir.shapes import DYN, ShapeError, normalize_dim
+from fuser.ir.reshape_analysis import ReshapeStep
+from fuser.ir.shapes import DYN, ShapeError, normalize_dim
 
 # =====================================================================================
 # Index expressions

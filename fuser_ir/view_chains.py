@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from fuser_ir.dialects.fuser import VIEW_OPS, TensorType
+from fuser.ir.dialects.fuser import VIEW_OPS, TensorType
 
 
 def view_chain(value: SSAValue) -> tuple[int, list[Operation]] | None:
@@ -31,7 +31,7 @@ def view_chain(value: SSAValue) -> tuple[int, list[Operation]] | None:
 
 
 def apply_view_chain(chain: tuple[int, list[Operation]], flat: list[Any]) -> np.ndarray:
-    from fuser_ir.reference import evaluate_op
+    from fuser.ir.reference import evaluate_op
 
     memo: dict[SSAValue, Any] = {}
 

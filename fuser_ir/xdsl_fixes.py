@@ -22,7 +22,7 @@
    ``NotImplementedError`` in the attribute parser; they become a parse error at the
    literal.
 
-``install`` applies them all; fuser's context (``fuser_ir.context``), ``fuser-opt`` and the
+``install`` applies them all; fuser's context (``fuser.ir.context``), ``fuser-opt`` and the
 ``xdsl.universe`` entry point call it, so every fuser tool,
 ``FusionDefinition.from_mlir`` and plain ``xdsl-opt`` with fuser installed get them.
 """

@@ -49,7 +49,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     BroadcastInDimOp,
     BroadcastOp,
     CastOp,
@@ -63,8 +63,8 @@ from fuser_ir.dialects.fuser import (
     TensorType,
     dtype_of,
 )
-from fuser_ir.dtypes import DType
-from fuser_ir.shapes import DYN
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
 
 _COMPLEX = (DType.complex64, DType.complex128)
 LOSSLESS_CASTS: dict[DType, frozenset[DType]] = {

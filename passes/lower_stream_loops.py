@@ -8,7 +8,7 @@ logical id, untransformed, to ``stream``::
     %s0 = iterdomain.parallelize %i0 to stream : !iterdomain.id<?> -> !iterdomain.id<?, stream>
     iterdomain.loop %t1 [%s0, %i1] : !fuser.tensor<?x?xf32> [!iterdomain.id<?, stream>, !iterdomain.id<?>]
 
-(``fuser_ir.frontend.streams.parallelize_stream`` writes these ops from Python.)
+(``fuser.frontend.streams.parallelize_stream`` writes these ops from Python.)
 
 Each launch of a fusion with a stream-parallel tensor is replaced by the fusion's
 *expressions* (its tensor-producing ops), each launched as its own one-op
@@ -101,11 +101,11 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.dialects import iterdomain as I
-from fuser_ir.shapes import DYN, normalize_dim
-from passes.host_rewrites import (
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.dialects import iterdomain as I
+from fuser.ir.shapes import DYN, normalize_dim
+from fuser.passes.host_rewrites import (
     Extent,
     HostPassError,
     InputExtent,

@@ -1,7 +1,7 @@
 """``lower-to-kernels``: add the kernel-level IR that implements each fusion.
 
 For every ``fuser.fusion`` of the module the pass builds the kernels that run it
-(``codegen.lower.lower_segment``: the scheduler's parameters, then the pointwise,
+(``fuser.codegen.lower.lower_segment``: the scheduler's parameters, then the pointwise,
 row, column, inner-outer or transpose lowering) at the concrete sizes of its inputs
 — static extents, or the ``sizes`` option (``select-schedulers``' syntax) — and
 inserts them after the fusion as ``kernel.func`` ops. A fusion annotated by
@@ -40,13 +40,18 @@ from xdsl.dialects.builtin import (
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from codegen.lower import lower_segment
-from codegen.lower.common import LoweringError, TensorLayout
-from fuser_ir.dialects.fuser import FusionOp, TensorType
-from passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, _inputs_for, parse_sizes
-from schedulers.analysis.sizes import SizeBindingError
-from schedulers.params import PARAMS_TYPES, params_from_entries
-from schedulers.target import UnknownTargetError, get_target
+from fuser.codegen.lower import lower_segment
+from fuser.codegen.lower.common import LoweringError, TensorLayout
+from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.passes.select_schedulers import (
+    SCHEDULE_ATTR,
+    SelectSchedulersError,
+    _inputs_for,
+    parse_sizes,
+)
+from fuser.schedulers.analysis.sizes import SizeBindingError
+from fuser.schedulers.params import PARAMS_TYPES, params_from_entries
+from fuser.schedulers.target import UnknownTargetError, get_target
 
 KERNELS_ATTR = "fuser.kernels"
 

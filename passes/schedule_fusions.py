@@ -70,8 +70,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from fuser_ir.dialects.fuser import FusionOp, ReshapeOp, TensorType, ViewAttr
-from fuser_ir.dialects.iterdomain import (
+from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, TensorType, ViewAttr
+from fuser.ir.dialects.iterdomain import (
     MAX_VECTOR_BYTES,
     IterType,
     LoopOp,
@@ -80,12 +80,12 @@ from fuser_ir.dialects.iterdomain import (
     logical_domain_types,
     logical_to_tensor_axes,
 )
-from fuser_ir.reshape_analysis import analyze_reshape
-from fuser_ir.schedule import Schedule, emit_reshape_view
-from fuser_ir.shapes import DYN, fmt_shape
-from passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, parse_sizes
-from schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
-from schedulers.analysis.graph import (
+from fuser.ir.reshape_analysis import analyze_reshape
+from fuser.ir.schedule import Schedule, emit_reshape_view
+from fuser.ir.shapes import DYN, fmt_shape
+from fuser.passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, parse_sizes
+from fuser.schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
+from fuser.schedulers.analysis.graph import (
     body_ops,
     fastest_axis,
     is_reduction,
@@ -93,9 +93,9 @@ from schedulers.analysis.graph import (
     reduction_input,
     returned_outputs,
 )
-from schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
-from schedulers.analysis.transpose import find_transpose_groups
-from schedulers.params import (
+from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
+from fuser.schedulers.analysis.transpose import find_transpose_groups
+from fuser.schedulers.params import (
     PARAMS_TYPES,
     InnerOuterParams,
     PointwiseParams,

@@ -3,7 +3,7 @@ that one scheduler each accepts, and emit the ``hir`` program that runs them.
 
 The algorithm is nvFuser's segmenter (seed 000):
 
-1. If one scheduler of the registry (``schedulers.registry.select``) accepts the
+1. If one scheduler of the registry (``fuser.schedulers.registry.select``) accepts the
    whole fusion at the concrete sizes, it is one segment.
 2. Otherwise every op producing a tensor starts as its own group (scalar ops such
    as ``fuser.constant`` and ``fuser.size`` are not groups: each segment that uses
@@ -64,7 +64,7 @@ segments)::
 
 The segment records (``segment_module``) keep, for each segment, its ops, the
 original values of its inputs and outputs and its scheduler: the Python side
-(``runtime.segmented``) builds nvFuser's index maps from them.
+(``fuser.runtime.segmented``) builds nvFuser's index maps from them.
 
 Restrictions: a fusion output computed by scalar ops only must be accepted whole;
 the launches of one fusion are all segmented with the sizes of the first one.
@@ -81,11 +81,11 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.dialects.fuser import slice_extent
-from fuser_ir.shapes import DYN
-from passes.host_rewrites import (
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.dialects.fuser import slice_extent
+from fuser.ir.shapes import DYN
+from fuser.passes.host_rewrites import (
     HostPassError,
     drop_outs,
     ensure_programs,
@@ -98,15 +98,15 @@ from passes.host_rewrites import (
     launches_by_callee,
     programs,
 )
-from passes.mark_aliases import (
+from fuser.passes.mark_aliases import (
     guard_inplace_races,
     hoist_view_outputs,
     inplace_to_aliases,
 )
-from passes.mark_aliases import preallocate_outputs as _preallocate
-from schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
-from schedulers.registry import select
-from schedulers.target import DEFAULT_TARGET, GpuTarget, get_target
+from fuser.passes.mark_aliases import preallocate_outputs as _preallocate
+from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
+from fuser.schedulers.registry import select
+from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget, get_target
 
 __all__ = ["Segment", "SegmentRecord", "find_segments", "segment_module", "parse_sizes"]
 

@@ -31,12 +31,12 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
-from fuser_ir.shapes import DYN, fmt_shape
-from schedulers.analysis.sizes import SizeBindingError, bind_sizes
-from schedulers.params import params_entries
-from schedulers.registry import select
-from schedulers.target import UnknownTargetError, get_target
+from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.shapes import DYN, fmt_shape
+from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
+from fuser.schedulers.params import params_entries
+from fuser.schedulers.registry import select
+from fuser.schedulers.target import UnknownTargetError, get_target
 
 SCHEDULE_ATTR = "fuser.schedule"
 REJECTIONS_ATTR = "fuser.schedule_rejections"

@@ -50,9 +50,9 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.shapes import DYN
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.shapes import DYN
 
 __all__ = ["ShrinkStreamBuffers", "shrink_stream_buffers"]
 

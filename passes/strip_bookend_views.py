@@ -71,9 +71,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from passes.host_rewrites import (
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.passes.host_rewrites import (
     add_fusion_input,
     drop_outs,
     ensure_programs,

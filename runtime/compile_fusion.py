@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from codegen.cuda_printer import print_cuda
-from codegen.lower import lower_segment
-from codegen.lower.common import LoweredFusion, TensorLayout
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.codegen.lower import lower_segment
+from fuser.codegen.lower.common import LoweredFusion, TensorLayout
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType
 
 _SIG = {
     DType.float64: "d",
@@ -51,7 +51,7 @@ class CompiledSegment:
     fusion: F.FusionOp
     lowered: LoweredFusion
     source: str
-    kernels: list[Any] = field(default_factory=list)  # runtime.cuda_driver.Kernel
+    kernels: list[Any] = field(default_factory=list)  # fuser.runtime.cuda_driver.Kernel
     scratch_bytes: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -126,8 +126,8 @@ class FusionCompiler:
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None,
     ) -> CompiledSegment:
-        from codegen.kernel_cache import compile_cached
-        from runtime import cuda_driver as drv
+        from fuser.codegen.kernel_cache import compile_cached
+        from fuser.runtime import cuda_driver as drv
 
         lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target)
         source = "\n\n".join(print_cuda(m) if i == 0 else _without_preamble(print_cuda(m))
@@ -165,8 +165,8 @@ class ScratchPool:
         self._free: dict[tuple[int, int], list[Any]] = {}
 
     def take(self, nbytes: int, zero: bool, stream: int) -> Any:
-        from runtime import cuda_driver as drv
-        from runtime.gpu_arrays import DeviceArray
+        from fuser.runtime import cuda_driver as drv
+        from fuser.runtime.gpu_arrays import DeviceArray
 
         bufs = self._free.setdefault((stream, nbytes), [])
         buf = bufs.pop() if bufs else DeviceArray([max(nbytes, 1)], DType.bool)
@@ -184,8 +184,8 @@ _scratch = ScratchPool()
 def allocate_outputs(fusion: F.FusionOp, args: Sequence[Any], kind: str) -> list[Any]:
     """Buffers for ``fusion``'s returned outputs at the shapes ``args`` give, of the
     caller's array kind (``torch`` or ``fuser``), in their declared layouts."""
-    from codegen.lower import concrete_shapes
-    from runtime import gpu_arrays as ga
+    from fuser.codegen.lower import concrete_shapes
+    from fuser.runtime import gpu_arrays as ga
 
     shape_args = [ga.array_info(a).shape if ga.is_gpu_array(a) else a for a in args]
     shapes = concrete_shapes(fusion, shape_args)
@@ -211,9 +211,9 @@ def launch_fusion(
     None to allocate them (the caller's array kind). Aliased outputs are written into
     their input's buffer. Returns the returned outputs; the compiled segment (with its
     CUDA source) is ``default_compiler().last``."""
-    from runtime import cuda_driver as drv
-    from runtime.gpu_arrays import array_info, current_stream
-    from runtime.gpu_arrays import is_gpu_array as ga_is_gpu
+    from fuser.runtime import cuda_driver as drv
+    from fuser.runtime.gpu_arrays import array_info, current_stream
+    from fuser.runtime.gpu_arrays import is_gpu_array as ga_is_gpu
 
     compiler = compiler or default_compiler()
     torch_args = any(type(a).__module__.startswith("torch") for a in args)
@@ -279,6 +279,6 @@ def _has_size_operands(fusion: F.FusionOp) -> bool:
     """Whether an extent of ``fusion`` comes from a scalar operand (``fuser.size``, or
     ``size_operands``: an op's ``sizes``, ``fuser.iota``'s length): then the scalar
     inputs' values are part of the compiled segment's key and of its lowering."""
-    from schedulers.analysis.sizes import size_operands
+    from fuser.schedulers.analysis.sizes import size_operands
 
     return any(isinstance(op, F.SizeOp) or size_operands(op) for op in fusion.body.block.ops)

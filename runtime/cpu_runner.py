@@ -1,7 +1,7 @@
 """Run a lowered segment's kernels on the CPU with the kernel interpreter.
 
 This is how CI checks generated kernels without a GPU: the same kernel IR that is
-printed as CUDA is executed by ``codegen.kernel_interpreter`` (blocks, threads,
+printed as CUDA is executed by ``fuser.codegen.kernel_interpreter`` (blocks, threads,
 warps, shared memory, barriers) on small shapes and compared with the reference
 interpreter.
 """
@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from codegen.kernel_interpreter import run_kernel
-from codegen.lower import default_out_layouts, lower_segment
-from codegen.lower.common import LoweredFusion, TensorLayout
-from fuser_ir.dialects import fuser as F
-from fuser_ir.fp8 import as_strided
-from runtime.host_evaluator import HostEvaluator
+from fuser.codegen.kernel_interpreter import run_kernel
+from fuser.codegen.lower import default_out_layouts, lower_segment
+from fuser.codegen.lower.common import LoweredFusion, TensorLayout
+from fuser.ir.dialects import fuser as F
+from fuser.ir.fp8 import as_strided
+from fuser.runtime.host_evaluator import HostEvaluator
 
 
 def layout_of(x: np.ndarray) -> TensorLayout:
@@ -45,8 +45,8 @@ def flat_buffer(x: np.ndarray, layout: TensorLayout) -> np.ndarray:
 def compile_with_nvrtc(lowered: LoweredFusion, fusion: F.FusionOp) -> None:
     """Compile the lowered kernels for sm_90 (through the kernel cache): every kernel
     the CPU interpreter runs is also proven to compile, with or without a GPU."""
-    from codegen.cuda_printer import print_cuda
-    from codegen.kernel_cache import compile_cached
+    from fuser.codegen.cuda_printer import print_cuda
+    from fuser.codegen.kernel_cache import compile_cached
 
     for kern in lowered.kernels:
         compile_cached(print_cuda(kern.module), name=kern.name, fusion=fusion.sym_name.data)
@@ -67,7 +67,7 @@ def run_segment_on_cpu(
         lowered = lower_segment(fusion, in_layouts, scalars)
     if nvrtc:
         compile_with_nvrtc(lowered, fusion)
-    from codegen.lower import concrete_shapes
+    from fuser.codegen.lower import concrete_shapes
 
     shapes = concrete_shapes(
         fusion, [lay.shape if lay else s for lay, s in zip(in_layouts, scalars, strict=True)]
@@ -105,7 +105,7 @@ class KernelHostEvaluator(HostEvaluator):
     """The segmented host program on the CPU with generated kernels: the host
     evaluator (numpy buffers and views, aliases, deallocation) whose ``hir.launch``
     lowers the segment for its arguments' layouts and runs its kernels in the kernel
-    interpreter (``run_segment_on_cpu``), where ``runtime.segmented_gpu.launch_segment``
+    interpreter (``run_segment_on_cpu``), where ``fuser.runtime.segmented_gpu.launch_segment``
     launches them on the GPU."""
 
     def __init__(self, module: ModuleOp, nvrtc: bool = True) -> None:

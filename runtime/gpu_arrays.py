@@ -3,7 +3,7 @@
 Inputs may be torch CUDA tensors, our :class:`DeviceArray`, any object with
 ``__cuda_array_interface__`` (CuPy, Numba, ...) or with ``__dlpack__`` on a CUDA device
 (JAX, ...). :func:`array_info` turns each into an :class:`ArrayInfo`: data pointer,
-shape, strides in elements, :class:`~fuser_ir.dtypes.DType` and device ordinal.
+shape, strides in elements, :class:`~fuser.ir.dtypes.DType` and device ordinal.
 
 Outputs are allocated as the caller's array type (:func:`empty`): torch tensors when the
 inputs were torch tensors, else :class:`DeviceArray`, a minimal device buffer that
@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from fuser_ir.dtypes import DType
-from fuser_ir.fp8 import as_strided
-from runtime import cuda_driver as drv
+from fuser.ir.dtypes import DType
+from fuser.ir.fp8 import as_strided
+from fuser.runtime import cuda_driver as drv
 
 KDL_CUDA = 2
 KDL_CUDA_MANAGED = 13

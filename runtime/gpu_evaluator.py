@@ -5,7 +5,7 @@
     ev = GpuEvaluator(module, launcher, num_streams=4)
     (out,) = ev.run([x])                 # x: torch CUDA tensor, DeviceArray, CAI or DLPack
 
-Semantics (those of ``runtime.host_evaluator``, on device memory):
+Semantics (those of ``fuser.runtime.host_evaluator``, on device memory):
 
 * **arrays**: when any tensor input (or preallocated output) is a torch tensor, the
   program's buffers are torch tensors, otherwise ``DeviceArray``; other GPU arrays
@@ -24,7 +24,7 @@ Semantics (those of ``runtime.host_evaluator``, on device memory):
 * **launches** call ``launcher(fusion_op, args, outs, stream)``: ``args`` are the
   arrays and host scalars, ``outs`` the destination buffers (or None when the launch
   has no ``outs``: the launcher allocates), ``stream`` the raw ``CUstream`` handle
-  (int) of the current stream; it returns the outputs. ``runtime.compile_fusion.
+  (int) of the current stream; it returns the outputs. ``fuser.runtime.compile_fusion.
   launch_fusion`` is the real one.
 * **streams**: the current stream on entry is the caller's (``cuda_driver.
   current_stream()``: ``use_stream``, torch's current stream, or the default);
@@ -50,13 +50,19 @@ from typing import Any, ClassVar
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.dtypes import DType
-from fuser_ir.shapes import DYN
-from runtime import cuda_driver as drv
-from runtime.gpu_arrays import ArrayError, DeviceArray, array_info, contiguous_strides, torch_dtype
-from runtime.program_walker import HostIrError, HostProgramWalker
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
+from fuser.runtime import cuda_driver as drv
+from fuser.runtime.gpu_arrays import (
+    ArrayError,
+    DeviceArray,
+    array_info,
+    contiguous_strides,
+    torch_dtype,
+)
+from fuser.runtime.program_walker import HostIrError, HostProgramWalker
 
 __all__ = ["GpuEvaluator", "GpuStream", "Launcher", "run_program_gpu"]
 

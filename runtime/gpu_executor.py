@@ -2,12 +2,12 @@
 
 A fusion that one scheduler accepts runs as one segment: its returned outputs are
 allocated as the caller's array type (torch tensors for torch inputs, else
-``DeviceArray``), and ``runtime.compile_fusion.launch_fusion`` compiles (once per
+``DeviceArray``), and ``fuser.runtime.compile_fusion.launch_fusion`` compiles (once per
 input layout) and launches its kernels on the current stream. Outputs that are only
 views of an input (reshape/permute/squeeze/slice/broadcast chains) come back as
 views of the caller's tensor and launch nothing. A fusion no single scheduler takes
-is segmented (``runtime.segmented``) and its host program runs on the GPU
-(``runtime.gpu_evaluator``) when those modules are present; otherwise the error
+is segmented (``fuser.runtime.segmented``) and its host program runs on the GPU
+(``fuser.runtime.gpu_evaluator``) when those modules are present; otherwise the error
 says which schedulers refused and why.
 """
 
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.fp8 import as_strided
-from runtime import gpu_arrays as ga
+from fuser.ir.dialects import fuser as F
+from fuser.ir.fp8 import as_strided
+from fuser.runtime import gpu_arrays as ga
 
 
 def meta_array(info: ga.ArrayInfo) -> np.ndarray:
@@ -108,10 +108,10 @@ class GpuPlan:
     def __init__(self, fusion: F.FusionOp, flat: Sequence[Any], kind: str | None = None) -> None:
         """``kind`` forces the outputs' array type (``"torch"`` for a fusion without
         tensor inputs run on the default GPU); by default the inputs' type."""
-        from codegen.lower import concrete_shapes
-        from codegen.lower.common import TensorLayout
-        from fuser_ir.view_chains import view_chain
-        from runtime.compile_fusion import default_compiler, launch_fusion
+        from fuser.codegen.lower import concrete_shapes
+        from fuser.codegen.lower.common import TensorLayout
+        from fuser.ir.view_chains import view_chain
+        from fuser.runtime.compile_fusion import default_compiler, launch_fusion
 
         self.fusion = fusion
         infos = [ga.array_info(x) if ga.is_gpu_array(x) else None for x in flat]
@@ -204,7 +204,7 @@ class GpuPlan:
 
     def _run_on_host(self, flat: Sequence[Any]) -> list[Any]:
         """Zero-size case: the reference on host copies, outputs back on the device."""
-        from fuser_ir.reference import run_fusion
+        from fuser.ir.reference import run_fusion
 
         host = [_to_numpy(x) if ga.is_gpu_array(x) else x for x in flat]
         outs = run_fusion(self.fusion, host)
@@ -217,7 +217,7 @@ class GpuPlan:
 def _to_numpy(x: Any) -> Any:
     torch = ga._torch_tensor(x)
     if torch is not None:
-        from runtime.torch_arrays import torch_to_numpy
+        from fuser.runtime.torch_arrays import torch_to_numpy
 
         return torch_to_numpy(x.detach().cpu())
     return x.to_numpy() if hasattr(x, "to_numpy") else np.asarray(x)
@@ -226,7 +226,7 @@ def _to_numpy(x: Any) -> Any:
 def _to_device(a: Any, kind: str, device: int) -> Any:
     a = np.ascontiguousarray(a)
     if kind == "torch":
-        from runtime.torch_arrays import numpy_to_torch
+        from fuser.runtime.torch_arrays import numpy_to_torch
 
         return numpy_to_torch(a).to(f"cuda:{device}")
     return ga.DeviceArray.from_numpy(a, device)
@@ -234,7 +234,7 @@ def _to_device(a: Any, kind: str, device: int) -> Any:
 
 def _copy_into(x: Any, h: np.ndarray) -> None:
     if ga._torch_tensor(x) is not None:
-        from runtime.torch_arrays import numpy_to_torch
+        from fuser.runtime.torch_arrays import numpy_to_torch
 
         x.copy_(numpy_to_torch(h))
 
@@ -258,6 +258,6 @@ def _output_pointers(aliases: Sequence[int], ptrs: Sequence[Any], outs: Sequence
 
 
 def _run_compiled(seg: Any, ptrs: Sequence[Any], out_ptrs: Sequence[int], stream: int) -> None:
-    from runtime.compile_fusion import run_compiled
+    from fuser.runtime.compile_fusion import run_compiled
 
     run_compiled(seg, ptrs, out_ptrs, stream)

@@ -18,7 +18,7 @@ Semantics:
 * ``hir.alias %v, %t`` marks are collected before the program runs: every read of
   ``%v`` reads ``%t``'s buffer, every write of ``%v`` is copied into it, and an
   ``hir.allocate`` of ``%v`` allocates nothing.
-* ``hir.launch`` runs the fusion with ``fuser_ir.reference.run_fusion``; with ``outs``
+* ``hir.launch`` runs the fusion with ``fuser.ir.reference.run_fusion``; with ``outs``
   its outputs are copied into the ``outs`` buffers, which become the results.
 * ``hir.allocate {preallocated}`` returned as result ``k`` is the caller's
   ``preallocated_outputs[k]`` when one is given (written in place, and returned).
@@ -30,7 +30,7 @@ Semantics:
 
 Bad inputs raise ``ValueError`` naming the input; run-time errors raise
 ``HostIrError`` (a ``ValueError``) naming the op. The program walk itself (environment,
-aliases, loops, deallocation, validation) is ``runtime.program_walker.HostProgramWalker``.
+aliases, loops, deallocation, validation) is ``fuser.runtime.program_walker.HostProgramWalker``.
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.dtypes import DType
-from fuser_ir.reference import run_fusion
-from fuser_ir.shapes import DYN
-from runtime.program_walker import HostIrError, HostProgramWalker
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.dtypes import DType
+from fuser.ir.reference import run_fusion
+from fuser.ir.shapes import DYN
+from fuser.runtime.program_walker import HostIrError, HostProgramWalker
 
 Value = Any  # np.ndarray, int, float, bool or Stream
 
@@ -166,7 +166,7 @@ class HostEvaluator(HostProgramWalker):
 
     def _run_fusion(self, fusion: F.FusionOp, args: list[Value]) -> list[Value]:
         """Compute a launched segment's returned outputs (the reference interpreter;
-        ``runtime.cpu_runner.KernelHostEvaluator`` runs its generated kernels)."""
+        ``fuser.runtime.cpu_runner.KernelHostEvaluator`` runs its generated kernels)."""
         return run_fusion(fusion, args)
 
     def _launch(self, op: H.LaunchOp) -> list[Value]:

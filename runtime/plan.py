@@ -4,7 +4,7 @@ parameters, and why the others were rejected.
 ``make_plan(fusion, inputs, target)`` asks the registry about the whole fusion: a
 plan with one segment, whose ``scheduler`` is None when no scheduler accepts it
 (``str(plan)`` then says it must be segmented). With ``segment=True`` (what
-``fd.plan`` uses) such a fusion is segmented (``runtime.segmented.segment_fusion``,
+``fd.plan`` uses) such a fusion is segmented (``fuser.runtime.segmented.segment_fusion``,
 the ``segment`` pass) and the plan holds every segment in launch order, each with
 the scheduler and parameters the registry picks at its own concrete sizes, and the
 groups of views done on the host (``scheduler == "host"``, no kernel).
@@ -30,11 +30,11 @@ from typing import Any
 
 from xdsl.ir import BlockArgument
 
-from fuser_ir.dialects.fuser import VIEW_OPS, FusionOp, SegmentSetOp, TensorType
-from schedulers.analysis.sizes import bind_sizes
-from schedulers.params import Params
-from schedulers.registry import Selection, select
-from schedulers.target import DEFAULT_TARGET, GpuTarget
+from fuser.ir.dialects.fuser import VIEW_OPS, FusionOp, SegmentSetOp, TensorType
+from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.params import Params
+from fuser.schedulers.registry import Selection, select
+from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def _output_views(fusion: FusionOp) -> list[HostView]:
 def _program_views(program: Any) -> list[HostView]:
     """Host view ops of a segmented program: chains from a program input to a
     returned value are output views, other chains feed kernels."""
-    from fuser_ir.dialects import hir as H
+    from fuser.ir.dialects import hir as H
 
     returned = {v: k for k, v in enumerate(program.return_op.values)}
     views = [op for op in program.body.block.ops if isinstance(op, H.HostViewOp)]
@@ -183,9 +183,9 @@ def _program_views(program: Any) -> list[HostView]:
 def _segmented_plan(
     fusion: FusionOp, input_shapes: Sequence[object], target: GpuTarget, whole: Segment
 ) -> Plan:
-    from fuser_ir.dialects import hir as H
-    from passes.segment import host_shapes
-    from runtime.segmented import segment_fusion
+    from fuser.ir.dialects import hir as H
+    from fuser.passes.segment import host_shapes
+    from fuser.runtime.segmented import segment_fusion
 
     shapes = [_shape_of(x) for x in input_shapes]
     module, infos = segment_fusion(fusion, shapes, target)

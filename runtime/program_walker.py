@@ -4,8 +4,8 @@
 it validates the inputs and preallocated outputs, keeps the value environment,
 resolves ``hir.alias`` marks, runs ``hir.for`` loops, ``hir.deallocate``,
 ``arith`` host arithmetic and ``fuser.size``, and dispatches the rest to hooks.
-A backend (``runtime.host_evaluator.HostEvaluator`` on numpy,
-``runtime.gpu_evaluator.GpuEvaluator`` on device memory) supplies only what touches
+A backend (``fuser.runtime.host_evaluator.HostEvaluator`` on numpy,
+``fuser.runtime.gpu_evaluator.GpuEvaluator`` on device memory) supplies only what touches
 its arrays and streams::
 
     class MyEvaluator(HostProgramWalker):
@@ -34,10 +34,10 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.dtypes import DType
-from fuser_ir.shapes import DYN, normalize_dim
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN, normalize_dim
 
 __all__ = ["HostIrError", "HostProgramWalker"]
 

@@ -28,12 +28,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.reference import evaluate_op, run_fusion
-from passes.segment import SegmentRecord, segment_module
-from runtime.host_evaluator import run_program
-from schedulers.target import DEFAULT_TARGET, GpuTarget
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.reference import evaluate_op, run_fusion
+from fuser.passes.segment import SegmentRecord, segment_module
+from fuser.runtime.host_evaluator import run_program
+from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget
 
 __all__ = [
     "SegmentInfo",

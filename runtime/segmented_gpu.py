@@ -1,10 +1,10 @@
-"""Segmented fusions on the GPU: the host program of ``runtime.segmented`` run by
-``runtime.gpu_evaluator.GpuEvaluator`` with generated kernels.
+"""Segmented fusions on the GPU: the host program of ``fuser.runtime.segmented`` run by
+``fuser.runtime.gpu_evaluator.GpuEvaluator`` with generated kernels.
 
-``fd.execute`` on GPU arrays builds a ``runtime.gpu_executor.GpuPlan`` (one segment)
+``fd.execute`` on GPU arrays builds a ``fuser.runtime.gpu_executor.GpuPlan`` (one segment)
 when one scheduler accepts the fusion at these sizes, and a ``SegmentedGpuPlan`` when
 none does (softmax over rows of 2^21 floats, seed 000 at ``[2, 32]`` / ``[2, 128]``) or
-the fusion has a ``fuser.segment_set`` cut (``runtime.plan.needs_segmentation``, the
+the fusion has a ``fuser.segment_set`` cut (``fuser.runtime.plan.needs_segmentation``, the
 decision ``fd.plan`` makes)::
 
     plan = SegmentedGpuPlan(fusion, flat)     # segment_fusion for these shapes
@@ -15,7 +15,7 @@ The plan is cached by ``execute_gpu`` per input signature (dtypes, shapes, strid
 alignment), so the segmentation is decided once per signature. Each ``hir.launch``
 goes to ``launch_segment``: it allocates the outputs when the launch has no
 ``outs`` (the caller's array type: torch for torch inputs, else ``DeviceArray``)
-and calls ``runtime.compile_fusion.launch_fusion`` on the evaluator's current
+and calls ``fuser.runtime.compile_fusion.launch_fusion`` on the evaluator's current
 stream (compiled once per segment and layout). Intermediates are dropped by the
 program's ``hir.deallocate`` after their last use; outputs that are views of an
 input are host views of the caller's memory.
@@ -32,9 +32,9 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from fuser_ir.dialects import fuser as F
-from runtime import gpu_arrays as ga
-from schedulers.target import DEFAULT_TARGET, GpuTarget
+from fuser.ir.dialects import fuser as F
+from fuser.runtime import gpu_arrays as ga
+from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget
 
 __all__ = ["RecordingLauncher", "SegmentedGpuPlan", "launch_segment", "stream_evaluator"]
 
@@ -45,7 +45,7 @@ def _shape_args(args: Sequence[Any]) -> list[Any]:
 
 def allocate_outputs(fusion: F.FusionOp, args: Sequence[Any]) -> list[Any]:
     """Contiguous buffers for the returned outputs of ``fusion`` at ``args``' sizes."""
-    from codegen.lower import concrete_shapes
+    from fuser.codegen.lower import concrete_shapes
 
     infos = [ga.array_info(a) for a in args if ga.is_gpu_array(a)]
     kind = ga.output_kind(infos)
@@ -62,7 +62,7 @@ def launch_segment(
 ) -> list[Any]:
     """The ``GpuEvaluator`` launcher: ``launch_fusion`` into ``outs`` (allocated here
     when None); returns the outputs."""
-    from runtime.compile_fusion import launch_fusion
+    from fuser.runtime.compile_fusion import launch_fusion
 
     if outs is None:
         outs = allocate_outputs(fusion, args)
@@ -78,7 +78,7 @@ class RecordingLauncher:
         self.sources: dict[str, str] = {}
 
     def __call__(self, fusion: F.FusionOp, args: list[Any], outs: list[Any] | None, stream: int) -> list[Any]:
-        from runtime.compile_fusion import default_compiler
+        from fuser.runtime.compile_fusion import default_compiler
 
         result = launch_segment(fusion, args, outs, stream)
         name = fusion.sym_name.data
@@ -103,8 +103,8 @@ class SegmentedGpuPlan:
         target: GpuTarget = DEFAULT_TARGET,
         num_streams: int = 1,
     ) -> None:
-        from runtime.gpu_evaluator import GpuEvaluator
-        from runtime.segmented import segment_fusion
+        from fuser.runtime.gpu_evaluator import GpuEvaluator
+        from fuser.runtime.segmented import segment_fusion
 
         self.fusion = fusion
         infos = [ga.array_info(x) if ga.is_gpu_array(x) else None for x in flat]
@@ -134,7 +134,7 @@ class SegmentedGpuPlan:
 def stream_evaluator(fd: Any, module: ModuleOp, num_streams: int, flat: Sequence[Any]) -> Any:
     """The ``GpuEvaluator`` of ``fd``'s stream-loop ``module`` (one per stream count
     and device, kept on the definition)."""
-    from runtime.gpu_evaluator import GpuEvaluator
+    from fuser.runtime.gpu_evaluator import GpuEvaluator
 
     device = next((ga.array_info(x).device for x in flat if ga.is_gpu_array(x)), 0)
     cache: dict[tuple[int, int, int], GpuEvaluator] = fd.__dict__.setdefault("_stream_evaluators", {})

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from xdsl.ir import SSAValue
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.sizes import ConcreteSizes
 from .params import Params

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.graph import reductions
 from .analysis.output_groups import half_fusion, split_by_reduction_kind
@@ -44,7 +44,7 @@ HALF_SCHEDULERS: tuple[type[Scheduler], ...] = (
     OuterPersistentScheduler,
 )
 """The schedulers of fusions with one kind of reduction, in priority order: those a half
-of an inner-outer fusion can get (``schedulers.registry.SCHEDULERS`` is these, then the
+of an inner-outer fusion can get (``fuser.schedulers.registry.SCHEDULERS`` is these, then the
 inner-outer scheduler)."""
 
 PARTIAL_BYTES = 4

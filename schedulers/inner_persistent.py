@@ -4,7 +4,7 @@ memory when registers do not suffice), reduced, and reused after the reduction."
 
 from __future__ import annotations
 
-from fuser_ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.graph import reductions
 from .analysis.reduction_type import ReductionType

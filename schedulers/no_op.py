@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.alias_only import alias_only_reason
 from .analysis.sizes import ConcreteSizes

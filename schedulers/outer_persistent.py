@@ -5,7 +5,7 @@ over ``grid.y`` blocks (grid persistence, ``cross_grid``)."""
 
 from __future__ import annotations
 
-from fuser_ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.column_kernel import column_kernel_reject
 from .analysis.graph import reductions

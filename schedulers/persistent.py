@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from fuser_ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.graph import descendant_ops, reduction_input, reductions
 from .analysis.persistent_buffers import BufferSizes, buffer_sizes, find_persistent_buffers

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.domain_map import build_domain_map
 from .analysis.graph import reductions

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.ir import Operation
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     BroadcastOp,
     FusionOp,
     PermuteOp,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fuser_ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.sizes import ConcreteSizes
 from .base import Scheduler

@@ -1,5 +1,5 @@
 """Trying schedulers in order on one fusion: the first that accepts it, and why each
-one before it said no. ``schedulers.registry.select`` tries every scheduler; the
+one before it said no. ``fuser.schedulers.registry.select`` tries every scheduler; the
 inner-outer scheduler tries the others on each half of its fusion."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fuser_ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.sizes import ConcreteSizes
 from .base import Scheduler

@@ -7,7 +7,7 @@ nothing from tiling: the pointwise scheduler takes them."""
 
 from __future__ import annotations
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.graph import reductions
 from .analysis.sizes import ConcreteSizes

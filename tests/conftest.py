@@ -21,7 +21,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _gpu_skip_reason() -> str | None:
     try:
-        from runtime import cuda_driver
+        from fuser.runtime import cuda_driver
     except Exception as e:  # cuda-bindings missing
         return f"cuda-bindings unavailable: {e}"
     try:

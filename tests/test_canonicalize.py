@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from fuser_ir.context import make_context, parse_module
-from fuser_ir.dialects.fuser import CastOp, FusionOp, PermuteOp, ReshapeOp, TensorType
-from fuser_ir.dtypes import DType
-from fuser_ir.reference import run_fusion
-from passes.canonicalize import LOSSLESS_CASTS, CanonicalizePass, is_lossless
-from tools.fuser_run import make_inputs
+from fuser.ir.context import make_context, parse_module
+from fuser.ir.dialects.fuser import CastOp, FusionOp, PermuteOp, ReshapeOp, TensorType
+from fuser.ir.dtypes import DType
+from fuser.ir.reference import run_fusion
+from fuser.passes.canonicalize import LOSSLESS_CASTS, CanonicalizePass, is_lossless
+from fuser.tools.fuser_run import make_inputs
 
 CASES = {
     "identities": """
@@ -126,6 +126,6 @@ def test_lossless_table_is_exact(src: DType) -> None:
 
 
 def test_pass_is_registered_under_its_name() -> None:
-    from passes import all_passes
+    from fuser.passes import all_passes
 
     assert all_passes()["canonicalize"]() is CanonicalizePass

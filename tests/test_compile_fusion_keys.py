@@ -1,12 +1,12 @@
-"""``runtime.compile_fusion``: which scalar inputs are part of a compiled segment's key
+"""``fuser.runtime.compile_fusion``: which scalar inputs are part of a compiled segment's key
 (and reach its lowering). A scalar that sets an extent must be: without its value the
 lowering cannot bind the extent (nvFuser's iota of a runtime length on the GPU raised
 'extent 0 depends on an unknown scalar')."""
 
 from __future__ import annotations
 
-from fuser_ir import DataType, FusionDefinition
-from runtime.compile_fusion import _has_size_operands
+from fuser import DataType, FusionDefinition
+from fuser.runtime.compile_fusion import _has_size_operands
 
 
 def _fusion(build) -> object:  # noqa: ANN001

@@ -17,13 +17,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from codegen.cuda_printer import print_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType, result_type
-from fuser_ir.frontend.datatype import as_datatype
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import run_segment_on_cpu
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.frontend.datatype import as_datatype
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType, result_type
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import run_segment_on_cpu
 
 torch = pytest.importorskip("torch")
 
@@ -334,7 +334,7 @@ def test_sum_kernels_match_reference_and_compile(
 
 
 def test_fuser_run_makes_parses_and_summarizes_complex_values() -> None:
-    from tools.fuser_run import parse_scalar, random_value, summarize
+    from fuser.tools.fuser_run import parse_scalar, random_value, summarize
 
     v = random_value(DType.complex64, [4], np.random.default_rng(0))
     assert v.dtype == np.complex64 and np.any(v.imag != 0)
@@ -392,16 +392,14 @@ def test_every_scheduler_lowers_complex(body: Callable, shapes: list, kind: str)
 
 
 def test_gpu_arrays_know_the_complex_torch_dtypes() -> None:
-    from runtime.gpu_arrays import torch_dtype
+    from fuser.runtime.gpu_arrays import torch_dtype
 
     assert torch_dtype(DType.complex64) is torch.complex64
     assert torch_dtype(DType.complex128) is torch.complex128
 
 
 def test_definition_from_mlir_with_complex_constant_and_scalar_input() -> None:
-    from fuser_ir.frontend.mlir import definition_from_mlir
-
-    fd = definition_from_mlir(
+    fd = FusionDefinition.from_mlir(
         "fuser.fusion @f(%0: !fuser.tensor<3xcomplex<f32>>, %s: complex<f64>) -> "
         "!fuser.tensor<3xcomplex<f32>> {\n"
         "  %c = fuser.constant [0.000000e+00 : f64, 1.000000e+00 : f64] : complex<f64>\n"
@@ -421,7 +419,7 @@ def test_definition_from_mlir_with_complex_constant_and_scalar_input() -> None:
 def test_complex_scalar_inputs_are_kernel_arguments() -> None:
     """A complex scalar input is a ``fuser_complex<T>`` kernel parameter; the driver
     packs it as (re, im) in a 8-byte (complex64) or 16-byte (complex128) slot."""
-    from runtime.compile_fusion import kernel_signature
+    from fuser.runtime.compile_fusion import kernel_signature
 
     x = (np.arange(70) + 1j).astype(np.complex64)
 
@@ -439,7 +437,7 @@ def test_complex_scalar_inputs_are_kernel_arguments() -> None:
     assert "fuser_complex<double> in1, fuser_complex<float> in2" in src
     assert kernel_signature(fusion, lowered.kernels[0].args) == "pzcp"
     try:
-        from runtime.cuda_driver import arg_offsets, flatten_complex_args
+        from fuser.runtime.cuda_driver import arg_offsets, flatten_complex_args
     except ImportError:  # no CUDA Python bindings here
         return
     fmt, offsets, words = arg_offsets("pzcp")

@@ -1,4 +1,4 @@
-"""torch's type promotion (``fuser_ir.dtypes.result_type``) against torch itself:
+"""torch's type promotion (``fuser.ir.dtypes.result_type``) against torch itself:
 tensors with dimensions, zero-dim tensors and Python scalars are three priority
 classes (issue 10: ``add(f16[4], sum(f32[4]))`` is f16 in torch)."""
 
@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from fuser_ir.dtypes import DType, result_type
+from fuser.ir.dtypes import DType, result_type
 from tests.test_reference_ops import TORCH_DT
 
 torch = pytest.importorskip("torch")

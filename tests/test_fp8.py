@@ -1,5 +1,5 @@
 """float8 dtypes (``float8_e4m3fn``, ``float8_e5m2``): torch-exact rounding in
-``fuser_ir.fp8``, the reference's casts, the frontend (torch tensors in and out), the
+``fuser.ir.fp8``, the reference's casts, the frontend (torch tensors in and out), the
 GPU lowering (NVRTC compile, and the kernel interpreter run on the CPU) and the rule
 that float8 values only take part in casts."""
 
@@ -9,12 +9,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from codegen.cuda_printer import print_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dtypes import DType
-from fuser_ir.fp8 import FP8_CUDA, fp8_codes, to_fp8
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import run_segment_on_cpu
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.ir.dtypes import DType
+from fuser.ir.fp8 import FP8_CUDA, fp8_codes, to_fp8
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import run_segment_on_cpu
 
 torch = pytest.importorskip("torch")
 
@@ -211,7 +211,7 @@ def test_fp8_cast_kernel_on_the_cpu_and_nvrtc(src: DataType, dst: DataType) -> N
         np.testing.assert_array_equal(ours.astype(np.float64), np.asarray(ref, np.float64))
     src_text = print_cuda(lowered.kernels[0].module)
     assert "fuser_float2e" in src_text or "2float(" in src_text
-    nvrtc = pytest.importorskip("codegen.nvrtc")
+    nvrtc = pytest.importorskip("fuser.codegen.nvrtc")
     nvrtc.compile_cuda(src_text, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
 
 

@@ -11,11 +11,11 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Region
 
-from fuser_ir.context import parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.dtypes import DType
-from runtime.host_evaluator import HostEvaluator, HostIrError, run_program
+from fuser.ir.context import parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.dtypes import DType
+from fuser.runtime.host_evaluator import HostEvaluator, HostIrError, run_program
 
 HIR_DIR = Path(__file__).parent / "filecheck" / "hir"
 

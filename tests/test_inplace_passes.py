@@ -19,17 +19,17 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from fuser_ir.context import make_context, parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.reference import run_fusion
-from passes.canonicalize import CanonicalizePass
-from passes.host_rewrites import HostPassError
-from passes.lower_stream_loops import LowerStreamLoops
-from passes.mark_aliases import MarkAliases
-from passes.segment import SegmentPass
-from passes.strip_bookend_views import StripBookendViews
-from runtime.host_evaluator import run_program
+from fuser.ir.context import make_context, parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.reference import run_fusion
+from fuser.passes.canonicalize import CanonicalizePass
+from fuser.passes.host_rewrites import HostPassError
+from fuser.passes.lower_stream_loops import LowerStreamLoops
+from fuser.passes.mark_aliases import MarkAliases
+from fuser.passes.segment import SegmentPass
+from fuser.passes.strip_bookend_views import StripBookendViews
+from fuser.runtime.host_evaluator import run_program
 
 _SLICE5 = "{starts = array<i64: 0>, ends = array<i64: 5>, strides = array<i64: 1>}"
 

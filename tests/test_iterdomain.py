@@ -1,4 +1,4 @@
-"""The iterdomain dialect and the schedule builder/reader (fuser_ir.schedule)."""
+"""The iterdomain dialect and the schedule builder/reader (fuser.ir.schedule)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     BINARY_OP_CLASSES,
     FusionOp,
     OutputOp,
@@ -21,7 +21,7 @@ from fuser_ir.dialects.fuser import (
     SumOp,
     TensorType,
 )
-from fuser_ir.dialects.iterdomain import (
+from fuser.ir.dialects.iterdomain import (
     IterDomainType,
     IterType,
     LogicalOp,
@@ -37,9 +37,9 @@ from fuser_ir.dialects.iterdomain import (
     resize_type,
     split_types,
 )
-from fuser_ir.dtypes import DType
-from fuser_ir.reshape_analysis import analyze_reshape
-from fuser_ir.schedule import (
+from fuser.ir.dtypes import DType
+from fuser.ir.reshape_analysis import analyze_reshape
+from fuser.ir.schedule import (
     Const,
     Schedule,
     Var,
@@ -47,7 +47,7 @@ from fuser_ir.schedule import (
     loop_structure,
     view_transforms,
 )
-from fuser_ir.shapes import DYN, ShapeError
+from fuser.ir.shapes import DYN, ShapeError
 
 ID = IterDomainType
 
@@ -388,7 +388,7 @@ def test_reshape_replay_matches_numpy(pair: tuple[list[int], list[int]]) -> None
 
 
 def test_reference_interpreter_ignores_schedules() -> None:
-    from fuser_ir.reference import run_fusion
+    from fuser.ir.reference import run_fusion
 
     _, fusion, t = add_fusion([4, 6])
     Schedule(t).merge(0).split(0, 8).parallelize(1, "TIDx").emit()

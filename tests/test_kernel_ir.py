@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 
-from codegen.cuda_printer import print_cuda
-from codegen.cuda_target import CudaTarget
-from codegen.kernel_builders import (
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.codegen.cuda_target import CudaTarget
+from fuser.codegen.kernel_builders import (
     KernelBuilder,
     PointwiseKernelBuilder,
     TensorArg,
@@ -21,10 +21,10 @@ from codegen.kernel_builders import (
     outer_reduction_kernel,
     transpose_kernel,
 )
-from codegen.kernel_interpreter import KernelError, run_kernel
-from fuser_ir.context import make_context
-from fuser_ir.dialects import kernel as k
-from fuser_ir.dtypes import DType
+from fuser.codegen.kernel_interpreter import KernelError, run_kernel
+from fuser.ir.context import make_context
+from fuser.ir.dialects import kernel as k
+from fuser.ir.dtypes import DType
 
 RNG = np.random.default_rng(0)
 TOL = {DType.float32: 1e-5, DType.float16: 2e-3, DType.bfloat16: 1.6e-2}
@@ -219,7 +219,7 @@ KERNELS = _all_kernels()
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_every_kernel_compiles_with_nvrtc(name: str) -> None:
-    from codegen.nvrtc import CompileOptions, compile_cuda
+    from fuser.codegen.nvrtc import CompileOptions, compile_cuda
 
     src = print_cuda(KERNELS[name])
     compiled = compile_cuda(src, name=name, options=CompileOptions(arch="sm_90"))

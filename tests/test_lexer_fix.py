@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from fuser_ir import FusionDefinition
-from fuser_ir.xdsl_fixes import LINEAR_PATTERN, UPSTREAM_PATTERN
-from tools.fuser_opt import main as opt_main
-from tools.fuser_run import main as run_main
+from fuser import FusionDefinition
+from fuser.ir.xdsl_fixes import LINEAR_PATTERN, UPSTREAM_PATTERN
+from fuser.tools.fuser_opt import main as opt_main
+from fuser.tools.fuser_run import main as run_main
 
 # Under 1 KB each; with xDSL's own regex the first takes longer than the age of the
 # universe.
@@ -74,7 +74,7 @@ def test_fuser_opt_process_rejects_quickly_even_without_the_in_process_timer(
 
     path = tmp_path / "in.mlir"
     path.write_text('"' + "a" * 60)  # 2^30 steps with the upstream regex
-    script = "import sys; from tools.fuser_opt import main; main(sys.argv[1:])"
+    script = "import sys; from fuser.tools.fuser_opt import main; main(sys.argv[1:])"
     try:
         p = subprocess.run(
             [sys.executable, "-c", script, str(path)],

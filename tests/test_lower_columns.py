@@ -15,18 +15,18 @@ import numpy as np
 import pytest
 
 from benchmarks.workloads import build, workloads
-from codegen.cuda_printer import kernels_of, print_cuda, print_kernel
-from codegen.lower import concrete_shapes, default_out_layouts
-from codegen.lower.columns import lower_columns
-from codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
-from codegen.nvrtc import compile_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dialects import fuser as F
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import layout_of, run_segment_on_cpu
-from schedulers.analysis.sizes import bind_sizes
-from schedulers.registry import select
-from schedulers.target import H100
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import kernels_of, print_cuda, print_kernel
+from fuser.codegen.lower import concrete_shapes, default_out_layouts
+from fuser.codegen.lower.columns import lower_columns
+from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
+from fuser.codegen.nvrtc import compile_cuda
+from fuser.ir.dialects import fuser as F
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import layout_of, run_segment_on_cpu
+from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.registry import select
+from fuser.schedulers.target import H100
 
 NP = {
     DataType.Float: np.float32,
@@ -290,7 +290,7 @@ def test_identity_view_of_a_keepdim_sum_over_size_one_axes(src: tuple[int, int, 
     # `col % 1` (or `col / n`) in the kernel, the identity broadcast_in_dim of the sum
     # asks for the constant 0 there; the hook table missed and fd.plan raised "a
     # fuser.sum result is needed at an index this kernel does not hold".
-    from fuser_ir.frontend.execution import execute_kernels_on_cpu
+    from fuser.frontend.execution import execute_kernels_on_cpu
 
     out_shape = [*src, 16]
     with FusionDefinition() as fd:

@@ -6,17 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.cuda_printer import print_cuda
-from codegen.lower import concrete_shapes, default_out_layouts, lower_segment
-from codegen.lower.common import LoweringError
-from codegen.lower.inner_outer import half_fusion, lower_inner_outer
-from codegen.nvrtc import compile_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import layout_of, run_segment_on_cpu
-from schedulers.analysis.sizes import bind_sizes
-from schedulers.registry import select
-from schedulers.target import H100
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.codegen.lower import concrete_shapes, default_out_layouts, lower_segment
+from fuser.codegen.lower.common import LoweringError
+from fuser.codegen.lower.inner_outer import half_fusion, lower_inner_outer
+from fuser.codegen.nvrtc import compile_cuda
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import layout_of, run_segment_on_cpu
+from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.registry import select
+from fuser.schedulers.target import H100
 
 
 def layer_norm_backward(dtype=DataType.Float):

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.lower import concrete_shapes
-from codegen.lower.common import LoweringError
-from codegen.lower.rows import analyze
-from fuser_ir import DataType, FusionDefinition
-from runtime.cpu_runner import run_segment_on_cpu
-from schedulers.analysis.sizes import bind_sizes
-from schedulers.inner_persistent import InnerPersistentScheduler
-from schedulers.target import H100
+from fuser import DataType, FusionDefinition
+from fuser.codegen.lower import concrete_shapes
+from fuser.codegen.lower.common import LoweringError
+from fuser.codegen.lower.rows import analyze
+from fuser.runtime.cpu_runner import run_segment_on_cpu
+from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.inner_persistent import InnerPersistentScheduler
+from fuser.schedulers.target import H100
 
 
 def seed000() -> FusionDefinition:
@@ -136,8 +136,8 @@ def test_execute_kernels_on_cpu_runs_the_plan_the_gpu_runs(
 ) -> None:
     # The fuzz stage 'kernels': one row kernel at [2, 32]; at [2, 128] the segmented
     # host program, each launch lowered and run in the kernel interpreter.
-    import runtime.cpu_runner as cpu_runner
-    from fuser_ir.frontend.execution import execute_kernels_on_cpu
+    import fuser.runtime.cpu_runner as cpu_runner
+    from fuser.frontend.execution import execute_kernels_on_cpu
 
     ran: list[str] = []
     real = cpu_runner.run_kernel

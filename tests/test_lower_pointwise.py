@@ -12,13 +12,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from codegen.cuda_printer import print_cuda
-from codegen.lower.common import LoweringError
-from codegen.nvrtc import compile_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dialects import fuser as F
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import run_segment_on_cpu
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.codegen.lower.common import LoweringError
+from fuser.codegen.nvrtc import compile_cuda
+from fuser.ir.dialects import fuser as F
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import run_segment_on_cpu
 
 NP = {DataType.Float: np.float32, DataType.Half: np.float16, DataType.BFloat16: ml_dtypes.bfloat16,
       DataType.Double: np.float64, DataType.Int32: np.int32, DataType.Int: np.int64, DataType.Bool: np.bool_}
@@ -255,10 +255,10 @@ def test_reduction_is_not_pointwise() -> None:
         a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         fd.add_output(fd.ops.sum(a, [0]))
 
-    from codegen.lower import concrete_shapes
-    from codegen.lower.common import TensorLayout
-    from codegen.lower.pointwise import lower_pointwise
-    from schedulers.params import PointwiseParams
+    from fuser.codegen.lower import concrete_shapes
+    from fuser.codegen.lower.common import TensorLayout
+    from fuser.codegen.lower.pointwise import lower_pointwise
+    from fuser.schedulers.params import PointwiseParams
 
     fusion = define(body)
     shapes = concrete_shapes(fusion, [(4, 4)])

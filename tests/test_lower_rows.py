@@ -20,16 +20,16 @@ import numpy as np
 import pytest
 
 import benchmarks.workloads as W
-from codegen.cuda_printer import print_cuda
-from codegen.lower import concrete_shapes, default_out_layouts
-from codegen.lower.common import LoweredFusion, LoweringError
-from codegen.lower.rows import analyze, lower_rows
-from codegen.nvrtc import compile_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dialects import fuser as F
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import layout_of, run_segment_on_cpu
-from schedulers.params import ReductionParams
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.codegen.lower import concrete_shapes, default_out_layouts
+from fuser.codegen.lower.common import LoweredFusion, LoweringError
+from fuser.codegen.lower.rows import analyze, lower_rows
+from fuser.codegen.nvrtc import compile_cuda
+from fuser.ir.dialects import fuser as F
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import layout_of, run_segment_on_cpu
+from fuser.schedulers.params import ReductionParams
 
 NP = {DataType.Float: np.float32, DataType.BFloat16: ml_dtypes.bfloat16, DataType.Int32: np.int32,
       DataType.Double: np.float64}

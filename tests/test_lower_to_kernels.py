@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from codegen.kernel_interpreter import run_kernel
-from fuser_ir.context import make_context, parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import kernel as K
-from fuser_ir.reference import run_fusion
-from passes.lower_to_kernels import LowerToKernelsError, LowerToKernelsPass
-from passes.select_schedulers import SelectSchedulers
-from runtime.cpu_runner import flat_buffer, layout_of
+from fuser.codegen.kernel_interpreter import run_kernel
+from fuser.ir.context import make_context, parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import kernel as K
+from fuser.ir.reference import run_fusion
+from fuser.passes.lower_to_kernels import LowerToKernelsError, LowerToKernelsPass
+from fuser.passes.select_schedulers import SelectSchedulers
+from fuser.runtime.cpu_runner import flat_buffer, layout_of
 
 POINTWISE_VIEWS = """
 fuser.fusion @chain(%x : !fuser.tensor<6x40xf32>, %b : !fuser.tensor<40xbf16>) -> !fuser.tensor<240xf32> {
@@ -117,10 +117,10 @@ def test_issue6_pipeline_prints_one_kernel_that_nvrtc_compiles() -> None:
     import sys
     from pathlib import Path
 
-    from codegen.nvrtc import compile_cuda
+    from fuser.codegen.nvrtc import compile_cuda
 
     example = Path(__file__).resolve().parent.parent / "examples" / "gelu_bookend_views.mlir"
-    cmd = [sys.executable, "-m", "tools.fuser_opt", "--strip-bookend-views", "--segment",
+    cmd = [sys.executable, "-m", "fuser.tools.fuser_opt", "--strip-bookend-views", "--segment",
            "-p", "select-schedulers,schedule-fusions,lower-to-kernels", str(example), "-t", "cuda"]
     src = subprocess.run(cmd, check=True, capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout

@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 from xdsl.dialects import memref, vector
 
-from codegen.cuda_printer import print_cuda
-from codegen.lower import concrete_shapes, default_out_layouts
-from codegen.lower.common import LoweredFusion
-from codegen.lower.transpose import TransposePlan, plan_transpose
-from codegen.nvrtc import compile_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import kernel as k
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import layout_of, run_segment_on_cpu
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.codegen.lower import concrete_shapes, default_out_layouts
+from fuser.codegen.lower.common import LoweredFusion
+from fuser.codegen.lower.transpose import TransposePlan, plan_transpose
+from fuser.codegen.nvrtc import compile_cuda
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import kernel as k
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import layout_of, run_segment_on_cpu
 
 NP = {DataType.Float: np.float32, DataType.Half: np.float16, DataType.BFloat16: ml_dtypes.bfloat16,
       DataType.Int32: np.int32}

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser_ir.context import make_context, parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.reference import run_fusion
-from passes.mark_aliases import MarkAliases, guard_inplace_races
-from passes.segment import SegmentPass
-from runtime.host_evaluator import run_program
+from fuser.ir.context import make_context, parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.reference import run_fusion
+from fuser.passes.mark_aliases import MarkAliases, guard_inplace_races
+from fuser.passes.segment import SegmentPass
+from fuser.runtime.host_evaluator import run_program
 from tests.test_segment import check_pipeline, fusion_of, launches
 
 RACY = """

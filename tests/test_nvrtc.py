@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.kernel_cache import MAGIC, KernelCache
-from codegen.nvrtc import (
+from fuser.codegen.kernel_cache import MAGIC, KernelCache
+from fuser.codegen.nvrtc import (
     CompileError,
     CompileOptions,
     compile_cuda,
@@ -124,8 +124,8 @@ def test_newer_arch_than_nvrtc_gives_ptx() -> None:
 
 
 def test_default_arch_without_gpu_is_sm90() -> None:
-    from codegen.nvrtc import default_arch
-    from runtime.cuda_driver import gpu_available
+    from fuser.codegen.nvrtc import default_arch
+    from fuser.runtime.cuda_driver import gpu_available
 
     if not gpu_available():
         assert default_arch() == "sm_90"
@@ -180,7 +180,7 @@ def test_cache_memory_only_and_unwritable_dir(tmp_path: Path) -> None:
 
 
 def test_cache_dir_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from codegen.kernel_cache import default_cache_dir
+    from fuser.codegen.kernel_cache import default_cache_dir
 
     monkeypatch.setenv("FUSER_CACHE_DIR", str(tmp_path / "k"))
     assert default_cache_dir() == tmp_path / "k"
@@ -190,8 +190,8 @@ def test_cache_dir_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 _WORKER = textwrap.dedent("""
     import sys
-    from codegen.kernel_cache import KernelCache
-    from codegen.nvrtc import CompileOptions
+    from fuser.codegen.kernel_cache import KernelCache
+    from fuser.codegen.nvrtc import CompileOptions
     role, directory, source = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
     opts = CompileOptions(arch="sm_90")
     cache = KernelCache(directory)

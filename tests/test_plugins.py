@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.fuser_opt import main as opt_main
+from fuser.tools.fuser_opt import main as opt_main
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "tests" / "plugins" / "fuser_plugin_example"
@@ -80,7 +80,7 @@ def test_plugin_in_a_fresh_process(plugin_site: Path, tmp_path: Path) -> None:
     path.write_text(FUSION)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin_site), str(PLUGIN), str(ROOT)]))
     proc = subprocess.run(
-        [sys.executable, "-m", "tools.fuser_opt", str(path), "--example-tag-fusions"],
+        [sys.executable, "-m", "fuser.tools.fuser_opt", str(path), "--example-tag-fusions"],
         capture_output=True,
         text=True,
         env=env,
@@ -96,7 +96,7 @@ def test_plugin_in_a_fresh_process(plugin_site: Path, tmp_path: Path) -> None:
         ("no_such_module:U", "plugin 'broken' (no_such_module:U) cannot be loaded: ModuleNotFoundError"),
         ("fuser_plugin_example:TagFusions", "plugin 'broken' (fuser_plugin_example:TagFusions) is a"),
         ("fuser_plugin_example:EXAMPLE_UNIVERSE", "plugins 'broken' and 'fuser_plugin_example' both define"),
-        ("tools.universe:FUSER_UNIVERSE", None),  # fuser's own universe seen twice: ignored
+        ("fuser.tools.universe:FUSER_UNIVERSE", None),  # fuser's own universe seen twice: ignored
     ],
 )
 def test_broken_plugins_are_diagnostics(
@@ -128,7 +128,7 @@ def test_plugin_may_not_redefine_a_fuser_pass(
     pkg.mkdir()
     pkg.joinpath("clash_plugin.py").write_text(
         "from xdsl.universe import Universe\n"
-        "from passes.canonicalize import CanonicalizePass\n"
+        "from fuser.passes.canonicalize import CanonicalizePass\n"
         "U = Universe(all_passes={'canonicalize': lambda: CanonicalizePass})\n"
     )
     sys.path.insert(0, str(pkg))

@@ -19,13 +19,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType
-from fuser_ir.philox import normal_values, philox, philox4x32_10, uniform_values
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType
+from fuser.ir.philox import normal_values, philox, philox4x32_10, uniform_values
 
 torch = pytest.importorskip("torch")
 
-from fuser_ir.frontend import DataType, FusionDefinition  # noqa: E402
+from fuser.frontend import DataType, FusionDefinition  # noqa: E402
 
 # ---- a scalar transcription of runtime/random_numbers.cu ---------------------------------
 
@@ -169,7 +169,7 @@ def test_half_never_returns_high() -> None:
 
 def test_float_uniform_edges() -> None:
     """The largest words map to 1.0 in float32, which becomes 0 (values in [0, 1))."""
-    from fuser_ir.philox import _raw_uniform_float, _uniformf
+    from fuser.ir.philox import _raw_uniform_float, _uniformf
 
     x = np.array([0, M32 - 128, M32 - 127, M32], dtype=np.uint64)
     assert _raw_uniform_float(x).tolist()[2:] == [1.0, 1.0]
@@ -188,8 +188,8 @@ fuser.fusion @random(%lo: f64, %hi: f64, %seed: i64, %off: i64, %n: i64) -> (!fu
 
 
 def test_reference_interpreter_runs_the_ops() -> None:
-    from fuser_ir.context import parse_module
-    from fuser_ir.reference import run_fusion
+    from fuser.ir.context import parse_module
+    from fuser.ir.reference import run_fusion
 
     (fusion,) = [op for op in parse_module(_IR).walk() if isinstance(op, F.FusionOp)]
     u, z = run_fusion(fusion, [-1.0, 2.0, -3, 2**40, 4])
@@ -332,7 +332,7 @@ def test_frontend_errors() -> None:
 
 
 def test_generator_without_torch_continues_offsets() -> None:
-    from fuser_ir.philox import _GeneratorState
+    from fuser.ir.philox import _GeneratorState
 
     g = _GeneratorState()
     seed, off = g._next_numpy(2, True)  # two random ops: offsets 0 and 1
@@ -353,7 +353,7 @@ def test_kernel_interpreter_is_bit_identical_and_nvrtc_compiles(dtype: DataType)
     codegen/random_cuda.py) run by the CPU kernel interpreter equals the reference bit
     for bit; views of the random tensor (permute, slice, broadcast) keep each element's
     linear index. The CUDA compiles with NVRTC."""
-    from runtime.cpu_runner import compile_with_nvrtc, run_segment_on_cpu
+    from fuser.runtime.cpu_runner import compile_with_nvrtc, run_segment_on_cpu
 
     def define(fd: FusionDefinition, which: int) -> None:
         t0 = fd.define_tensor(
@@ -388,7 +388,7 @@ def test_kernel_interpreter_is_bit_identical_and_nvrtc_compiles(dtype: DataType)
             )
             np.testing.assert_array_equal(g, w)
     compile_with_nvrtc(lowered, fd.fusion())
-    from codegen.cuda_printer import print_cuda
+    from fuser.codegen.cuda_printer import print_cuda
 
     assert all("fuser_philox(" in print_cuda(m) for m in lowered.modules())
 
@@ -396,7 +396,7 @@ def test_kernel_interpreter_is_bit_identical_and_nvrtc_compiles(dtype: DataType)
 def test_default_device_is_checked() -> None:
     """``set_default_device``: where fusions without tensor inputs run (the CPU unless a
     GPU is picked; nvFuser's is cuda:0). Without a GPU only the CPU settings are run."""
-    from fuser_ir.frontend.execute_options import default_device, set_default_device
+    from fuser.frontend.execute_options import default_device, set_default_device
 
     assert default_device() is None
     try:

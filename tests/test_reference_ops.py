@@ -1,7 +1,7 @@
 """The reference interpreter against torch (CPU) and numpy, op by op.
 
 Each test builds a one-op fusion with the dialect's typed constructors, verifies it,
-runs it through ``fuser_ir.reference`` and compares with torch's result (dtype and
+runs it through ``fuser.ir.reference`` and compares with torch's result (dtype and
 values). bfloat16 and float16 are included.
 """
 
@@ -15,9 +15,9 @@ import pytest
 from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import SSAValue
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType
-from fuser_ir.reference import InterpreterError, evaluate_op, run_fusion
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType
+from fuser.ir.reference import InterpreterError, evaluate_op, run_fusion
 
 torch = pytest.importorskip("torch")
 

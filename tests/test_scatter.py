@@ -9,11 +9,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from codegen.cuda_printer import print_cuda
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dialects import fuser as F
-from fuser_ir.reference import run_fusion
-from runtime.cpu_runner import run_segment_on_cpu
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.ir.dialects import fuser as F
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import run_segment_on_cpu
 
 torch = pytest.importorskip("torch")
 
@@ -224,7 +224,7 @@ def test_kernel_on_the_cpu_matches_the_reference_and_compiles(
     np.testing.assert_array_equal(ours, ref)
     text = print_cuda(lowered.kernels[0].module)
     assert "for (" in text
-    nvrtc = pytest.importorskip("codegen.nvrtc")
+    nvrtc = pytest.importorskip("fuser.codegen.nvrtc")
     nvrtc.compile_cuda(text, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
 
 

@@ -12,13 +12,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from fuser_ir.context import make_context, parse_module
-from fuser_ir.dialects.fuser import FusionOp, TensorType
-from fuser_ir.dialects.iterdomain import LoopOp, ParallelType, RfactorOp
-from fuser_ir.reference import run_fusion
-from fuser_ir.schedule import LoopStructure, loop_structure
-from passes.schedule_fusions import ScheduleFusions, ScheduleFusionsError
-from passes.select_schedulers import SelectSchedulers
+from fuser.ir.context import make_context, parse_module
+from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.iterdomain import LoopOp, ParallelType, RfactorOp
+from fuser.ir.reference import run_fusion
+from fuser.ir.schedule import LoopStructure, loop_structure
+from fuser.passes.schedule_fusions import ScheduleFusions, ScheduleFusionsError
+from fuser.passes.select_schedulers import SelectSchedulers
 from tests.test_strip_bookend_views import TRANSPOSE
 
 SOFTMAX = """
@@ -308,8 +308,8 @@ fuser.fusion @views(%x : !fuser.tensor<8x6xf32>) -> !fuser.tensor<6x8xf32> {
 
 
 def test_scheduled_fusion_ir_for_a_frontend_definition() -> None:
-    from fuser_ir.frontend import DataType, FusionDefinition
-    from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for
+    from fuser.frontend import DataType, FusionDefinition
+    from fuser.frontend.scheduled_ir import scheduled_fusion_ir_for
 
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)

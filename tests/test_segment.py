@@ -1,4 +1,4 @@
-"""``segment`` and the Python side of segmentation (``runtime.segmented``): the
+"""``segment`` and the Python side of segmentation (``fuser.runtime.segmented``): the
 segmented program gives the reference's outputs, segments follow the registry,
 index maps point at the right original values; random fusions go through the
 whole pipeline (strip-bookend-views, mark-aliases, segment)."""
@@ -17,17 +17,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from fuser_ir.context import make_context, parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.dtypes import DType
-from fuser_ir.reference import run_fusion
-from passes.host_rewrites import HostPassError
-from passes.mark_aliases import MarkAliases
-from passes.segment import SegmentPass, parse_sizes
-from passes.strip_bookend_views import StripBookendViews
-from runtime.host_evaluator import run_program
-from runtime.segmented import execute_segmented, execute_with_maps, segment_fusion
+from fuser.ir.context import make_context, parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.dtypes import DType
+from fuser.ir.reference import run_fusion
+from fuser.passes.host_rewrites import HostPassError
+from fuser.passes.mark_aliases import MarkAliases
+from fuser.passes.segment import SegmentPass, parse_sizes
+from fuser.passes.strip_bookend_views import StripBookendViews
+from fuser.runtime.host_evaluator import run_program
+from fuser.runtime.segmented import execute_segmented, execute_with_maps, segment_fusion
 
 SEED000 = """
 fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {

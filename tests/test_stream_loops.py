@@ -11,14 +11,14 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.context import parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from fuser_ir.reference import run_fusion
-from passes.host_rewrites import HostPassError
-from passes.lower_stream_loops import lower_stream_loops
-from passes.shrink_stream_buffers import shrink_stream_buffers
-from runtime.host_evaluator import HostEvaluator
+from fuser.ir.context import parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.ir.reference import run_fusion
+from fuser.passes.host_rewrites import HostPassError
+from fuser.passes.lower_stream_loops import lower_stream_loops
+from fuser.passes.shrink_stream_buffers import shrink_stream_buffers
+from fuser.runtime.host_evaluator import HostEvaluator
 
 CASES = Path(__file__).parent / "filecheck" / "passes"
 
@@ -238,8 +238,8 @@ def test_unsupported_cases_are_diagnosed(snippet: str, message: str) -> None:
 
 
 def test_frontend_marks_stream_axes() -> None:
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
-    from fuser_ir.frontend.streams import parallelize_stream, stream_axes_of, stream_module
+    from fuser.frontend.fusion_definition import FusionDefinition
+    from fuser.frontend.streams import parallelize_stream, stream_axes_of, stream_module
 
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[-1, -1])

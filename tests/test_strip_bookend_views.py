@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser_ir.context import make_context, parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import hir as H
-from passes.strip_bookend_views import StripBookendViews
-from runtime.host_evaluator import run_program
+from fuser.ir.context import make_context, parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.passes.strip_bookend_views import StripBookendViews
+from fuser.runtime.host_evaluator import run_program
 from tests.test_segment import check_pipeline, fusion_of, launches
 
 # seed 002's GELU and transpose, scaled down (same views, same pointwise chain)

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools.fuser_opt import FuserOptMain, rewrite_pass_flags
-from tools.fuser_opt import main as opt_main
-from tools.fuser_run import main as run_main
+from fuser.tools.fuser_opt import FuserOptMain, rewrite_pass_flags
+from fuser.tools.fuser_opt import main as opt_main
+from fuser.tools.fuser_run import main as run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -79,7 +79,7 @@ def test_flag_with_options_becomes_a_pass_spec() -> None:
 
 
 def test_every_pass_is_a_flag(tmp_path: Path) -> None:
-    from passes import all_passes
+    from fuser.passes import all_passes
 
     f = _write(tmp_path, GOOD)
     for name in all_passes():
@@ -157,7 +157,7 @@ def test_verify_diagnostics_exits_0(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_console_script_has_no_traceback(tmp_path: Path) -> None:
     f = _write(tmp_path, BAD)
     proc = subprocess.run(
-        [sys.executable, "-m", "tools.fuser_opt", f], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "fuser.tools.fuser_opt", f], capture_output=True, text=True, cwd=ROOT
     )
     assert proc.returncode == 1
     assert "fuser.add" in proc.stderr and "Traceback" not in proc.stderr

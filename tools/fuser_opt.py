@@ -34,10 +34,10 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-import schedulers.params  # noqa: F401 - installs fuser.fusion's fuser.schedule check
-from fuser_ir import xdsl_fixes
-from fuser_ir.dialects import available_dialects
-from tools.plugins import Plugins, discover
+import fuser.schedulers.params  # noqa: F401 - installs fuser.fusion's fuser.schedule check
+from fuser.ir import xdsl_fixes
+from fuser.ir.dialects import available_dialects
+from fuser.tools.plugins import Plugins, discover
 
 PassFactory = Callable[[], type[ModulePass]]
 
@@ -47,7 +47,7 @@ _PASS_SEQUENCE = "fuser_pass_sequence"
 
 def _builtin_pass_table() -> dict[str, PassFactory]:
     """xDSL's passes, then fuser's (fuser's win on a name clash, e.g. ``canonicalize``)."""
-    from passes import all_passes
+    from fuser.passes import all_passes
 
     table: dict[str, PassFactory] = dict(get_all_passes())
     table.update(all_passes())
@@ -178,7 +178,7 @@ class FuserOptMain(xDSLOptMain):
         """Targets by name (``-t NAME``); codegen adds its own here (``cuda``)."""
         for name, factory in get_all_targets().items():
             self.available_targets.setdefault(name, factory)
-        from codegen.cuda_target import CudaTarget
+        from fuser.codegen.cuda_target import CudaTarget
 
         self.available_targets["cuda"] = lambda: CudaTarget
         for name, (_, factory) in self.plugins.targets.items():
@@ -227,7 +227,7 @@ class FuserOptMain(xDSLOptMain):
 
 
 def _fuser_pass_names() -> set[str]:
-    from passes import all_passes
+    from fuser.passes import all_passes
 
     return set(all_passes())
 

@@ -7,9 +7,9 @@
     fuser-run FILE.mlir --shapes 8x?=16 --scalars 2.5           # bind symbolic extents
     fuser-run FILE.mlir --inputs in.npz                         # inputs from a file
 
-The module's ``hir.program`` runs if there is one (``runtime.host_evaluator``),
+The module's ``hir.program`` runs if there is one (``fuser.runtime.host_evaluator``),
 otherwise its fusion (``--fusion NAME`` when there are several) runs through
-``fuser_ir.reference.run_fusion``. Random tensors are normal for floats, integers in
+``fuser.ir.reference.run_fusion``. Random tensors are normal for floats, integers in
 ``[-8, 8)`` (``[0, 8)`` for unsigned use), uniform booleans; a tensor input with
 symbolic extents (``?``) needs its shape from ``--shapes``: one entry per tensor
 input, in order, e.g. ``--shapes 4x16 8x?`` where a ``?`` may be given as ``?=N``
@@ -36,11 +36,11 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-import schedulers.params  # noqa: F401 - installs fuser.fusion's fuser.schedule check
-from fuser_ir.context import make_context
-from fuser_ir.dialects.fuser import FusionOp, TensorType, dtype_of
-from fuser_ir.dtypes import DType
-from fuser_ir.shapes import DYN
+import fuser.schedulers.params  # noqa: F401 - installs fuser.fusion's fuser.schedule check
+from fuser.ir.context import make_context
+from fuser.ir.dialects.fuser import FusionOp, TensorType, dtype_of
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
 
 
 class RunError(Exception):
@@ -199,11 +199,11 @@ def run_module(module: ModuleOp, ns: argparse.Namespace) -> tuple[list[Any], lis
     program = find_program(module) if ns.fusion is None else None
     if program is not None:
         try:
-            from runtime.host_evaluator import run_program
+            from fuser.runtime.host_evaluator import run_program
         except ImportError:
             raise RunError(
                 "the module holds an hir.program but the host evaluator "
-                "(runtime.host_evaluator) is not available; run one fusion with --fusion NAME"
+                "(fuser.runtime.host_evaluator) is not available; run one fusion with --fusion NAME"
             ) from None
         args = program.regions[0].blocks[0].args if program.regions and program.regions[0].blocks else ()
         inputs = make_inputs(args, ns.inputs, ns.seed, ns.shapes, ns.scalars)
@@ -212,9 +212,9 @@ def run_module(module: ModuleOp, ns: argparse.Namespace) -> tuple[list[Any], lis
         return inputs, list(run_program(module, inputs, name_str))
     fusion = find_fusion(module, ns.fusion)
     try:
-        from fuser_ir.reference import run_fusion
+        from fuser.ir.reference import run_fusion
     except ImportError:
-        raise RunError("the reference interpreter (fuser_ir.reference) is not available") from None
+        raise RunError("the reference interpreter (fuser.ir.reference) is not available") from None
     inputs = make_inputs(fusion.inputs, ns.inputs, ns.seed, ns.shapes, ns.scalars)
     return inputs, list(run_fusion(fusion, inputs))
 

@@ -22,7 +22,7 @@ from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import XDSL_UNIVERSE, Universe
 
-from tools.universe import FUSER_UNIVERSE
+from fuser.tools.universe import FUSER_UNIVERSE
 
 GROUP = "xdsl.universe"
 

@@ -1,7 +1,7 @@
 """The ``xdsl.universe`` entry point: plain ``xdsl-opt`` sees fuser's dialects and
 passes once fuser is installed. Both are registered lazily: building the multiverse
-imports no dialect or pass module (``fuser_ir.dialects.available_dialects``,
-``passes.all_passes``)."""
+imports no dialect or pass module (``fuser.ir.dialects.available_dialects``,
+``fuser.passes.all_passes``)."""
 
 from __future__ import annotations
 
@@ -11,23 +11,23 @@ from typing import TYPE_CHECKING
 from xdsl.ir import Dialect
 from xdsl.universe import Universe
 
-from fuser_ir import xdsl_fixes
-from fuser_ir.dialects import available_dialects
+from fuser.ir import xdsl_fixes
+from fuser.ir.dialects import available_dialects
 
 if TYPE_CHECKING:
-    from passes import PassFactory
+    from fuser.passes import PassFactory
 
 xdsl_fixes.install()
 
 
 def _fuser_passes() -> dict[str, PassFactory]:
-    """fuser's passes (``passes.all_passes``: factories that import a pass's module
+    """fuser's passes (``fuser.passes.all_passes``: factories that import a pass's module
     when it is asked for) without the names xDSL's own passes hold: xdsl-opt refuses
     duplicate names, so upstream passes (e.g. its own canonicalize) keep theirs;
     fuser-opt registers fuser's over them."""
     from xdsl.transforms import get_all_passes
 
-    from passes import all_passes
+    from fuser.passes import all_passes
 
     upstream = get_all_passes()
     return {k: v for k, v in all_passes().items() if k not in upstream}
@@ -35,13 +35,13 @@ def _fuser_passes() -> dict[str, PassFactory]:
 
 def _fuser_dialects() -> dict[str, Callable[[], Dialect]]:
     """fuser's dialect factories; loading ``fuser`` also installs the ``fuser.schedule``
-    check of ``fuser.fusion`` (``schedulers.params``: the scheduler kinds and their
+    check of ``fuser.fusion`` (``fuser.schedulers.params``: the scheduler kinds and their
     parameters are defined above the dialect), as fuser-opt does."""
     dialects = available_dialects()
     load_fuser = dialects["fuser"]
 
     def fuser_with_schedule_check() -> Dialect:
-        import schedulers.params  # noqa: F401 - installs the check
+        import fuser.schedulers.params  # noqa: F401 - installs the check
 
         return load_fuser()
 

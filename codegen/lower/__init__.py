@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
-from fuser_ir.dialects import fuser as F
+from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
+from fuser.ir.dialects import fuser as F
 
 
 def concrete_shapes(fusion: F.FusionOp, inputs: Sequence[object]) -> dict:
     """Concrete shape of every value of ``fusion`` for input shapes/values ``inputs``."""
-    from schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.analysis.sizes import bind_sizes
 
     sizes = bind_sizes(fusion, inputs)
     out = {}
@@ -64,9 +64,9 @@ def lower_segment(
     (a dataclass of ``schedulers/params.py`` for the scheduler that runs; tuning scripts
     such as ``benchmarks/tune.py`` use it to try variants without editing heuristics).
     """
-    from schedulers.analysis.sizes import bind_sizes
-    from schedulers.registry import select
-    from schedulers.target import H100
+    from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.registry import select
+    from fuser.schedulers.target import H100
 
     target = target or H100
     shape_args: list[object] = []
@@ -88,15 +88,15 @@ def lower_segment(
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)
     if kind in ("pointwise", "transpose"):
-        from codegen.lower.pointwise import lower_pointwise
-        from schedulers.params import PointwiseParams, TransposeParams
+        from fuser.codegen.lower.pointwise import lower_pointwise
+        from fuser.schedulers.params import PointwiseParams, TransposeParams
 
         if isinstance(params, TransposeParams):
             # Shared-memory tiles when the tensors' innermost axes really differ at
             # these layouts; otherwise (seed 002's bookend transpose, where the groups
             # share their innermost axis) a pointwise kernel reading through the
             # permuted strides is coalesced on both sides.
-            from codegen.lower.transpose import lower_transpose, plan_transpose
+            from fuser.codegen.lower.transpose import lower_transpose, plan_transpose
 
             plan = plan_transpose(fusion, shapes, in_layouts, out_layouts)
             if plan is not None:
@@ -105,26 +105,26 @@ def lower_segment(
         return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)  # type: ignore[arg-type]
     fastest = getattr(params, "fastest_dim", True)
     if kind == "inner_persistent" or (kind == "reduction" and fastest):
-        from codegen.lower.rows import lower_rows
+        from fuser.codegen.lower.rows import lower_rows
 
         return lower_rows(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
     if kind == "inner_outer_persistent":
-        from codegen.lower.inner_outer import lower_inner_outer
+        from fuser.codegen.lower.inner_outer import lower_inner_outer
 
         return lower_inner_outer(fusion, in_layouts, scalar_values, out_layouts, target, name, lower_segment)
     if kind in ("no_op", "expr_eval"):
         # Host work only (views of inputs, scalar math): the host runs it when it
         # can; otherwise (an expand the caller's array type cannot view, a scalar
         # output) one pointwise kernel materializes it.
-        from codegen.lower.pointwise import lower_pointwise
-        from schedulers.params import PointwiseParams
+        from fuser.codegen.lower.pointwise import lower_pointwise
+        from fuser.schedulers.params import PointwiseParams
 
         outs = list(fusion.output_op.values)
         by_shape: dict[tuple[int, ...], list[int]] = {}
         for i, v in enumerate(outs):
             by_shape.setdefault(shapes[v], []).append(i)
         if len(by_shape) > 1:  # one kernel per output shape
-            from codegen.lower.inner_outer import lower_output_groups
+            from fuser.codegen.lower.inner_outer import lower_output_groups
 
             groups = [(idx, f"out{k}") for k, idx in enumerate(by_shape.values())]
             return lower_output_groups(
@@ -134,7 +134,7 @@ def lower_segment(
         params = PointwiseParams(0, max(1, 16 // widest), 1, (128, 1, 1), (0, 1, 1))
         return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)
     if kind in ("reduction", "outer_persistent"):
-        from codegen.lower.columns import lower_columns
+        from fuser.codegen.lower.columns import lower_columns
 
         return lower_columns(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
     raise LoweringError(f"@{fusion.sym_name.data}: no kernel lowering for the {kind} scheduler")
@@ -157,8 +157,8 @@ def lower_unscheduled(
     order (the pointwise lowering with one thread, one block and no vectorization).
     Fusions the pointwise lowering cannot express (reductions, ...) raise
     ``LoweringError``."""
-    from codegen.lower.pointwise import lower_pointwise
-    from schedulers.params import PointwiseParams
+    from fuser.codegen.lower.pointwise import lower_pointwise
+    from fuser.schedulers.params import PointwiseParams
 
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)

@@ -83,9 +83,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from codegen.kernel_builders import KernelBuilder
-from codegen.lower import complex_ops
-from codegen.lower.common import (
+from fuser.codegen.kernel_builders import KernelBuilder
+from fuser.codegen.lower import complex_ops
+from fuser.codegen.lower.common import (
     ArgRef,
     LoweredFusion,
     LoweredKernel,
@@ -96,19 +96,19 @@ from codegen.lower.common import (
     kernel_arg_types,
     max_offset,
 )
-from codegen.lower.elementwise import (
+from fuser.codegen.lower.elementwise import (
     Dim,
     ElementEvaluator,
     Index,
     TensorInput,
     offset_in,
 )
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType, compute_dtype
-from schedulers.analysis.column_kernel import column_kernel_reject, reduction_levels
-from schedulers.analysis.graph import is_elementwise
-from schedulers.params import ReductionParams
-from schedulers.target import H100, GpuTarget
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType, compute_dtype
+from fuser.schedulers.analysis.column_kernel import column_kernel_reject, reduction_levels
+from fuser.schedulers.analysis.graph import is_elementwise
+from fuser.schedulers.params import ReductionParams
+from fuser.schedulers.target import H100, GpuTarget
 
 REDUCTION_TYPES = (F.ReductionOp, F.VarMeanOp, F.VarOp, F.WelfordOp)
 UNROLL = 4
@@ -213,7 +213,7 @@ class _Plan:
 
 def _plan(fusion: F.FusionOp, shapes: dict[SSAValue, tuple[int, ...]]) -> _Plan:
     """What the kernels compute, or a ``LoweringError`` when the fusion does not fit the
-    column model (``schedulers.analysis.column_kernel``, the constraints the schedulers
+    column model (``fuser.schedulers.analysis.column_kernel``, the constraints the schedulers
     check before accepting a fusion for column kernels)."""
     if why := column_kernel_reject(fusion, shapes.__getitem__):
         raise LoweringError(why)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, SSAValue
 
-from codegen.kernel_builders import global_memref
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType
+from fuser.codegen.kernel_builders import global_memref
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType
 
 Dim3 = tuple[int, int, int]
 

@@ -4,7 +4,7 @@ A complex64/complex128 value lives in one register of type ``complex<f32>`` /
 ``complex<f64>`` (its storage type: no widening as for half). The ops the dialect
 accepts on complex operands (``fuser.COMPLEX_UNARY_OPS``/``COMPLEX_BINARY_OPS``,
 ``where``, ``cast``) become ``complex.*`` ops; the CUDA printer prints them with the
-``fuser_complex<T>`` struct of its complex preamble (``codegen.cuda_printer``) and the
+``fuser_complex<T>`` struct of its complex preamble (``fuser.codegen.cuda_printer``) and the
 kernel interpreter runs them with numpy's complex scalars. Semantics follow the
 reference interpreter (numpy, as torch): a cast to a real type drops the imaginary
 part, a cast to bool tests both parts, ``abs``/``real``/``imag`` are real, ``eq``/``ne``
@@ -23,12 +23,12 @@ from xdsl.dialects import complex as cx
 from xdsl.dialects.builtin import ArrayAttr, ComplexType, FloatAttr
 from xdsl.ir import Operation, SSAValue
 
-from codegen.lower.common import LoweringError
-from fuser_ir.dtypes import DType
+from fuser.codegen.lower.common import LoweringError
+from fuser.ir.dtypes import DType
 
 if TYPE_CHECKING:
-    from codegen.kernel_builders import KernelBuilder
-    from codegen.lower.scalar import ScalarEmitter
+    from fuser.codegen.kernel_builders import KernelBuilder
+    from fuser.codegen.lower.scalar import ScalarEmitter
 
 _UNARY: dict[str, type[Operation]] = {
     "neg": cx.NegOp, "exp": cx.ExpOp, "log": cx.LogOp, "sqrt": cx.SqrtOp, "rsqrt": cx.RsqrtOp,

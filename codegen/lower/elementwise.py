@@ -30,8 +30,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from codegen.kernel_builders import KernelBuilder
-from codegen.lower.common import (
+from fuser.codegen.kernel_builders import KernelBuilder
+from fuser.codegen.lower.common import (
     ArgRef,
     LoweringError,
     TensorLayout,
@@ -40,10 +40,10 @@ from codegen.lower.common import (
     kernel_arg_types,
     max_offset,
 )
-from codegen.lower.scalar import ScalarEmitter
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType
-from schedulers.analysis.graph import is_elementwise
+from fuser.codegen.lower.scalar import ScalarEmitter
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType
+from fuser.schedulers.analysis.graph import is_elementwise
 
 
 @dataclass(frozen=True)
@@ -369,7 +369,7 @@ class ElementEvaluator:
         """One element of ``fuser.uniform``/``fuser.normal``: ``kernel.rng`` at the
         element's row-major linear index in the random tensor (nvFuser's Philox index),
         the parameters converted to the compute type (f64 for f64, else f32)."""
-        from fuser_ir.dialects import kernel as k
+        from fuser.ir.dialects import kernel as k
 
         dt = F.dtype_of(op.results[0].type)
         ct = DType.float64 if dt == DType.float64 else DType.float32
@@ -583,7 +583,7 @@ def begin_kernel(
     indices when every offset fits, and an evaluator over its arguments.
 
     Returns (builder, evaluator, argument refs, output arguments)."""
-    from codegen.lower.common import (
+    from fuser.codegen.lower.common import (
         ArgRef,
     )
 

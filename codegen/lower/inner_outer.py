@@ -24,14 +24,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from codegen.lower.common import ArgRef, LoweredFusion, LoweredKernel, LoweringError, TensorLayout
-from fuser_ir.dialects import fuser as F
-from schedulers.analysis.output_groups import half_fusion, split_by_reduction_kind
+from fuser.codegen.lower.common import (
+    ArgRef,
+    LoweredFusion,
+    LoweredKernel,
+    LoweringError,
+    TensorLayout,
+)
+from fuser.ir.dialects import fuser as F
+from fuser.schedulers.analysis.output_groups import half_fusion, split_by_reduction_kind
 
 __all__ = ["half_fusion", "lower_inner_outer", "lower_output_groups"]
 
 LowerSegment = Callable[..., LoweredFusion]
-"""``codegen.lower.lower_segment``'s signature: (fusion, input layouts, scalar values,
+"""``fuser.codegen.lower.lower_segment``'s signature: (fusion, input layouts, scalar values,
 output layouts, target, name=...) -> LoweredFusion."""
 
 
@@ -45,7 +51,7 @@ def lower_inner_outer(
     lower: LowerSegment,
 ) -> LoweredFusion:
     """The row half and the column half of an inner-outer fusion, each lowered by
-    ``lower`` (``codegen.lower.lower_segment``, which dispatches here)."""
+    ``lower`` (``fuser.codegen.lower.lower_segment``, which dispatches here)."""
     groups = split_by_reduction_kind(fusion)
     if isinstance(groups, str):
         raise LoweringError(groups)
@@ -69,7 +75,7 @@ def lower_output_groups(
 ) -> LoweredFusion:
     """Lower ``fusion`` as one sub-fusion per group of ``fuser.output`` operands
     (``half_fusion``), each by its own scheduler through ``lower`` (the dispatcher
-    ``codegen.lower.lower_segment``, passed in: it imports this module), and run their
+    ``fuser.codegen.lower.lower_segment``, passed in: it imports this module), and run their
     kernels in order."""
     kernels: list[LoweredKernel] = []
     scratch = []

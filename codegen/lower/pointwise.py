@@ -29,15 +29,15 @@ from collections.abc import Sequence
 
 from xdsl.ir import SSAValue
 
-from codegen.lower.common import (
+from fuser.codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
     LoweringError,
     TensorLayout,
 )
-from codegen.lower.elementwise import Dim, ElementEvaluator, Index, begin_kernel, offset_in
-from fuser_ir.dialects import fuser as F
-from schedulers.params import PointwiseParams
+from fuser.codegen.lower.elementwise import Dim, ElementEvaluator, Index, begin_kernel, offset_in
+from fuser.ir.dialects import fuser as F
+from fuser.schedulers.params import PointwiseParams
 
 
 def _vector_width(params: PointwiseParams, shape: Sequence[int], itemsizes: Sequence[int]) -> int:

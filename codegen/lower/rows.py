@@ -89,24 +89,24 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from codegen.lower import complex_ops
-from codegen.lower.common import (
+from fuser.codegen.lower import complex_ops
+from fuser.codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
     LoweringError,
     TensorLayout,
 )
-from codegen.lower.elementwise import (
+from fuser.codegen.lower.elementwise import (
     Dim,
     ElementEvaluator,
     Index,
     begin_kernel,
     offset_in,
 )
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType, compute_dtype
-from schedulers.analysis.row_kernel import RowGeometry, row_geometry, row_kernel_reject
-from schedulers.params import ReductionParams
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType, compute_dtype
+from fuser.schedulers.analysis.row_kernel import RowGeometry, row_geometry, row_kernel_reject
+from fuser.schedulers.params import ReductionParams
 
 REDUCTION_TYPES = (F.ReductionOp, F.VarMeanOp, F.VarOp, F.WelfordOp)
 STREAM_UNROLL = 4
@@ -122,7 +122,7 @@ block load with their rows, before the reductions; more are loaded after them
 
 def analyze(fusion: F.FusionOp, shapes: dict[SSAValue, tuple[int, ...]]) -> tuple[RowGeometry, list[Operation]]:
     """The row geometry and the reductions, or a ``LoweringError`` naming the op that
-    does not fit the row model (``schedulers.analysis.row_kernel``, the constraints the
+    does not fit the row model (``fuser.schedulers.analysis.row_kernel``, the constraints the
     schedulers check before accepting a fusion for a row kernel)."""
     if why := row_kernel_reject(fusion, shapes.__getitem__):
         raise LoweringError(why)

@@ -32,12 +32,12 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from codegen.kernel_builders import KernelBuilder
-from codegen.lower import complex_ops
-from codegen.lower.common import LoweringError
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dialects import kernel as k
-from fuser_ir.dtypes import DType, compute_dtype
+from fuser.codegen.kernel_builders import KernelBuilder
+from fuser.codegen.lower import complex_ops
+from fuser.codegen.lower.common import LoweringError
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import kernel as k
+from fuser.ir.dtypes import DType, compute_dtype
 
 i1 = IntegerType(1)
 

@@ -57,14 +57,14 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 
-from codegen.kernel_builders import KernelBuilder
-from codegen.lower.common import (
+from fuser.codegen.kernel_builders import KernelBuilder
+from fuser.codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
     LoweringError,
     TensorLayout,
 )
-from codegen.lower.elementwise import (
+from fuser.codegen.lower.elementwise import (
     Dim,
     ElementEvaluator,
     Index,
@@ -72,8 +72,8 @@ from codegen.lower.elementwise import (
     begin_kernel,
     offset_in,
 )
-from fuser_ir.dialects import fuser as F
-from schedulers.params import TransposeParams
+from fuser.ir.dialects import fuser as F
+from fuser.schedulers.params import TransposeParams
 
 SHARED_LIMIT = 48 * 1024
 """Static ``__shared__`` memory a kernel may declare."""

@@ -14,10 +14,10 @@ from xdsl.ir import Dialect
 
 # dialect name -> (module, attribute holding the Dialect)
 _DIALECTS: dict[str, tuple[str, str]] = {
-    "fuser": ("fuser_ir.dialects.fuser", "Fuser"),
-    "iterdomain": ("fuser_ir.dialects.iterdomain", "IterDomain"),
-    "hir": ("fuser_ir.dialects.hir", "Hir"),
-    "kernel": ("fuser_ir.dialects.kernel", "Kernel"),
+    "fuser": ("fuser.ir.dialects.fuser", "Fuser"),
+    "iterdomain": ("fuser.ir.dialects.iterdomain", "IterDomain"),
+    "hir": ("fuser.ir.dialects.hir", "Hir"),
+    "kernel": ("fuser.ir.dialects.kernel", "Kernel"),
 }
 
 

@@ -22,7 +22,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.dominance import check_defined_before_use
+from fuser.ir.dialects.dominance import check_defined_before_use
 
 
 class FuncLikeOp(IRDLOperation):

@@ -14,7 +14,7 @@ A fusion is an isolated region. Its block arguments are the inputs (tensors of t
 Every op infers its result types from its operands and properties (``infer``); the
 verifier checks that the declared result types are the inferred ones, so malformed
 IR names the op, the operand and the problem. Elementwise ops broadcast like numpy
-and promote dtypes like torch (``fuser_ir.dtypes``). Scalars (builtin ``i1``, ``i32``,
+and promote dtypes like torch (``fuser.ir.dtypes``). Scalars (builtin ``i1``, ``i32``,
 ``i64``, ``f16``, ``bf16``, ``f32``, ``f64``, ``complex<f32>``, ``complex<f64>``) are weak
 in promotion, as Python numbers are in torch.
 
@@ -83,15 +83,15 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.func_like import FuncLikeOp
-from fuser_ir.dtypes import DType, float_result, is_element_type, result_type
-from fuser_ir.reshape_analysis import (
+from fuser.ir.dialects.func_like import FuncLikeOp
+from fuser.ir.dtypes import DType, float_result, is_element_type, result_type
+from fuser.ir.reshape_analysis import (
     STEP_KINDS,
     ReshapeStep,
     analyze_reshape,
     apply_steps,
 )
-from fuser_ir.shapes import DYN, ShapeError, broadcast_shapes, fmt_shape, normalize_dim
+from fuser.ir.shapes import DYN, ShapeError, broadcast_shapes, fmt_shape, normalize_dim
 
 # =====================================================================================
 # Types and attributes
@@ -466,7 +466,7 @@ class FusionOp(FuncLikeOp):
     SCHEDULE_CHECK: ClassVar[Callable[[Attribute], str | None] | None] = None
     """What is wrong with a ``fuser.schedule`` attribute (None: nothing). The
     scheduler registry defines the kinds and their parameters, above this layer:
-    ``schedulers.params`` installs its check here when imported."""
+    ``fuser.schedulers.params`` installs its check here when imported."""
 
     def verify_(self) -> None:
         super().verify_()

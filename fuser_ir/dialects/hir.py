@@ -121,8 +121,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.func_like import FuncLikeOp
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.func_like import FuncLikeOp
+from fuser.ir.dialects.fuser import (
     FusionOp,
     InferError,
     TensorType,
@@ -130,8 +130,8 @@ from fuser_ir.dialects.fuser import (
     slice_properties,
     sliced_shape,
 )
-from fuser_ir.dtypes import is_element_type
-from fuser_ir.shapes import DYN, ShapeError, fmt_shape, normalize_dim
+from fuser.ir.dtypes import is_element_type
+from fuser.ir.shapes import DYN, ShapeError, fmt_shape, normalize_dim
 
 __all__ = [
     "AliasOp",

@@ -29,7 +29,7 @@ A reshape (seed 003) is visible as transforms: ``iterdomain.root`` gives a
 ``fuser.reshape`` result the ids of its input's axes, splits and merges take them to
 the output axes, and ``iterdomain.rfactor`` declares those as the result's logical
 domain; its verifier checks that the transforms reshape row-major, e.g.
-``[2, 10, 40] -> [2, 10, 2, 20]`` is keep, keep, split by 2 (``fuser_ir.schedule``
+``[2, 10, 40] -> [2, 10, 2, 20]`` is keep, keep, split by 2 (``fuser.ir.schedule``
 builds this from the op's ``#fuser.view``).
 
 Verifiers check extents through every transform, that a loop (or rfactor) domain
@@ -70,7 +70,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     REDUCTION_OP_CLASSES,
     ReshapeOp,
     TensorType,
@@ -78,7 +78,7 @@ from fuser_ir.dialects.fuser import (
     VarOp,
     WelfordOp,
 )
-from fuser_ir.shapes import DYN, normalize_dim
+from fuser.ir.shapes import DYN, normalize_dim
 
 _OpT = TypeVar("_OpT", bound=Operation)
 

@@ -115,7 +115,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.dominance import check_defined_before_use
+from fuser.ir.dialects.dominance import check_defined_before_use
 
 WARP_SIZE = 32
 SHARED_MEMORY_SPACE = 3
@@ -515,7 +515,7 @@ class IntrinsicOp(IRDLOperation):
     assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)"
 
     def __init__(self, callee: str, args: Sequence[SSAValue]) -> None:
-        from fuser_ir.intrinsics import INTRINSICS
+        from fuser.ir.intrinsics import INTRINSICS
 
         spec = INTRINSICS.get(callee)
         rt = IntegerType(1) if spec is not None and spec.predicate else args[0].type
@@ -523,7 +523,7 @@ class IntrinsicOp(IRDLOperation):
                          result_types=[rt])
 
     def verify_(self) -> None:
-        from fuser_ir.intrinsics import INTRINSICS
+        from fuser.ir.intrinsics import INTRINSICS
 
         name = self.callee.data
         spec = INTRINSICS.get(name)
@@ -563,7 +563,7 @@ class RngOp(IRDLOperation):
             : (i64, i64, i64, f32, f32) -> f32
 
     The printer calls the preamble's ``fuser_rng_<distribution>_<dtype>`` device
-    function (``codegen/random_cuda.py``), the interpreter ``fuser_ir.philox``.
+    function (``codegen/random_cuda.py``), the interpreter ``fuser.ir.philox``.
     """
 
     name = "kernel.rng"

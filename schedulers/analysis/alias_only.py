@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from xdsl.ir import BlockArgument, SSAValue
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType, ViewLikeOp
+from fuser.ir.dialects.fuser import FusionOp, TensorType, ViewLikeOp
 
 from .graph import producer_op
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from fuser_ir.dialects import fuser as F
+from fuser.ir.dialects import fuser as F
 
 from .graph import body_ops, is_elementwise, reduction_dims, reductions
 from .row_kernel import ShapeOf

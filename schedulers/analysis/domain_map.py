@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     BroadcastInDimOp,
     BroadcastOp,
     CatOp,
@@ -33,7 +33,7 @@ from fuser_ir.dialects.fuser import (
     SqueezeOp,
     TensorType,
 )
-from fuser_ir.shapes import DYN
+from fuser.ir.shapes import DYN
 
 from .graph import body_ops, is_reduction, reduction_dims, returned_outputs
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from xdsl.ir import Operation, SSAValue
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     CastOp,
     ElementwiseOp,
     FusionOp,
@@ -18,8 +18,8 @@ from fuser_ir.dialects.fuser import (
     VarOp,
     WelfordOp,
 )
-from fuser_ir.dtypes import DType
-from fuser_ir.shapes import normalize_dim
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import normalize_dim
 
 ReductionLike = ReductionOp | VarMeanOp | VarOp | WelfordOp
 REDUCTION_TYPES = (ReductionOp, VarMeanOp, VarOp, WelfordOp)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import FunctionType, StringAttr
 from xdsl.ir import SSAValue
 
-from fuser_ir.dialects import fuser as F
+from fuser.ir.dialects import fuser as F
 
 from .graph import is_reduction, reduction_dims
 

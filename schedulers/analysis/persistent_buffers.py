@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from fuser_ir.dialects.fuser import FusionOp, SizeOp, TensorType
-from fuser_ir.shapes import DYN
+from fuser.ir.dialects.fuser import FusionOp, SizeOp, TensorType
+from fuser.ir.shapes import DYN
 
 from .graph import (
     ancestors,

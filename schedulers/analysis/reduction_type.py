@@ -16,7 +16,7 @@ from enum import Enum
 
 from xdsl.ir import Operation
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .graph import fastest_axis, reduction_dims, reductions
 

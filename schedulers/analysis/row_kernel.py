@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from fuser_ir.dialects import fuser as F
+from fuser.ir.dialects import fuser as F
 
 from .graph import body_ops, is_elementwise, reduction_dims, reductions
 

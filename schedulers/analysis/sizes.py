@@ -20,7 +20,7 @@ from typing import Any
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     BINARY_OP_CLASSES,
     CastOp,
     ConstantOp,
@@ -30,7 +30,7 @@ from fuser_ir.dialects.fuser import (
     SizeOp,
     TensorType,
 )
-from fuser_ir.shapes import DYN, ShapeError
+from fuser.ir.shapes import DYN, ShapeError
 
 from .graph import body_ops
 

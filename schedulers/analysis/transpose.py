@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .domain_map import Axis, DomainMap, build_domain_map
 from .graph import fastest_axis, returned_outputs

@@ -34,12 +34,12 @@ if DEVICE == "cuda":
         raise RuntimeError(
             f"{DEVICE_ENV}=cuda needs a CUDA device; torch.cuda.is_available() is False"
         )
-    from fuser_ir.frontend.execute_options import set_default_device
+    from fuser.frontend.execute_options import set_default_device
 
     # nvFuser runs every fusion on cuda:0: those without tensor inputs too (iota, full,
     # uniform/normal ...), returning CUDA tensors.
     set_default_device("cuda")
-    from fuser_ir.frontend.devices import set_cpu_tensors
+    from fuser.frontend.devices import set_cpu_tensors
 
     set_cpu_tensors(False)  # nvFuser's device model: from_pytorch takes CUDA tensors only
 PREPARED = Path(tempfile.mkdtemp(prefix=f"fuser-conformance-{DEVICE}-"))

@@ -22,7 +22,7 @@ CPU_SKIPS: dict[str, str] = {
 }
 
 CPU_XFAILS: dict[str, str] = {
-    "test_from_pytorch_fails_on_cpu_tensor": "CPU mode: from_pytorch accepts CPU tensors (they are the inputs fuser runs on the CPU); the CUDA mode selects nvFuser's device model (fuser_ir.frontend.devices.set_cpu_tensors(False)), which rejects them",
+    "test_from_pytorch_fails_on_cpu_tensor": "CPU mode: from_pytorch accepts CPU tensors (they are the inputs fuser runs on the CPU); the CUDA mode selects nvFuser's device model (fuser.frontend.devices.set_cpu_tensors(False)), which rejects them",
     "test_integer_division": "CPU mode: the test's own eager torch.div(rounding_mode='trunc') raises ZeroDivisionError on CPU tensors; on CUDA tensors fuser divides as CUDA's '/' does, as torch",
 }
 

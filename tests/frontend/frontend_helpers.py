@@ -17,7 +17,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 ON_GPU = os.environ.get("FUSER_TEST_DEVICE") == "cuda"
 

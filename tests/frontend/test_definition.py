@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from frontend_helpers import define, randn, rerun_printed
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.frontend import FusionCache
+from fuser import DataType, FusionDefinition
+from fuser.frontend import FusionCache
 
 SEED_000 = '''
 def nvfuser_fusion_id1(fd : FusionDefinition) -> None :
@@ -43,7 +43,7 @@ def test_cache_hits_and_misses() -> None:
 
 
 def test_symbolic_size_change_reuses_fusion_and_runtime() -> None:
-    pytest.importorskip("fuser_ir.reference")
+    pytest.importorskip("fuser.ir.reference")
     fd = define(_add_const(3.0))
     for shape in ((2, 3), (5, 7), (1, 9), (8, 8)):
         x = randn(*shape)
@@ -62,7 +62,7 @@ def test_seed_000_definition_prints_back_verbatim() -> None:
     body = SEED_000.strip().splitlines()[1:]
     assert repr(fd).strip().splitlines()[1:] == body
     assert repr(fd).startswith(f"\ndef nvfuser_fusion_id{fd.id()}(fd : FusionDefinition) -> None :\n")
-    pytest.importorskip("fuser_ir.reference")
+    pytest.importorskip("fuser.ir.reference")
     x, y = randn(3, 4), randn(3, 4)
     (out,) = fd.execute([x, y])
     np.testing.assert_allclose(out, y + x.sum(1, keepdims=True), rtol=1e-5)
@@ -71,7 +71,7 @@ def test_seed_000_definition_prints_back_verbatim() -> None:
 
 
 def test_seed_000_segments_run() -> None:
-    pytest.importorskip("fuser_ir.reference")
+    pytest.importorskip("fuser.ir.reference")
     x, y = randn(3, 4), randn(3, 4)
 
     def seg1(fd):
@@ -102,7 +102,7 @@ def test_mlir_round_trip() -> None:
 
 
 def test_subclass_with_definition() -> None:
-    pytest.importorskip("fuser_ir.reference")
+    pytest.importorskip("fuser.ir.reference")
 
     class Gelu(FusionDefinition):
         def definition(self) -> None:
@@ -120,7 +120,7 @@ def test_subclass_with_definition() -> None:
 
 
 def test_repro_script_runs() -> None:
-    pytest.importorskip("fuser_ir.reference")
+    pytest.importorskip("fuser.ir.reference")
     fd = define(_add_const(1.5))
     x = randn(2, 3)
     script = fd.repro_script_for([x])
@@ -131,7 +131,7 @@ def test_repro_script_runs() -> None:
 
 
 def test_input_validation() -> None:
-    pytest.importorskip("fuser_ir.reference")
+    pytest.importorskip("fuser.ir.reference")
 
     def fn(fd):
         t0 = fd.define_tensor(shape=[-1, 4], contiguity=[True, True], dtype=DataType.Float)
@@ -191,7 +191,7 @@ def test_define_tensor_from_sizes_strides_and_from_pytorch() -> None:
 
 def test_torch_inputs_return_torch_tensors() -> None:
     torch = pytest.importorskip("torch")
-    pytest.importorskip("fuser_ir.reference")
+    pytest.importorskip("fuser.ir.reference")
     fd = define(_add_const(1.0))
     x = torch.randn(2, 3)
     (out,) = fd.execute([x])

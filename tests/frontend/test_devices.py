@@ -1,4 +1,4 @@
-"""``fuser_ir.frontend.devices``: fuser's device model (CPU tensors are inputs) or nvFuser's
+"""``fuser.frontend.devices``: fuser's device model (CPU tensors are inputs) or nvFuser's
 (``from_pytorch`` takes CUDA tensors and CPU scalars only), and integer division in the
 generated CUDA as CUDA's ``/`` (what torch and nvFuser compute on the GPU)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.frontend.devices import cpu_tensors_allowed, set_cpu_tensors
+from fuser import DataType, FusionDefinition
+from fuser.frontend.devices import cpu_tensors_allowed, set_cpu_tensors
 
 torch = pytest.importorskip("torch")
 

@@ -16,13 +16,12 @@ import torch
 import torch.nn.functional as tF
 from frontend_helpers import check, define, randn, rerun_printed
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.context import parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.frontend.building import NvFuserCheckError
-from fuser_ir.frontend.mlir import definition_from_mlir
+from fuser import DataType, FusionDefinition
+from fuser.frontend.building import NvFuserCheckError
+from fuser.ir.context import parse_module
+from fuser.ir.dialects import fuser as F
 
-pytest.importorskip("fuser_ir.reference")
+pytest.importorskip("fuser.ir.reference")
 
 
 def ops_of(fd: FusionDefinition, cls: type) -> list[Any]:
@@ -375,7 +374,7 @@ def test_printed_definition_and_from_mlir_rebuild_dynamic_slice_and_pad() -> Non
     np.testing.assert_array_equal(again, want)
     text = fd.fusion_ir()
     assert "fuser.dynamic_slice" in text and "fuser.dynamic_pad" in text
-    fd2 = definition_from_mlir(text)
+    fd2 = FusionDefinition.from_mlir(text)
     np.testing.assert_array_equal(fd2.execute([x, 2])[0], want)
 
 
@@ -392,7 +391,7 @@ fuser.fusion @f(%x: !fuser.tensor<?x?xf32>, %a: i64, %b: i32, %w: i64) -> (!fuse
 
 @pytest.mark.parametrize(("a", "b", "w"), [(1, 3, 2), (-2, 9, -1), (4, -3, 0), (0, 0, 1)])
 def test_reference_semantics_of_dynamic_slice_and_pad_match_torch(a: int, b: int, w: int) -> None:
-    from fuser_ir.reference import run_fusion
+    from fuser.ir.reference import run_fusion
 
     fusion = next(op for op in parse_module(MLIR).walk() if isinstance(op, F.FusionOp))
     x = randn(5, 6)
@@ -403,7 +402,7 @@ def test_reference_semantics_of_dynamic_slice_and_pad_match_torch(a: int, b: int
 
 
 def test_reference_dynamic_pad_with_a_negative_extent_is_an_error() -> None:
-    from fuser_ir.reference import InterpreterError, run_fusion
+    from fuser.ir.reference import InterpreterError, run_fusion
 
     fusion = next(op for op in parse_module(MLIR).walk() if isinstance(op, F.FusionOp))
     x = randn(5, 6)
@@ -426,9 +425,9 @@ def test_concretized_dynamic_slice_and_pad_compile_with_nvrtc() -> None:
     inputs = [x, 1, 2, 1, 0, 2, 1]
     src = fd.generate_cuda_code(inputs)
     assert "__global__" in src
-    nvrtc = pytest.importorskip("codegen.nvrtc")
-    from codegen.cuda_printer import print_cuda
-    from fuser_ir.frontend.execution import lowered_segments
+    nvrtc = pytest.importorskip("fuser.codegen.nvrtc")
+    from fuser.codegen.cuda_printer import print_cuda
+    from fuser.frontend.execution import lowered_segments
 
     for _, lowered in lowered_segments(fd._ensure_defined(), inputs):
         for k in lowered.kernels:

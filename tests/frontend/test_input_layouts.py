@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.dialects.fuser import TensorType
-from fuser_ir.frontend.nvfuser_api import clone, compute_tensor_descriptor
+from fuser import DataType, FusionDefinition
+from fuser.frontend.fusion_definition import clone
+from fuser.frontend.nvfuser_api import compute_tensor_descriptor
+from fuser.ir.dialects.fuser import TensorType
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("fuser_ir.reference")
+pytest.importorskip("fuser.ir.reference")
 
 
 def _relu_in_place(fd: FusionDefinition, contiguity: list[bool | None]) -> None:
@@ -142,8 +143,8 @@ def test_inplace_update_of_non_contiguous_input_writes_through_its_strides() -> 
 
 
 def test_generated_kernel_writes_inplace_output_through_input_strides() -> None:
-    from runtime.cpu_runner import run_segment_on_cpu
-    from runtime.torch_arrays import torch_to_numpy
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
+    from fuser.runtime.torch_arrays import torch_to_numpy
 
     fd = _define(_relu_in_place, [False, True])
     base = torch.tensor([0.5, -1.0, -7.0, 2.0, -3.0])

@@ -1,4 +1,4 @@
-"""nvFuser's kernel strings (``fuser_ir.frontend.kernel_strings``): ``fd.last_cuda_code``,
+"""nvFuser's kernel strings (``fuser.frontend.kernel_strings``): ``fd.last_cuda_code``,
 ``fd.cuda_code_for``, ``fd.last_scheduled_fusion_ir``, ``fd.scheduled_fusion_ir_for`` answer
 for the input layouts a fusion ran with and raise nvFuser's errors otherwise;
 ``fd.generate_cuda_code`` answers for any inputs. tests/gpu/test_gpu_last_cuda_code.py
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 
 def _double() -> FusionDefinition:

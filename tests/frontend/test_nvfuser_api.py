@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionCache, FusionDefinition
-from fuser_ir.frontend.nvfuser_api import (
+from fuser import DataType, FusionCache, FusionDefinition
+from fuser.frontend.fusion_definition import clone
+from fuser.frontend.nvfuser_api import (
     Version,
-    clone,
     compute_contiguity,
     compute_tensor_descriptor,
     torch_dtype_to_nvfuser_dtype,

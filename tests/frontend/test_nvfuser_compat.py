@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 
 def test_fusion_without_tensor_inputs_returns_torch_tensors() -> None:
@@ -102,7 +102,7 @@ _SHIFTS = np.array([3, 0, 31, 32, -1, 5, 1, 40], dtype=np.int32)
 def test_integer_binary_ops_reference_and_kernel(
     name: str, dts: tuple[DataType, DataType], a: np.ndarray, b: np.ndarray, want: list[int]
 ) -> None:
-    from runtime.cpu_runner import run_segment_on_cpu
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
 
     fd = _binary_fd(name, *dts)
     (out,) = fd.execute([a, b])
@@ -113,7 +113,7 @@ def test_integer_binary_ops_reference_and_kernel(
 
 
 def test_nextafter_reference_and_kernel() -> None:
-    from runtime.cpu_runner import run_segment_on_cpu
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
 
     fd = _binary_fd("nextafter", DataType.Float, DataType.Float)
     a = np.array([1.0, 0.0, -2.0, 3.0], dtype=np.float32)
@@ -140,7 +140,7 @@ def test_nextafter_rejects_half_and_gcd_rejects_floats() -> None:
     ("shape", "dtype"), [((4, 16), torch.float16), ((2, 5, 3), torch.int32), ((3, 3), torch.bool)]
 )
 def test_triu(diagonal: int, shape: tuple[int, ...], dtype: torch.dtype) -> None:
-    from runtime.cpu_runner import run_segment_on_cpu
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
 
     x = torch.testing.make_tensor(shape, dtype=dtype, device="cpu")
     with FusionDefinition() as fd:
@@ -182,7 +182,7 @@ def test_plan_binds_an_iota_whose_length_is_a_runtime_scalar() -> None:
 def test_cumsum(shape: tuple[int, ...], dim: int, dtype: torch.dtype) -> None:
     """The reference and the generated kernel (CPU kernel interpreter) agree with torch
     (which sums float32 in float64 on the CPU: a few float32 ulps apart)."""
-    from runtime.cpu_runner import run_segment_on_cpu
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
 
     x = torch.testing.make_tensor(shape, dtype=dtype, device="cpu")
     with FusionDefinition() as fd:
@@ -239,7 +239,7 @@ def test_slice_manual_normalization_and_cat_manual_padding_keywords() -> None:
 
 @pytest.mark.parametrize("dim", [0, 1])
 def test_index_select_with_a_0d_index_keeps_the_axis(dim: int) -> None:
-    from runtime.cpu_runner import run_segment_on_cpu
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
 
     x = torch.randn(8, 16)
     i = torch.tensor(2, dtype=torch.long)

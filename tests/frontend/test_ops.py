@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from frontend_helpers import check, randn
 
-from fuser_ir import DataType
+from fuser import DataType
 
-pytest.importorskip("fuser_ir.reference")
+pytest.importorskip("fuser.ir.reference")
 
 
 def test_basic_add_mul_sum() -> None:
@@ -335,7 +335,7 @@ def test_symbolic_extent_one_at_run_time_does_not_broadcast() -> None:
     """``slice(x, [7, 6], [8, 7])`` of an 8x8 input is 1x1 at run time, but its axes
     are symbolic, not broadcasts: adding it to ``x`` is an error naming the op and the
     operands (it crashed in the host evaluator's output write before)."""
-    from fuser_ir import FusionDefinition
+    from fuser import FusionDefinition
 
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
@@ -352,7 +352,7 @@ def test_symbolic_extent_one_at_run_time_does_not_broadcast() -> None:
 def test_zero_dim_tensor_promotes_like_torch() -> None:
     """``add(f16[4], sum(f32[4]))``: a zero-dim tensor does not raise the dtype of a
     tensor with dimensions of the same category (torch gives float16)."""
-    from fuser_ir import FusionDefinition
+    from fuser import FusionDefinition
 
     with FusionDefinition() as fd:
         h = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Half)

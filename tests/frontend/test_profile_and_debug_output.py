@@ -1,4 +1,4 @@
-"""``fd.execute(profile=True)``/``fd.profile()`` (``fuser_ir.frontend.profiling``) and
+"""``fd.execute(profile=True)``/``fd.profile()`` (``fuser.frontend.profiling``) and
 ``fd.execute(capture_debug_output=True)``/``fd.debug_output()`` on the CPU."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.frontend.profiling import FusionProfile
+from fuser import DataType, FusionDefinition
+from fuser.frontend.profiling import FusionProfile
 
 
 def _add_sum_sum() -> FusionDefinition:
@@ -85,7 +85,7 @@ def test_debug_output_is_none_unless_captured() -> None:
 def test_captured_debug_output_holds_what_the_run_printed(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from fuser_ir.frontend import execution
+    from fuser.frontend import execution
 
     def loud(fusion, flat):  # noqa: ANN001, ANN202 - an executor that prints
         print("running", fusion.sym_name.data)

@@ -1,4 +1,4 @@
-"""The repro script in nvFuser's form for torch inputs (``fuser_ir.frontend.repro``) and
+"""The repro script in nvFuser's form for torch inputs (``fuser.frontend.repro``) and
 the ``stride_order`` nvFuser records for tensors defined from sizes and strides."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 torch = pytest.importorskip("torch")
 

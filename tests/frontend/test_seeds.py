@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from frontend_helpers import define, randn, rerun_printed
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.frontend import Fusion
+from fuser import DataType, FusionDefinition
+from fuser.frontend import Fusion
 
-pytest.importorskip("fuser_ir.reference")
+pytest.importorskip("fuser.ir.reference")
 
 
 def transpose_fusion(fd: FusionDefinition) -> None:
@@ -102,6 +102,6 @@ def test_seed_002_simple_fusion_swapping_views() -> None:
 
 
 def test_plan_hook() -> None:
-    pytest.importorskip("runtime.plan")
+    pytest.importorskip("fuser.runtime.plan")
     fd = define(lambda fd: fd.add_output(fd.ops.exp(fd.define_tensor(shape=[-1, -1], contiguity=[True, True]))))
     assert fd.plan([randn(4, 8)]) is not None

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.frontend.segmentation import Segmentation
+from fuser import DataType, FusionDefinition
+from fuser.frontend.segmentation import Segmentation
 
 ROWS_HUGE = 1 << 21  # 8 MiB of float32 per row: no persistent kernel holds it
 
@@ -190,7 +190,7 @@ def test_segment_validates_inputs() -> None:
 
 
 def _runtime(fd: FusionDefinition, inputs: list):  # noqa: ANN202
-    from fuser_ir.frontend.execution import runtime_for
+    from fuser.frontend.execution import runtime_for
 
     return runtime_for(fd._entry, inputs)
 
@@ -225,7 +225,7 @@ def test_custom_executor_sees_the_whole_fusion() -> None:
 
     def spy(fusion, inputs):  # noqa: ANN001, ANN202
         seen.append(fusion.sym_name.data)
-        from fuser_ir.reference import run_fusion
+        from fuser.ir.reference import run_fusion
 
         return run_fusion(fusion, inputs)
 

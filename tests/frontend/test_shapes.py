@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from frontend_helpers import check, define, randn
 
-from fuser_ir import DataType
-from fuser_ir.dialects.fuser import ReshapeOp
+from fuser import DataType
+from fuser.ir.dialects.fuser import ReshapeOp
 
-pytest.importorskip("fuser_ir.reference")
+pytest.importorskip("fuser.ir.reference")
 
 
 def test_static_reshape_carries_keep_merge_split_view() -> None:
@@ -306,7 +306,7 @@ def test_gpu_plans_are_keyed_by_the_scalars_that_give_extents() -> None:
     """A GPU plan holds its output shapes, so scalars that become extents (iota's
     length, full's sizes, through scalar arithmetic) key it by value; a scalar that only
     scales values, or a size read from a tensor (already in the key), does not."""
-    from fuser_ir import FusionDefinition
+    from fuser import FusionDefinition
 
     with FusionDefinition() as iota:
         n = iota.define_scalar(dtype=DataType.Int)

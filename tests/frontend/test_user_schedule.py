@@ -1,12 +1,12 @@
-"""nvFuser's user ``schedule()`` hook and ``fd.sched`` (``fuser_ir.frontend.user_schedule``)."""
+"""nvFuser's user ``schedule()`` hook and ``fd.sched`` (``fuser.frontend.user_schedule``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from fuser_ir import DataType, FusionDefinition
-from fuser_ir.frontend.building import CompletedDefinitionError
+from fuser import DataType, FusionDefinition
+from fuser.frontend.building import CompletedDefinitionError
 
 
 def _x(n: int = 4) -> np.ndarray:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fuser_ir import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition
 
 DTYPES: dict[str, tuple[Any, torch.dtype]] = {
     "f32": (DataType.Float, torch.float32),
@@ -193,7 +193,7 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = Fa
             b.lines.append(f"    fd.add_output({node.name})")
     src = "\n".join(
         [
-            "from fuser_ir import DataType, FusionDefinition",
+            "from fuser import DataType, FusionDefinition",
             "with FusionDefinition() as fd:",
             *b.lines,
             "inputs = " + repr([(list(t.shape), TORCH_TO_NAME[t.dtype]) for t in inputs]),

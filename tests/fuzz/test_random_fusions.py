@@ -10,7 +10,7 @@ Stage ``kernels`` (issue 11) runs the generated kernels: the seed's small case
 replaced by 4, 9, 6 and 11: size-1 and odd extents stay) goes through the plan the GPU
 would run (scheduler decision, segmentation, lowering of every segment for its inputs'
 layouts), every kernel of every segment runs in the CPU kernel interpreter in segment
-order with numpy intermediates (``fuser_ir.frontend.execution.execute_kernels_on_cpu``),
+order with numpy intermediates (``fuser.frontend.execution.execute_kernels_on_cpu``),
 and the outputs must match the reference interpreter and torch within the dtype-aware
 tolerances of the other stages; every 50th seed's small-case kernels also compile with
 NVRTC. The interpreter runs a Python generator per GPU thread: the 500 CI seeds of this

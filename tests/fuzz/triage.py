@@ -68,7 +68,7 @@ def kernel_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], Non
     every kernel executed by the CPU kernel interpreter
     (``execute_kernels_on_cpu``); the outputs must match the reference interpreter
     (``fd.execute`` on numpy inputs) and torch. ``nvrtc``: the kernels also compile."""
-    from fuser_ir.frontend.execution import execute_kernels_on_cpu
+    from fuser.frontend.execution import execute_kernels_on_cpu
 
     case = random_case(seed, small=True)
 
@@ -126,9 +126,9 @@ def stages(case: Case, use_torch: bool) -> list[tuple[str, Callable[[], Any]]]:
 
 def compile_with_nvrtc(case: Case) -> None:
     """Every kernel of ``case`` compiled by NVRTC for sm_90 (no GPU needed)."""
-    from codegen.cuda_printer import print_cuda
-    from codegen.nvrtc import compile_cuda
-    from fuser_ir.frontend.execution import lowered_segments
+    from fuser.codegen.cuda_printer import print_cuda
+    from fuser.codegen.nvrtc import compile_cuda
+    from fuser.frontend.execution import lowered_segments
 
     entry = case.fd._ensure_defined()
     for _, lowered in lowered_segments(entry, case.numpy_inputs()):

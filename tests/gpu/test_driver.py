@@ -16,11 +16,11 @@ import time
 import numpy as np
 import pytest
 
-from codegen.kernel_cache import compile_cached
-from codegen.nvrtc import CompileOptions, default_arch
-from fuser_ir.dtypes import DType
-from runtime import cuda_driver as drv
-from runtime.gpu_arrays import DeviceArray, array_info, empty, is_gpu_array, output_kind
+from fuser.codegen.kernel_cache import compile_cached
+from fuser.codegen.nvrtc import CompileOptions, default_arch
+from fuser.ir.dtypes import DType
+from fuser.runtime import cuda_driver as drv
+from fuser.runtime.gpu_arrays import DeviceArray, array_info, empty, is_gpu_array, output_kind
 
 pytestmark = pytest.mark.gpu
 

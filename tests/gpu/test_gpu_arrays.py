@@ -6,8 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fuser_ir.dtypes import DType
-from runtime.gpu_arrays import (
+from fuser.ir.dtypes import DType
+from fuser.runtime.gpu_arrays import (
     ArrayError,
     array_info,
     contiguous_strides,

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fuser_ir import DataType, FusionDefinition  # noqa: E402
+from fuser import DataType, FusionDefinition  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser_ir.context import parse_module
-from runtime.gpu_arrays import DeviceArray
-from runtime.gpu_evaluator import GpuEvaluator
-from runtime.host_evaluator import HostEvaluator, HostIrError
+from fuser.ir.context import parse_module
+from fuser.runtime.gpu_arrays import DeviceArray
+from fuser.runtime.gpu_evaluator import GpuEvaluator
+from fuser.runtime.host_evaluator import HostEvaluator, HostIrError
 from tests.gpu.test_streams import CopyLauncher
 
 pytestmark = pytest.mark.gpu

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from benchmarks.workloads import build, torch_reference, workloads  # noqa: E402
-from fuser_ir import DataType, FusionDefinition  # noqa: E402
+from fuser import DataType, FusionDefinition  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

@@ -11,9 +11,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fuser_ir import DataType, FusionDefinition  # noqa: E402
-from fuser_ir.dtypes import DType  # noqa: E402
-from fuser_ir.philox import normal_values, uniform_values  # noqa: E402
+from fuser import DataType, FusionDefinition  # noqa: E402
+from fuser.ir.dtypes import DType  # noqa: E402
+from fuser.ir.philox import normal_values, uniform_values  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -72,7 +72,7 @@ def test_gpu_stochastic_sequence_follows_torchs_seed() -> None:
 def test_fusion_without_tensor_inputs_runs_on_the_default_gpu() -> None:
     """``set_default_device("cuda")``: nvFuser's behaviour for a fusion of random ops
     only (test_uniform_range, test_random_distinct_values): CUDA tensors out."""
-    from fuser_ir.frontend.execute_options import set_default_device
+    from fuser.frontend.execute_options import set_default_device
 
     with FusionDefinition() as fd:
         s = fd.define_scalar(DataType.Int)
@@ -96,7 +96,7 @@ def test_fusion_without_tensor_inputs_runs_on_the_default_gpu() -> None:
 def test_segmented_fusion_without_tensor_inputs_on_the_default_gpu() -> None:
     """Two segments (a segment_set cut), no tensor input: the segmented GPU plan's
     outputs come back as torch CUDA tensors, equal to the CPU reference."""
-    from fuser_ir.frontend.execute_options import set_default_device
+    from fuser.frontend.execute_options import set_default_device
 
     with FusionDefinition() as fd:
         s = fd.define_scalar(DataType.Int)
@@ -118,8 +118,8 @@ def test_iota_of_a_runtime_length_on_the_default_gpu() -> None:
     """An iota whose length is a scalar input, nothing else, on the default GPU: the
     scalar's value reaches the lowering (launch_fusion dropped it for fuser.iota, whose
     length is not a ``sizes`` operand: 'extent 0 depends on an unknown scalar')."""
-    from fuser_ir.frontend.execute_options import set_default_device
-    from runtime.compile_fusion import _has_size_operands
+    from fuser.frontend.execute_options import set_default_device
+    from fuser.runtime.compile_fusion import _has_size_operands
 
     with FusionDefinition() as fd:
         n = fd.define_scalar(dtype=DataType.Int)

@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fuser_ir import DataType, FusionDefinition  # noqa: E402
+from fuser import DataType, FusionDefinition  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -40,10 +40,10 @@ def test_fp8_casts_match_torch_bitwise(
     x = x.to(tw)
     (out,) = _cast(wide, fp8).execute([x])
     assert out.is_cuda and out.dtype == t8
-    # Bit-exact with the reference (fuser_ir.fp8: e4m3fn saturates to +-448, as torch
+    # Bit-exact with the reference (fuser.ir.fp8: e4m3fn saturates to +-448, as torch
     # >= 2.12 and nvFuser's satfinite conversion do) everywhere ...
-    from fuser_ir.dtypes import DType
-    from fuser_ir.fp8 import fp8_codes
+    from fuser.ir.dtypes import DType
+    from fuser.ir.fp8 import fp8_codes
 
     host = (x.float() if tw == torch.bfloat16 else x).cpu().numpy()
     ref = fp8_codes(host, DType(str(t8).removeprefix("torch.")))

@@ -1,5 +1,5 @@
 """Segmented fusions and stream loops on the GPU (``pytest -m gpu``): ``fd.execute``
-on torch CUDA tensors falls back to ``runtime.segmented_gpu.SegmentedGpuPlan`` when
+on torch CUDA tensors falls back to ``fuser.runtime.segmented_gpu.SegmentedGpuPlan`` when
 no single kernel takes the fusion (or a ``segment_set`` marks a cut), the argument
 manager of ``fd.segment`` runs segment definitions on the GPU, and stream-parallel
 fusions run on a real stream pool; results against torch in float64."""
@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fuser_ir import DataType, FusionDefinition  # noqa: E402
-from runtime.segmented_gpu import SegmentedGpuPlan  # noqa: E402
+from fuser import DataType, FusionDefinition  # noqa: E402
+from fuser.runtime.segmented_gpu import SegmentedGpuPlan  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

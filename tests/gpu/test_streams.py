@@ -2,9 +2,9 @@
 the reference results for 1, 2, 4 and 8 streams, and per-slice kernels on different
 streams overlap in time (CUDA event timeline).
 
-Until ``runtime.compile_fusion.launch_fusion`` lands, launches go to a launcher
+Until ``fuser.runtime.compile_fusion.launch_fusion`` lands, launches go to a launcher
 written here: a hand-written CUDA copy kernel (the one-op fusions of these programs
-are ``fuser.set``) compiled by NVRTC and launched through ``runtime.cuda_driver``,
+are ``fuser.set``) compiled by NVRTC and launched through ``fuser.runtime.cuda_driver``,
 which can also spin for a given number of clock cycles to make each slice's kernel
 long enough (~100 us) for the timeline check.
 """
@@ -18,15 +18,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from codegen.kernel_cache import compile_cached
-from fuser_ir.context import parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType
-from fuser_ir.reference import run_fusion
-from passes.lower_stream_loops import lower_stream_loops
-from runtime import cuda_driver as drv
-from runtime.gpu_arrays import DeviceArray, contiguous_strides
-from runtime.gpu_evaluator import GpuEvaluator
+from fuser.codegen.kernel_cache import compile_cached
+from fuser.ir.context import parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType
+from fuser.ir.reference import run_fusion
+from fuser.passes.lower_stream_loops import lower_stream_loops
+from fuser.runtime import cuda_driver as drv
+from fuser.runtime.gpu_arrays import DeviceArray, contiguous_strides
+from fuser.runtime.gpu_evaluator import GpuEvaluator
 
 pytestmark = pytest.mark.gpu
 

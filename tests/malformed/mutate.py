@@ -56,7 +56,7 @@ def seeds() -> tuple[str, ...]:
 @cache
 def valid_seeds() -> tuple[int, ...]:
     """Indices of the seeds that parse and verify."""
-    from fuser_ir.context import parse_module
+    from fuser.ir.context import parse_module
 
     good: list[int] = []
     for i, text in enumerate(seeds()):

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from fuser.tools.fuser_opt import main as opt_main
+from fuser.tools.fuser_run import main as run_main
 from tests.malformed.mutate import Mutant, mutation
-from tools.fuser_opt import main as opt_main
-from tools.fuser_run import main as run_main
 
 LIMIT_S = 1.0
 """No input may take longer than this to be accepted or rejected: CPU seconds of this

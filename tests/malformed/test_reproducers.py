@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from fuser.tools.fuser_opt import main as opt_main
+from fuser.tools.fuser_run import main as run_main
 from tests.malformed.run import call
-from tools.fuser_opt import main as opt_main
-from tools.fuser_run import main as run_main
 
 T4 = "!fuser.tensor<4xf32>"
 

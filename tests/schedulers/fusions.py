@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from fuser_ir.dialects.fuser import (
+from fuser.ir.dialects.fuser import (
     BINARY_OP_CLASSES,
     UNARY_OP_CLASSES,
     BroadcastOp,
@@ -22,8 +22,8 @@ from fuser_ir.dialects.fuser import (
     TensorType,
     VarMeanOp,
 )
-from fuser_ir.dtypes import DType
-from fuser_ir.shapes import DYN
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
 
 F32 = DType.float32
 F16 = DType.float16
@@ -110,7 +110,7 @@ def layer_norm_manual(dtype: DType = F32) -> FusionOp:
 
 
 def _size(x: SSAValue, dim: int) -> Operation:
-    from fuser_ir.dialects.fuser import SizeOp
+    from fuser.ir.dialects.fuser import SizeOp
 
     return SizeOp(x, dim)
 

@@ -7,20 +7,20 @@ import numpy as np
 import pytest
 from fusions import Builder
 
-from fuser_ir.dialects.fuser import PermuteOp, ReshapeOp, SizeOp, TensorType
-from fuser_ir.dtypes import DType
-from fuser_ir.shapes import DYN
-from schedulers.analysis.alias_only import alias_only_reason, is_alias_only
-from schedulers.analysis.domain_map import build_domain_map
-from schedulers.analysis.graph import reductions
-from schedulers.analysis.persistent_buffers import buffer_sizes, find_persistent_buffers
-from schedulers.analysis.reduction_type import (
+from fuser.ir.dialects.fuser import PermuteOp, ReshapeOp, SizeOp, TensorType
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
+from fuser.schedulers.analysis.alias_only import alias_only_reason, is_alias_only
+from fuser.schedulers.analysis.domain_map import build_domain_map
+from fuser.schedulers.analysis.graph import reductions
+from fuser.schedulers.analysis.persistent_buffers import buffer_sizes, find_persistent_buffers
+from fuser.schedulers.analysis.reduction_type import (
     ReductionType,
     is_fastest_dim_reduction,
     reduction_type,
 )
-from schedulers.analysis.sizes import SizeBindingError, bind_sizes
-from schedulers.analysis.transpose import find_transpose_groups
+from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
+from fuser.schedulers.analysis.transpose import find_transpose_groups
 
 # ---- concrete sizes ------------------------------------------------------------------
 

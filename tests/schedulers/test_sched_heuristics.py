@@ -6,15 +6,15 @@ import fusions as F
 import pytest
 from fusions import Builder
 
-from fuser_ir.dialects.fuser import TensorType
-from fuser_ir.shapes import DYN
-from schedulers.analysis.sizes import bind_sizes
-from schedulers.base import vector_width
-from schedulers.inner_outer_persistent import InnerOuterPersistentScheduler
-from schedulers.inner_persistent import InnerPersistentScheduler
-from schedulers.no_op import ExprEvalScheduler, NoOpScheduler
-from schedulers.outer_persistent import OuterPersistentScheduler
-from schedulers.params import (
+from fuser.ir.dialects.fuser import TensorType
+from fuser.ir.shapes import DYN
+from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.base import vector_width
+from fuser.schedulers.inner_outer_persistent import InnerOuterPersistentScheduler
+from fuser.schedulers.inner_persistent import InnerPersistentScheduler
+from fuser.schedulers.no_op import ExprEvalScheduler, NoOpScheduler
+from fuser.schedulers.outer_persistent import OuterPersistentScheduler
+from fuser.schedulers.params import (
     InnerOuterParams,
     PointwiseParams,
     ReductionParams,
@@ -22,11 +22,11 @@ from schedulers.params import (
     params_entries,
     params_from_entries,
 )
-from schedulers.persistent import register_budget, smem_budget
-from schedulers.pointwise import PointwiseScheduler, choose_break_point
-from schedulers.reduction import ReductionScheduler
-from schedulers.target import H100, H200, from_device, get_target
-from schedulers.transpose import TransposeScheduler
+from fuser.schedulers.persistent import register_budget, smem_budget
+from fuser.schedulers.pointwise import PointwiseScheduler, choose_break_point
+from fuser.schedulers.reduction import ReductionScheduler
+from fuser.schedulers.target import H100, H200, from_device, get_target
+from fuser.schedulers.transpose import TransposeScheduler
 
 
 def test_targets() -> None:
@@ -159,7 +159,7 @@ def test_no_op_and_expr_eval() -> None:
     assert not NoOpScheduler.launches_kernel
     b = Builder()
     x = b.input([DYN, 4])
-    from fuser_ir.dialects.fuser import SizeOp
+    from fuser.ir.dialects.fuser import SizeOp
 
     f = b.finish(b.binary("mul", b.op(SizeOp(x, 0)), b.op(SizeOp(x, 1))))
     assert ExprEvalScheduler.can_schedule_compile_time(f) is None

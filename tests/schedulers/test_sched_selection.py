@@ -5,10 +5,10 @@ from __future__ import annotations
 import fusions as F
 import pytest
 
-from runtime.plan import make_plan
-from schedulers.analysis.sizes import bind_sizes
-from schedulers.registry import SCHEDULER_KINDS, get_scheduler, select
-from schedulers.target import H100, H200
+from fuser.runtime.plan import make_plan
+from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.registry import SCHEDULER_KINDS, get_scheduler, select
+from fuser.schedulers.target import H100, H200
 
 ROWS = [(4, 1024), (1024,), (1024,)]
 

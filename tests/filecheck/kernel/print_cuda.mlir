@@ -1,4 +1,4 @@
-// RUN: python -m codegen.cuda_target %s | filecheck %s
+// RUN: python -m fuser.codegen.cuda_target %s | filecheck %s
 
 // The CUDA printer: named variables, inlined constants, half conversions, 128-bit
 // vector accesses, unrolled loops with carried values, block reductions.

@@ -1,4 +1,4 @@
-// RUN: python -m codegen.cuda_target %s | filecheck %s
+// RUN: python -m fuser.codegen.cuda_target %s | filecheck %s
 
 // Complex values in a kernel: the fuser_complex<T> preamble, a complex scalar parameter,
 // complex-dialect ops as its operators and functions, and a complex warp sum.

@@ -2,10 +2,10 @@
 
 It lets nvFuser's frontend suite (``tests/conformance/upstream/``) run unchanged with
 ``from nvfuser import ...``. Every name is fuser's own object; a name fuser lacks is
-added to fuser (``fuser_ir.frontend``), never here.
+added to fuser (``fuser.frontend``), never here.
 """
 
-from fuser_ir.frontend import (
+from fuser.frontend import (
     DataType,
     FusionCache,
     FusionDefinition,
@@ -13,8 +13,8 @@ from fuser_ir.frontend import (
     Tensor,
     Vector,
 )
-from fuser_ir.frontend.nvfuser_api import (
-    clone,
+from fuser.frontend.fusion_definition import clone
+from fuser.frontend.nvfuser_api import (
     compute_contiguity,
     compute_tensor_descriptor,
     disable_automatic_serialization,

@@ -1,5 +1,5 @@
 """``nvfuser.nvfuser_version``: fuser's ``Version`` and ``NvfuserVersion``."""
 
-from fuser_ir.frontend.nvfuser_api import NvfuserVersion, Version
+from fuser.frontend.nvfuser_api import NvfuserVersion, Version
 
 __all__ = ["NvfuserVersion", "Version"]

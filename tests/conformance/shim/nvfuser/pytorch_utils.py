@@ -1,5 +1,5 @@
 """``nvfuser.pytorch_utils``: fuser's ``torch_dtype_to_nvfuser_dtype``."""
 
-from fuser_ir.frontend.nvfuser_api import torch_dtype_to_nvfuser_dtype
+from fuser.frontend.nvfuser_api import torch_dtype_to_nvfuser_dtype
 
 __all__ = ["torch_dtype_to_nvfuser_dtype"]

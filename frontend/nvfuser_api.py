@@ -21,24 +21,9 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from fuser_ir.frontend.datatype import DataType, as_datatype
+from fuser.frontend.datatype import DataType, as_datatype
 
 _SERIALIZATION = {"automatic": False}
-
-
-def clone(src: Any, dst: Any) -> None:
-    """Copy ``src``'s definition into the empty definition ``dst`` (nvFuser's ``clone``)."""
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
-
-    if not isinstance(src, FusionDefinition) or not isinstance(dst, FusionDefinition):
-        raise ValueError(
-            f"clone: expected two FusionDefinitions, got {type(src).__name__} and {type(dst).__name__}"
-        )
-    if dst._state.records or dst._entry is not None:
-        raise ValueError("clone: the destination FusionDefinition must be new and empty")
-    src_entry = src._ensure_defined()
-    dst._replay(src_entry.records)
-    dst._entry = src_entry
 
 
 class Version:

@@ -16,7 +16,7 @@ tensor, the value of each integer scalar), with the same errors otherwise:
   scheduled IR of ``fd.generate_scheduled_fusion_ir(inputs)``. They are generated
   when asked, not compiled nor launched;
 - a user ``schedule()`` (``user_schedule``) answers with its own fusion: the serial
-  kernel of an unscheduled fusion (``codegen.lower.lower_unscheduled``) and its IR.
+  kernel of an unscheduled fusion (``fuser.codegen.lower.lower_unscheduled``) and its IR.
 
 ``intrinsic_code=True`` includes the helper preamble each kernel is compiled with;
 ``tensor_transforms=True`` includes the ``iterdomain`` transforms of the schedule
@@ -30,65 +30,29 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fuser_ir.fp8 import as_strided
-from fuser_ir.frontend import user_schedule
+from fuser.frontend import user_schedule
+from fuser.frontend.layouts import layout_key
+from fuser.ir.fp8 import as_strided
 
 if TYPE_CHECKING:
-    from fuser_ir.frontend.cache import CacheEntry
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
+    from fuser.frontend.cache import CacheEntry
+    from fuser.frontend.fusion_definition import FusionDefinition
 
 __all__ = [
     "cuda_code_for",
     "generate_cuda_code",
     "last_cuda_code",
     "last_scheduled_fusion_ir",
-    "layout_key",
     "record_run",
     "scheduled_fusion_ir_for",
 ]
 
 
-def _metadata(x: np.ndarray) -> np.ndarray:
-    """An array with ``x``'s dtype, shape and strides over a one-element buffer (for
-    layouts only; never read)."""
-    return as_strided(np.zeros(1, x.dtype), x.shape, x.strides, writeable=False)
-
-
-def layout_key(entry: CacheEntry, inputs: Sequence[Any]) -> tuple[tuple, list[Any]]:
-    """(the key of these inputs' layouts, their metadata) after the frontend's input
-    checks; GPU arrays count by their metadata."""
-    from fuser_ir.frontend.validation import plain_inputs, validate_inputs
-    from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import meta_array
-
-    if not isinstance(inputs, list | tuple):
-        raise ValueError(f"inputs must be a list or tuple, got {type(inputs).__name__}")
-    metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
-    plain = plain_inputs(metas)
-    validate_inputs(entry.inputs, plain)
-    key: list[Any] = []
-    kept: list[Any] = []
-    for x in plain:
-        if isinstance(x, np.ndarray):
-            strides = tuple(s // x.itemsize for s in x.strides)
-            key.append(("tensor", x.dtype.str, tuple(x.shape), strides))
-            kept.append(_metadata(x))
-        elif isinstance(x, list | tuple):
-            key.append(("vector", tuple(int(e) for e in x)))
-            kept.append(list(x))
-        else:
-            v = x.item() if isinstance(x, np.generic) else x
-            sized = isinstance(v, int) and not isinstance(v, bool)
-            key.append(("scalar", type(v).__name__, v if sized else None))
-            kept.append(v)
-    return tuple(key), kept
-
-
 def _key_meta(k: Any) -> Any:
     """Metadata of one input from its ``gpu_executor.fast_key`` (GPU tensors: dtype,
     shape and strides; scalars: a zero of their type, or their value when kept)."""
-    from fuser_ir.dtypes import DType
-    from runtime import gpu_arrays as ga
+    from fuser.ir.dtypes import DType
+    from fuser.runtime import gpu_arrays as ga
 
     if isinstance(k, tuple) and len(k) == 5:
         dtype, shape, strides = k[0], tuple(k[1]), tuple(k[2])
@@ -172,7 +136,7 @@ def _compiled_metas(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
 def _strip(src: str, intrinsic_code: bool) -> str:
     if intrinsic_code:
         return src
-    from runtime.compile_fusion import _without_preamble
+    from fuser.runtime.compile_fusion import _without_preamble
 
     return _without_preamble(src)
 
@@ -183,8 +147,8 @@ def generate_cuda_code(
     """The CUDA C fuser generates for ``inputs`` (any layouts; no GPU needed): the
     kernels of each segment, a fusion that needs segmentation under one
     ``// segment k: @name (scheduler, n kernel(s))`` header per segment."""
-    from codegen.cuda_printer import print_cuda
-    from fuser_ir.frontend import execution
+    from fuser.codegen.cuda_printer import print_cuda
+    from fuser.frontend import execution
 
     lowered = execution.lowered_segments(entry, inputs)
     if len(lowered) == 1 and lowered[0][0] is None:
@@ -202,11 +166,11 @@ def generate_cuda_code(
 
 
 def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
-    from codegen.cuda_printer import print_cuda
-    from codegen.lower import lower_segment
-    from codegen.lower.common import LoweringError
-    from fuser_ir.frontend.validation import flatten_inputs
-    from runtime.cpu_runner import layout_of
+    from fuser.codegen.cuda_printer import print_cuda
+    from fuser.codegen.lower import lower_segment
+    from fuser.codegen.lower.common import LoweringError
+    from fuser.frontend.validation import flatten_inputs
+    from fuser.runtime.cpu_runner import layout_of
 
     flat = flatten_inputs(entry.inputs, sched.metas)
     layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in flat]
@@ -266,7 +230,7 @@ def cuda_code_for(
         sched = user_schedule.find(entry, inputs)
         if sched is not None:
             return _user_cuda_code(entry, sched, intrinsic_code)
-    from fuser_ir.frontend.execution import _any_gpu_input
+    from fuser.frontend.execution import _any_gpu_input
 
     if _any_gpu_input(inputs):
         plan, _ = _gpu_plan(entry, inputs)
@@ -281,7 +245,7 @@ def last_scheduled_fusion_ir(
     fd: FusionDefinition, tensor_transforms: bool, override_user_schedule: bool
 ) -> str:
     """``fd.last_scheduled_fusion_ir`` (see the module docstring)."""
-    from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for as scheduled
+    from fuser.frontend.scheduled_ir import scheduled_fusion_ir_for as scheduled
 
     entry = defined_entry(fd)
     sched = entry.last_user_schedule
@@ -302,14 +266,14 @@ def scheduled_fusion_ir_for(
     override_user_schedule: bool,
 ) -> str:
     """``fd.scheduled_fusion_ir_for`` (see the module docstring)."""
-    from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for as scheduled
+    from fuser.frontend.scheduled_ir import scheduled_fusion_ir_for as scheduled
 
     entry = defined_entry(fd)
     if not override_user_schedule:
         sched = user_schedule.find(entry, inputs)
         if sched is not None:
             return sched.ir()
-    from fuser_ir.frontend.execution import _any_gpu_input
+    from fuser.frontend.execution import _any_gpu_input
 
     if _any_gpu_input(inputs):
         _, metas = _gpu_plan(entry, inputs)

@@ -8,15 +8,18 @@ size operands) come back as lists of ints and scalars.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import Operation, SSAValue
 
-from fuser_ir.context import parse_module
-from fuser_ir.dialects import fuser as F
-from fuser_ir.frontend.datatype import DataType
-from fuser_ir.frontend.fusion_definition import FusionDefinition, allocation_contiguity
-from fuser_ir.shapes import DYN
+from fuser.frontend.datatype import DataType
+from fuser.frontend.layouts import allocation_contiguity
+
+if TYPE_CHECKING:
+    from fuser.frontend.fusion_definition import FusionDefinition
+from fuser.ir.context import parse_module
+from fuser.ir.dialects import fuser as F
+from fuser.ir.shapes import DYN
 
 
 def _mixed(static: list[int], sizes: list[Any]) -> list[Any]:
@@ -28,7 +31,9 @@ def _dt(t: Any) -> DataType:
     return DataType.from_dtype(F.dtype_of(t))
 
 
-def definition_from_mlir(text: str) -> FusionDefinition:
+def definition_from_mlir(text: str, cls: type[FusionDefinition]) -> FusionDefinition:
+    """A definition of class ``cls`` (``FusionDefinition``, which calls this) replaying
+    the one ``fuser.fusion`` of ``text``."""
     try:
         module = parse_module(text)
     except Exception as e:  # noqa: BLE001 - any parse or verify error
@@ -36,17 +41,17 @@ def definition_from_mlir(text: str) -> FusionDefinition:
     fusions = [op for op in module.walk() if isinstance(op, F.FusionOp)]
     if len(fusions) != 1:
         raise ValueError(f"from_mlir: expected one fuser.fusion, found {len(fusions)}")
-    return definition_from_fusion(fusions[0])[0]
+    return definition_from_fusion(fusions[0], cls)[0]
 
 
 def definition_from_fusion(
-    fusion: F.FusionOp, nvfuser_form: bool = False
+    fusion: F.FusionOp, cls: type[FusionDefinition], nvfuser_form: bool = False
 ) -> tuple[FusionDefinition, dict[SSAValue, Any]]:
     """A finalized definition replaying ``fusion``, and the state (``T3``, ``S4``)
     that each of the fusion's values became (the segment index space of seed 000).
     ``nvfuser_form``: ops nvFuser's IR does not have are replayed as nvFuser translates
     its own IR (a reduction with ``keepdim`` is the reduction, then a broadcast)."""
-    fd = FusionDefinition()
+    fd = cls()
     env: dict[SSAValue, Any] = {}
     with fd:
         for arg in fusion.inputs:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from fuser_ir.dtypes import DType
+from fuser.ir.dtypes import DType
 
 
 class DataType(Enum):

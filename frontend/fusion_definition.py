@@ -22,9 +22,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Region
 
-from fuser_ir.dialects.fuser import ConstantOp, FusionOp, OutputOp, TensorType
-from fuser_ir.frontend import execution, printing, profiling, user_schedule
-from fuser_ir.frontend.building import (
+from fuser.frontend import execution, printing, profiling, user_schedule
+from fuser.frontend.building import (
     as_int,
     as_ints,
     check_mine,
@@ -34,10 +33,11 @@ from fuser_ir.frontend.building import (
     new_vector,
     record,
 )
-from fuser_ir.frontend.cache import CacheEntry, FusionCache
-from fuser_ir.frontend.datatype import DataType, as_datatype, python_scalar_datatype
-from fuser_ir.frontend.ops import Operators
-from fuser_ir.frontend.state import (
+from fuser.frontend.cache import CacheEntry, FusionCache
+from fuser.frontend.datatype import DataType, as_datatype, python_scalar_datatype
+from fuser.frontend.layouts import allocation_axes, logical_contiguity
+from fuser.frontend.ops import Operators
+from fuser.frontend.state import (
     DefinitionState,
     InputSpec,
     OutputSpec,
@@ -47,8 +47,9 @@ from fuser_ir.frontend.state import (
     Tensor,
     Vector,
 )
-from fuser_ir.frontend.user_schedule import ScheduleOperators
-from fuser_ir.frontend.validation import is_torch_tensor
+from fuser.frontend.user_schedule import ScheduleOperators
+from fuser.frontend.validation import is_torch_tensor
+from fuser.ir.dialects.fuser import ConstantOp, FusionOp, OutputOp, TensorType
 
 
 class FusionDefinition:
@@ -167,7 +168,7 @@ class FusionDefinition:
     # ---- inputs and constants -------------------------------------------------------
     def _check_open(self, what: str) -> None:
         if self._entry is not None:
-            from fuser_ir.frontend.building import CompletedDefinitionError
+            from fuser.frontend.building import CompletedDefinitionError
 
             raise CompletedDefinitionError(
                 f"Attempting to add to a completed definition! ({what}: fusion {self._entry.id} is already defined)"
@@ -234,7 +235,7 @@ class FusionDefinition:
     def from_pytorch(self, tensor: Any, static_sizes: bool = False) -> Tensor:
         """A tensor input shaped like ``tensor`` (a torch tensor or a numpy array)."""
         if is_torch_tensor(tensor):
-            from fuser_ir.frontend.devices import check_from_pytorch_device
+            from fuser.frontend.devices import check_from_pytorch_device
 
             check_from_pytorch_device(tensor)  # nvFuser's device model only (devices.py)
             if tensor.device.type != "cpu" and not hasattr(tensor, "numpy"):  # pragma: no cover
@@ -271,7 +272,7 @@ class FusionDefinition:
                 raise ValueError(f"{name}: value must be a number, got {value!r} ({type(value).__name__})")
             dt = python_scalar_datatype(value) if dt.is_null else dt
             ours = dt.to_dtype()
-            from fuser_ir.frontend.building import convert_scalar
+            from fuser.frontend.building import convert_scalar
 
             try:
                 value = convert_scalar(value, ours)
@@ -305,7 +306,7 @@ class FusionDefinition:
             if n < 0:
                 raise ValueError(f"{name}: size {n} is negative")
             arg = [self.define_scalar(dtype=dt) for _ in range(n)]
-        from fuser_ir.frontend.building import shape_elems
+        from fuser.frontend.building import shape_elems
 
         if isinstance(arg, Vector):
             raise ValueError(f"{name}: expected a size or a list, got vector {arg.name}")
@@ -411,15 +412,15 @@ class FusionDefinition:
 
     @classmethod
     def from_mlir(cls, text: str) -> FusionDefinition:
-        from fuser_ir.frontend.mlir import definition_from_mlir
+        from fuser.frontend.mlir import definition_from_mlir
 
-        return definition_from_mlir(text)
+        return definition_from_mlir(text, cls)
 
     def repro_script_for(self, inputs: Sequence[Any]) -> str:
         """A script that defines this fusion and runs it with inputs like ``inputs``:
-        nvFuser's form for torch inputs (``fuser_ir.frontend.repro``), fuser's numpy
+        nvFuser's form for torch inputs (``fuser.frontend.repro``), fuser's numpy
         form otherwise (``printing.repro_script``)."""
-        from fuser_ir.frontend.repro import nvfuser_repro_script, wants_nvfuser_form
+        from fuser.frontend.repro import nvfuser_repro_script, wants_nvfuser_form
 
         fid = self._ensure_defined().id
         if wants_nvfuser_form(inputs):
@@ -450,8 +451,8 @@ class FusionDefinition:
         segments in order with this definition as argument manager. Returns one
         definition per segment, in execution order; ``segment_index_space_maps``
         maps each one's state indices to this definition's (see
-        ``fuser_ir.frontend.segmentation``)."""
-        from fuser_ir.frontend.segmentation import segment_definition
+        ``fuser.frontend.segmentation``)."""
+        from fuser.frontend.segmentation import segment_definition
 
         self._segmentation = segment_definition(self, inputs)
         return self._segmentation.definitions
@@ -478,8 +479,8 @@ class FusionDefinition:
     def parallelize_stream(self, tensor: Any, axis: int = 0) -> None:
         """Mark axis ``axis`` of ``tensor`` stream-parallel (seed 001): ``execute``
         then lowers the fusion with ``lower-stream-loops`` and runs the host program
-        (``fuser_ir.frontend.streams``)."""
-        from fuser_ir.frontend.streams import parallelize_stream
+        (``fuser.frontend.streams``)."""
+        from fuser.frontend.streams import parallelize_stream
 
         parallelize_stream(self, tensor, axis)
         self.__dict__.pop("_stream_programs", None)
@@ -487,7 +488,7 @@ class FusionDefinition:
 
     def stream_program(self, num_streams: int = 4) -> Any:
         """The module ``lower-stream-loops{num-streams=n}`` makes of the stream marks."""
-        from fuser_ir.frontend.streams import stream_program
+        from fuser.frontend.streams import stream_program
 
         return stream_program(self, num_streams)
 
@@ -517,16 +518,16 @@ class FusionDefinition:
         the stored segments run in order (nvFuser's ``_execute_segments``). With
         stream-parallel axes (``parallelize_stream``), the stream-loop program runs
         on ``num_streams`` streams (default 4). A subclass defining ``schedule()``
-        gets a user schedule on its first run (``fuser_ir.frontend.user_schedule``;
+        gets a user schedule on its first run (``fuser.frontend.user_schedule``;
         ``override_user_schedule=True`` runs the automatic schedulers instead).
         ``profile=True`` keeps a ``fd.profile()`` of the run
-        (``fuser_ir.frontend.profiling``); ``capture_debug_output=True`` keeps what
+        (``fuser.frontend.profiling``); ``capture_debug_output=True`` keeps what
         fuser printed during the run (Python's ``sys.stdout``/``sys.stderr``, e.g.
         ``FUSER_DEBUG_SCHEDULERS``' report; C-level output is not captured) for
         ``fd.debug_output()``. nvFuser's other keywords are checked by
         ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
         NVFUSER_ENABLE/DISABLE option lists, ...)."""
-        from fuser_ir.frontend.execute_options import check_execute_options
+        from fuser.frontend.execute_options import check_execute_options
 
         check_execute_options(
             self, inputs, device=device, override_user_schedule=override_user_schedule,
@@ -552,7 +553,7 @@ class FusionDefinition:
         else:
             outs = self._execute_auto(entry, inputs, executor, num_streams)
         if entry.last_run == "cpu" and executor is None and self.segmentation is None:
-            from fuser_ir.frontend.kernel_strings import record_run
+            from fuser.frontend.kernel_strings import record_run
 
             record_run(entry, inputs)  # GPU runs: the plans execute keeps (kernel_strings)
         return outs
@@ -597,13 +598,13 @@ class FusionDefinition:
     ) -> list[Any]:
         """The run without a user schedule (see ``execute``)."""
         if executor is None:
-            from fuser_ir.frontend.streams import execute_streams, stream_axes_of
+            from fuser.frontend.streams import execute_streams, stream_axes_of
 
             if stream_axes_of(self):
                 return execute_streams(self, inputs, 4 if num_streams is None else num_streams)
             seg = self.segmentation
             if seg is not None:
-                from fuser_ir.frontend.segmentation import execute_segments
+                from fuser.frontend.segmentation import execute_segments
 
                 return execute_segments(self, seg, inputs)
         rec = profiling.active()
@@ -623,11 +624,11 @@ class FusionDefinition:
 
     def _scheduler_of(self, entry: CacheEntry, inputs: Sequence[Any]) -> str:
         """The scheduler the registry picks for the whole fusion at these inputs."""
-        from fuser_ir.frontend.kernel_strings import layout_key
-        from fuser_ir.frontend.validation import flatten_inputs, plain_inputs
-        from schedulers.analysis.sizes import bind_sizes
-        from schedulers.registry import select
-        from schedulers.target import DEFAULT_TARGET
+        from fuser.frontend.layouts import layout_key
+        from fuser.frontend.validation import flatten_inputs, plain_inputs
+        from fuser.schedulers.analysis.sizes import bind_sizes
+        from fuser.schedulers.registry import select
+        from fuser.schedulers.target import DEFAULT_TARGET
 
         _, metas = layout_key(entry, inputs)
         plain = plain_inputs(metas)
@@ -672,7 +673,7 @@ class FusionDefinition:
         string, possibly empty); None when the last run did not capture it."""
         return self.__dict__.get("_debug_output")
 
-    # ---- kernel strings (fuser_ir.frontend.kernel_strings) --------------------------------
+    # ---- kernel strings (fuser.frontend.kernel_strings) --------------------------------
     def last_cuda_code(self, intrinsic_code: bool = False, **kwargs: Any) -> str:
         """The CUDA C of the kernels of this fusion's last run: after a GPU run the
         kernels it launched; after a CPU run (the reference interpreter; nothing is
@@ -680,8 +681,8 @@ class FusionDefinition:
         a user ``schedule()``'s serial kernel when one ran. ``intrinsic_code=True``
         includes the helper preamble. After ``segment``, the segments' own last code.
         Raises nvFuser's ``RuntimeError`` when the fusion is not defined or never ran
-        (``fuser_ir.frontend.kernel_strings``)."""
-        from fuser_ir.frontend import kernel_strings
+        (``fuser.frontend.kernel_strings``)."""
+        from fuser.frontend import kernel_strings
 
         override = bool(kwargs.pop("override_user_schedule", False))
         _no_more_kwargs("last_cuda_code", kwargs)
@@ -694,7 +695,7 @@ class FusionDefinition:
         """The CUDA C of this fusion for ``inputs``, whose layout must have run (nvFuser
         answers for compiled kernels; ``RuntimeError`` "... is not compiled ..."
         otherwise). ``generate_cuda_code(inputs)`` generates it for any inputs."""
-        from fuser_ir.frontend import kernel_strings
+        from fuser.frontend import kernel_strings
 
         override = bool(kwargs.pop("override_user_schedule", False))
         _no_more_kwargs("cuda_code_for", kwargs)
@@ -703,7 +704,7 @@ class FusionDefinition:
     def last_scheduled_fusion_ir(self, tensor_transforms: bool = False, **kwargs: Any) -> str:
         """The scheduled fusion IR of the last run (see ``last_cuda_code``);
         ``tensor_transforms=True`` includes the ``iterdomain`` transforms."""
-        from fuser_ir.frontend import kernel_strings
+        from fuser.frontend import kernel_strings
 
         override = bool(kwargs.pop("override_user_schedule", False))
         _no_more_kwargs("last_scheduled_fusion_ir", kwargs)
@@ -712,7 +713,7 @@ class FusionDefinition:
     def scheduled_fusion_ir_for(self, inputs: Sequence[Any], tensor_transforms: bool = False, **kwargs: Any) -> str:
         """The scheduled fusion IR for ``inputs``, whose layout must have run (as
         ``cuda_code_for``); ``generate_scheduled_fusion_ir(inputs)`` for any inputs."""
-        from fuser_ir.frontend import kernel_strings
+        from fuser.frontend import kernel_strings
 
         override = bool(kwargs.pop("override_user_schedule", False))
         _no_more_kwargs("scheduled_fusion_ir_for", kwargs)
@@ -722,29 +723,29 @@ class FusionDefinition:
         """The CUDA C fuser generates for ``inputs`` without running them (host or GPU
         arrays: only their shapes, dtypes and strides are used; no GPU is needed): the
         kernels of each segment, under a ``// segment k`` header when it is segmented."""
-        from fuser_ir.frontend import kernel_strings
+        from fuser.frontend import kernel_strings
 
         return kernel_strings.generate_cuda_code(self._ensure_defined(), inputs, intrinsic_code)
 
     def generate_scheduled_fusion_ir(self, inputs: Sequence[Any], tensor_transforms: bool = True) -> str:
         """The fusion IR scheduled for ``inputs`` (select-schedulers + schedule-fusions)
         without running them."""
-        from fuser_ir.frontend.scheduled_ir import scheduled_fusion_ir_for
+        from fuser.frontend.scheduled_ir import scheduled_fusion_ir_for
 
         return scheduled_fusion_ir_for(self, inputs, tensor_transforms=tensor_transforms)
 
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
-        """The scheduling plan of ``runtime.plan.make_plan`` for these inputs (host
+        """The scheduling plan of ``fuser.runtime.plan.make_plan`` for these inputs (host
         or GPU arrays: only their shapes are used): every segment with its scheduler
         and parameters (segmented when no single scheduler accepts the fusion), the
         host views, ``num_kernels``; ``str(plan)`` lists the rejections."""
         from dataclasses import replace
 
-        from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
-        from runtime import gpu_arrays as ga
-        from runtime.gpu_executor import meta_array
-        from runtime.plan import make_plan
-        from schedulers.target import DEFAULT_TARGET
+        from fuser.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
+        from fuser.runtime import gpu_arrays as ga
+        from fuser.runtime.gpu_executor import meta_array
+        from fuser.runtime.plan import make_plan
+        from fuser.schedulers.target import DEFAULT_TARGET
 
         entry = self._ensure_defined()
         plain = plain_inputs([meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs])
@@ -798,8 +799,8 @@ def _redirected(buffer: Any) -> Any:
 
 def _synchronize(inputs: Sequence[Any]) -> None:
     """Wait for the devices of the GPU arrays among ``inputs``."""
-    from runtime import gpu_arrays as ga
-    from runtime.cuda_driver import synchronize
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.cuda_driver import synchronize
 
     for device in sorted({ga.array_info(x).device for x in inputs if ga.is_gpu_array(x)}):
         synchronize(device)
@@ -825,35 +826,6 @@ def _check_cpu_tensors(records: Sequence[Record]) -> None:
                 f"(is_cpu=True is for 0-d CPU scalar tensors; shape {list(kw['shape'])} has rank "
                 f"{len(kw['shape'])})"
             )
-
-
-def allocation_axes(rank: int, stride_order: Sequence[int] | None) -> list[int]:
-    """The logical axes in allocation order, outermost first: ``stride_order[i]`` is
-    the rank of axis ``i``'s stride, so axis ``i`` is allocation position
-    ``rank - 1 - stride_order[i]`` (None: row-major, position ``i``)."""
-    if stride_order is None:
-        return list(range(rank))
-    axes = [0] * rank
-    for i, r in enumerate(stride_order):
-        axes[rank - 1 - r] = i
-    return axes
-
-
-def logical_contiguity(
-    allocation: Sequence[bool | None], stride_order: Sequence[int] | None
-) -> list[bool | None]:
-    """Contiguity per logical axis from contiguity in allocation order."""
-    out: list[bool | None] = [None] * len(allocation)
-    for p, i in enumerate(allocation_axes(len(allocation), stride_order)):
-        out[i] = allocation[p]
-    return out
-
-
-def allocation_contiguity(
-    logical: Sequence[bool | None], stride_order: Sequence[int] | None
-) -> list[bool | None]:
-    """Contiguity in allocation order (outermost first) from contiguity per logical axis."""
-    return [logical[i] for i in allocation_axes(len(logical), stride_order)]
 
 
 def _contiguity(
@@ -892,7 +864,7 @@ def _descriptor(sizes: Any, strides: Any, static_sizes: bool, name: str) -> tupl
     the contiguity in allocation order and the stride order (``computeTensorDescriptor``:
     axes of non-zero stride sorted by decreasing stride, stride-0 axes kept at their
     logical position)."""
-    from fuser_ir.frontend.nvfuser_api import compute_tensor_descriptor
+    from fuser.frontend.nvfuser_api import compute_tensor_descriptor
 
     szs = as_ints(list(sizes), name, "sizes")
     if strides is None:
@@ -910,3 +882,22 @@ def _descriptor(sizes: Any, strides: Any, static_sizes: bool, name: str) -> tupl
         raise ValueError(f"{name}: {str(e).removeprefix('compute_tensor_descriptor: ')}") from None
     shape = [d if static_sizes or d == 1 else -1 for d in szs]
     return shape, contig, order
+
+
+def clone(src: Any, dst: Any) -> None:
+    """Copy ``src``'s definition into the empty definition ``dst`` (nvFuser's ``clone``)."""
+    if not isinstance(src, FusionDefinition) or not isinstance(dst, FusionDefinition):
+        raise ValueError(
+            f"clone: expected two FusionDefinitions, got {type(src).__name__} and {type(dst).__name__}"
+        )
+    if dst._state.records or dst._entry is not None:
+        raise ValueError("clone: the destination FusionDefinition must be new and empty")
+    src_entry = src._ensure_defined()
+    dst._replay(src_entry.records)
+    dst._entry = src_entry
+
+
+# The cache replays definitions (deserialize, concretization) with this class; it sits
+# below this module (which registers its definitions there), so it is told rather than
+# importing it back. The frontend package imports this module before anything runs.
+FusionCache.definition_class = FusionDefinition

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from fuser_ir.dialects.fuser import TensorType
-from fuser_ir.dtypes import DType
-from fuser_ir.frontend.state import InputSpec
-from fuser_ir.shapes import DYN
-from runtime.torch_arrays import torch_to_numpy
+from fuser.frontend.state import InputSpec
+from fuser.ir.dialects.fuser import TensorType
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
+from fuser.runtime.torch_arrays import torch_to_numpy
 
 
 def is_torch_tensor(x: Any) -> bool:
@@ -356,13 +356,13 @@ def _check_scalar(where: str, dt: DType, x: Any) -> None:
 def flatten_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any], *, draw_rng: bool = False) -> list[Any]:
     """One value per fusion block argument (vector inputs become their entries). The
     hidden Philox seed and offset of random ops without ``rng_seed``/``rng_offset``
-    come last, from the generator (``fuser_ir.philox.next_seed_and_offset``, as nvFuser
+    come last, from the generator (``fuser.ir.philox.next_seed_and_offset``, as nvFuser
     takes them from torch's): an execution passes ``draw_rng=True`` (the generator
     moves on), planning and code printing only peek."""
     rng = rng_spec(specs)
     flat = _flatten(user_specs(specs), inputs)
     if rng is not None:
-        from fuser_ir.philox import next_seed_and_offset
+        from fuser.ir.philox import next_seed_and_offset
 
         flat.extend(next_seed_and_offset(rng.length, advance=draw_rng))
     return flat

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import Operation
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.dtypes import DType
-from fuser_ir.frontend.building import (
+from fuser.frontend.building import (
     NvFuserCheckError,
     as_bools,
     as_int,
@@ -39,12 +37,14 @@ from fuser_ir.frontend.building import (
     shape_elems,
     st,
 )
-from fuser_ir.frontend.datatype import DataType, as_datatype
-from fuser_ir.frontend.state import Elem, Scalar, Tensor, Value, Vector
-from fuser_ir.shapes import DYN, fmt_shape, normalize_dim
+from fuser.frontend.datatype import DataType, as_datatype
+from fuser.frontend.state import Elem, Scalar, Tensor, Value, Vector
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN, fmt_shape, normalize_dim
 
 if TYPE_CHECKING:
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
+    from fuser.frontend.fusion_definition import FusionDefinition
 
 
 def _known(v: Value) -> Any:
@@ -115,7 +115,7 @@ class Operators:
         op = build(self._fd, "cast", F.CastOp, v.value, dt.to_dtype())
         known = None
         if isinstance(v, Scalar) and v.known is not None:
-            from fuser_ir.frontend.building import convert_scalar
+            from fuser.frontend.building import convert_scalar
 
             value = v.known
             if isinstance(value, complex) and not dt.to_dtype().is_complex:

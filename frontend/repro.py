@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fuser_ir.frontend.validation import is_torch_tensor
+from fuser.frontend.validation import is_torch_tensor
 
 __all__ = ["nvfuser_repro_script", "wants_nvfuser_form"]
 
@@ -31,7 +31,7 @@ def wants_nvfuser_form(inputs: Sequence[Any]) -> bool:
 def _header() -> str:
     import torch
 
-    from fuser_ir.frontend.nvfuser_api import version
+    from fuser.frontend.nvfuser_api import version
 
     return (
         f"# fuser version: {version()} (nvFuser's Python API)\n"

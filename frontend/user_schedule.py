@@ -26,7 +26,7 @@ What fuser supports inside ``schedule()``: reading the definition's tensors and
 ``merge``, ``parallelize``, ``schedule`` with a heuristic, ...) are not implemented:
 each raises ``NotImplementedError`` naming the call. A user schedule is thus always
 the fusion without transforms, which nvFuser compiles as one serial kernel; fuser
-lowers it the same way (``codegen.lower.lower_unscheduled``: one thread of one block;
+lowers it the same way (``fuser.codegen.lower.lower_unscheduled``: one thread of one block;
 fusions with reductions cannot be lowered and raise on the GPU). On the CPU a user
 schedule runs on the reference interpreter like any fusion (schedules never change
 results); ``fd.profile()`` reports it as one segment of scheduler ``"user"``.
@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 
-from fuser_ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.fuser import FusionOp
 
 if TYPE_CHECKING:
-    from fuser_ir.frontend.cache import CacheEntry
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
+    from fuser.frontend.cache import CacheEntry
+    from fuser.frontend.fusion_definition import FusionDefinition
 
 __all__ = ["ScheduleOperators", "UserSchedule", "defines_schedule", "find", "make", "run"]
 
@@ -58,7 +58,7 @@ class UserSchedule:
     fusion: FusionOp
     """The runtime fusion of that layout, marked ``fuser.unscheduled``."""
     metas: list[Any]
-    """The inputs' metadata (``kernel_strings.layout_key``)."""
+    """The inputs' metadata (``layouts.layout_key``)."""
     gpu_plans: dict[tuple, Any] = field(default_factory=dict)
 
     def ir(self) -> str:
@@ -99,7 +99,7 @@ def find(entry: CacheEntry, inputs: Sequence[Any]) -> UserSchedule | None:
     """The user schedule made for these inputs' layout, if any."""
     if not entry.user_schedules:
         return None
-    from fuser_ir.frontend.kernel_strings import layout_key
+    from fuser.frontend.layouts import layout_key
 
     key, _ = layout_key(entry, inputs)
     return entry.user_schedules.get(key)
@@ -108,10 +108,10 @@ def find(entry: CacheEntry, inputs: Sequence[Any]) -> UserSchedule | None:
 def make(fd: FusionDefinition, inputs: Sequence[Any]) -> UserSchedule:
     """Call ``fd.schedule()`` for these inputs' layout and keep the user schedule
     (replacing one made before for it)."""
-    from codegen.lower import UNSCHEDULED
-    from fuser_ir.frontend import execution
-    from fuser_ir.frontend.kernel_strings import layout_key
-    from fuser_ir.frontend.validation import plain_inputs
+    from fuser.codegen.lower import UNSCHEDULED
+    from fuser.frontend import execution
+    from fuser.frontend.layouts import layout_key
+    from fuser.frontend.validation import plain_inputs
 
     entry = fd._ensure_defined()
     key, metas = layout_key(entry, inputs)
@@ -134,7 +134,7 @@ def make(fd: FusionDefinition, inputs: Sequence[Any]) -> UserSchedule:
 def run(entry: CacheEntry, sched: UserSchedule, inputs: Sequence[Any]) -> list[Any]:
     """Run ``inputs`` under the user schedule: GPU arrays through the serial kernel of
     the unscheduled fusion, host inputs on the reference interpreter."""
-    from fuser_ir.frontend import execution, profiling
+    from fuser.frontend import execution, profiling
 
     entry.last_user_schedule = sched
     rec = profiling.active()
@@ -153,9 +153,9 @@ def run(entry: CacheEntry, sched: UserSchedule, inputs: Sequence[Any]) -> list[A
                 outs,
             )
         return outs
-    from fuser_ir.frontend.validation import flatten_inputs, plain_inputs
-    from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import GpuPlan, meta_array
+    from fuser.frontend.validation import flatten_inputs, plain_inputs
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.gpu_executor import GpuPlan, meta_array
 
     flat = flatten_inputs(
         entry.inputs,
@@ -183,6 +183,6 @@ def run(entry: CacheEntry, sched: UserSchedule, inputs: Sequence[Any]) -> list[A
 def _reference(fusion: FusionOp, flat: Sequence[Any]) -> list[Any]:
     """The reference interpreter, passed as an explicit executor (no segmentation: a
     user schedule is one segment)."""
-    from fuser_ir.frontend.execution import reference_executor
+    from fuser.frontend.execution import reference_executor
 
     return reference_executor(fusion, flat)

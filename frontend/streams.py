@@ -23,8 +23,8 @@ From the definition itself::
 
 ``fd.execute`` on a definition with stream marks runs ``stream_program(fd, n)``
 (``stream_module`` lowered by ``lower-stream-loops{num-streams=n}``, cached per
-``n``) with ``runtime.host_evaluator.HostEvaluator`` for numpy arrays and with
-``runtime.gpu_evaluator.GpuEvaluator`` (real streams, ``launch_fusion`` kernels)
+``n``) with ``fuser.runtime.host_evaluator.HostEvaluator`` for numpy arrays and with
+``fuser.runtime.gpu_evaluator.GpuEvaluator`` (real streams, ``launch_fusion`` kernels)
 for GPU arrays.
 """
 
@@ -38,10 +38,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
-from fuser_ir.dialects.iterdomain import ParallelType
-from fuser_ir.schedule import Schedule
-from fuser_ir.shapes import ShapeError, normalize_dim
+from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.iterdomain import ParallelType
+from fuser.ir.schedule import Schedule
+from fuser.ir.shapes import ShapeError, normalize_dim
 
 __all__ = [
     "execute_streams",
@@ -93,8 +93,8 @@ def stream_module(fd: Any) -> ModuleOp:
 def stream_program(fd: Any, num_streams: int = 4) -> ModuleOp:
     """``stream_module(fd)`` lowered by ``lower-stream-loops{num-streams=n}`` (cached
     on the definition per stream count; ``parallelize_stream`` clears the cache)."""
-    from passes.host_rewrites import HostPassError
-    from passes.lower_stream_loops import lower_stream_loops
+    from fuser.passes.host_rewrites import HostPassError
+    from fuser.passes.lower_stream_loops import lower_stream_loops
 
     if isinstance(num_streams, bool) or not isinstance(num_streams, int) or num_streams <= 0:
         raise ValueError(f"num_streams must be a positive integer, got {num_streams!r}")
@@ -116,18 +116,18 @@ def stream_program(fd: Any, num_streams: int = 4) -> ModuleOp:
 def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
     """Run the stream-loop program of ``fd``: on the CPU host evaluator for numpy
     arrays (torch CPU tensors too), on the GPU evaluator (a real stream pool, kernels
-    from ``runtime.segmented_gpu.launch_segment``) for GPU arrays. The evaluator of
+    from ``fuser.runtime.segmented_gpu.launch_segment``) for GPU arrays. The evaluator of
     the last run is ``fd.last_stream_evaluator`` (its ``stream_log`` on the CPU)."""
-    from fuser_ir.frontend.validation import (
+    from fuser.frontend.validation import (
         flatten_inputs,
         is_torch_tensor,
         plain_inputs,
         validate_inputs,
     )
-    from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import meta_array
-    from runtime.host_evaluator import HostEvaluator
-    from runtime.torch_arrays import numpy_to_torch
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.gpu_executor import meta_array
+    from fuser.runtime.host_evaluator import HostEvaluator
+    from fuser.runtime.torch_arrays import numpy_to_torch
 
     entry = fd._ensure_defined()
     if not isinstance(inputs, list | tuple):
@@ -138,7 +138,7 @@ def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> lis
     plain = plain_inputs(metas)
     validate_inputs(entry.inputs, plain)
     if on_gpu:
-        from runtime.segmented_gpu import stream_evaluator
+        from fuser.runtime.segmented_gpu import stream_evaluator
 
         flat = flatten_inputs(
             entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True

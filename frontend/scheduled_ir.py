@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from fuser_ir.context import make_context
-from passes.schedule_fusions import ScheduleFusions
-from passes.select_schedulers import SelectSchedulers
+from fuser.ir.context import make_context
+from fuser.passes.schedule_fusions import ScheduleFusions
+from fuser.passes.select_schedulers import SelectSchedulers
 
 if TYPE_CHECKING:
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
+    from fuser.frontend.fusion_definition import FusionDefinition
 
 
 def sizes_option(flat_inputs: Sequence[Any]) -> str:
@@ -51,8 +51,8 @@ def scheduled_fusion_ir_for(
     """The IR text of ``fd``'s fusion scheduled for ``inputs`` on ``gpu``; without
     ``tensor_transforms``, only the schedulers' decision (``select-schedulers``: the
     ``fuser.schedule`` attribute), not the ``iterdomain`` transforms."""
-    from fuser_ir.frontend import execution
-    from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
+    from fuser.frontend import execution
+    from fuser.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
     entry = fd._ensure_defined()
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
@@ -88,12 +88,12 @@ def _shaped(shape: Sequence[int]) -> np.ndarray:
 def _segments(fusion: Any, flat: Sequence[Any]) -> list[tuple[Any, list[Any]]] | None:
     """None when one scheduler takes ``fusion`` at these inputs; else every segment
     launch (``execution.segment_launches``) with stand-ins of its inputs' shapes."""
-    from fuser_ir.frontend.execution import segment_launches
-    from runtime.cpu_runner import layout_of
-    from runtime.plan import needs_segmentation
-    from schedulers.analysis.sizes import bind_sizes
-    from schedulers.registry import select
-    from schedulers.target import DEFAULT_TARGET
+    from fuser.frontend.execution import segment_launches
+    from fuser.runtime.cpu_runner import layout_of
+    from fuser.runtime.plan import needs_segmentation
+    from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.registry import select
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     shape_args = [x.shape if isinstance(x, np.ndarray) else x for x in flat]
     selection = select(fusion, bind_sizes(fusion, shape_args), DEFAULT_TARGET)

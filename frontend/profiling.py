@@ -8,7 +8,7 @@ profile says what it measured and how:
   reference interpreter: one segment, with the scheduler the registry picked for these
   sizes. A segmented fusion runs its host program: one segment per ``hir.launch``,
   timed around that launch, with its segment's scheduler. A user ``schedule()``
-  (``fuser_ir.frontend.user_schedule``) is one segment with scheduler ``"user"``.
+  (``fuser.frontend.user_schedule``) is one segment with scheduler ``"user"``.
 - GPU runs: the segments and schedulers of the plan that ran; the whole run is timed
   with the host's wall clock between two device synchronizations (``host_time_ms``).
   The time of one launch is only known for a single-segment run (it is the whole
@@ -121,10 +121,10 @@ def recording(enabled: bool) -> Iterator[Recorder | None]:
 
 
 def run_segmented_timed(module: Any, flat: Sequence[Any], schedulers: dict[str, str]) -> list[Any]:
-    """Run a segmented host program (``runtime.segmented``) on the CPU host evaluator,
+    """Run a segmented host program (``fuser.runtime.segmented``) on the CPU host evaluator,
     timing every ``hir.launch`` into the active recorder; ``schedulers`` maps a segment
     fusion's name to its scheduler."""
-    from runtime.host_evaluator import HostEvaluator
+    from fuser.runtime.host_evaluator import HostEvaluator
 
     rec = active()
     assert rec is not None
@@ -148,8 +148,8 @@ def segment_schedulers(fusion: Any, flat: Sequence[Any]) -> dict[str, str]:
     ``fusion`` for the shapes of ``flat`` (the one the CPU host program runs)."""
     import numpy as np
 
-    from runtime.segmented import segment_fusion
-    from schedulers.target import DEFAULT_TARGET
+    from fuser.runtime.segmented import segment_fusion
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     shapes = [tuple(x.shape) if isinstance(x, np.ndarray) else None for x in flat]
     _, infos = segment_fusion(fusion, shapes, DEFAULT_TARGET)

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 from xdsl.ir import BlockArgument, SSAValue
 
-from fuser_ir.dialects.fuser import DynamicPadOp, DynamicSliceOp, FusionOp, ReshapeOp, TensorType
-from fuser_ir.frontend.state import InputSpec, Record
+from fuser.frontend.state import InputSpec, Record
+from fuser.ir.dialects.fuser import DynamicPadOp, DynamicSliceOp, FusionOp, ReshapeOp, TensorType
 
 _SERIAL_FORMAT = "fuser-fusion-cache-1"
 
@@ -31,7 +31,7 @@ class Runtime:
     fusion: FusionOp
     runs: int = 0
     host_programs: dict[tuple, Any] = field(default_factory=dict)
-    """CPU: ``execution.size_key`` -> the segmented module (``runtime.segmented``)
+    """CPU: ``execution.size_key`` -> the segmented module (``fuser.runtime.segmented``)
     when no single scheduler accepts the fusion at those sizes, else None."""
     segmentation_errors: dict[tuple, str] = field(default_factory=dict)
     """Why a fusion no scheduler accepts could not be segmented (it then runs on the
@@ -47,13 +47,13 @@ class CacheEntry:
     inputs: list[InputSpec]
     runtimes: dict[tuple, Runtime] = field(default_factory=dict)
     gpu_plans: dict[tuple, tuple[Any, Runtime]] = field(default_factory=dict)
-    """GPU input signature -> (runtime.gpu_executor.GpuPlan, runtime): the fast path."""
+    """GPU input signature -> (fuser.runtime.gpu_executor.GpuPlan, runtime): the fast path."""
     last_run: Any = None
     """What the last ``execute`` ran: ``"cpu"`` (the reference path), or the GPU plan
     (``GpuPlan``/``SegmentedGpuPlan``, whose ``cuda_sources()`` are the kernels it
     launched); None before the first run. ``fd.last_cuda_code`` reads it."""
     compiled: dict[tuple, list[Any]] = field(default_factory=dict)
-    """``kernel_strings.layout_key`` of every input layout this fusion ran with -> the
+    """``layouts.layout_key`` of every input layout this fusion ran with -> the
     inputs' metadata (shape/stride/dtype-only arrays and scalars): what
     ``fd.cuda_code_for``/``fd.scheduled_fusion_ir_for`` answer for (nvFuser's compiled
     kernels)."""
@@ -87,7 +87,7 @@ class CacheEntry:
         ``sizes`` of ``fuser.full`` and the like, ``fuser.iota``'s length, traced back
         through scalar arithmetic to a block argument). A GPU plan holds its output
         shapes, so the GPU plans of such a fusion are keyed by the scalars' values."""
-        from schedulers.analysis.sizes import size_operands
+        from fuser.schedulers.analysis.sizes import size_operands
 
         seen: set[SSAValue] = set()
 
@@ -102,10 +102,10 @@ class CacheEntry:
         return any(from_scalar_input(v) for op in self.fusion.walk() for v in size_operands(op))
 
     def gpu_key(self, inputs: Any) -> tuple:
-        """The key of ``gpu_plans`` for these inputs (``runtime.gpu_executor.fast_key``
+        """The key of ``gpu_plans`` for these inputs (``fuser.runtime.gpu_executor.fast_key``
         of each): scalars by value when they decide shapes (``concrete``,
         ``scalar_extents``), else by type."""
-        from runtime.gpu_executor import fast_key
+        from fuser.runtime.gpu_executor import fast_key
 
         by_value = self.concrete or self.scalar_extents
         return tuple(fast_key(x, by_value) for x in inputs)
@@ -115,6 +115,15 @@ class FusionCache:
     """The process-wide cache of fusions (``FusionCache.get()``)."""
 
     _instance: ClassVar[FusionCache | None] = None
+    definition_class: ClassVar[type | None] = None
+    """``FusionDefinition``, set by ``fuser.frontend.fusion_definition`` (above this
+    module): the class that defines fusions again (``deserialize``, concretization)."""
+
+    @classmethod
+    def definition(cls) -> Any:
+        if cls.definition_class is None:
+            raise RuntimeError("FusionCache: import fuser.frontend.fusion_definition first")
+        return cls.definition_class
 
     def __init__(self) -> None:
         self._entries: list[CacheEntry] = []
@@ -151,7 +160,7 @@ class FusionCache:
         JSON holding their printed Python; ``deserialize`` rebuilds them. Runtimes are
         not written: they are rebuilt on the next ``execute`` (compiled kernels have
         their own disk cache)."""
-        from fuser_ir.frontend.printing import definition_text
+        from fuser.frontend.printing import definition_text
 
         texts = [definition_text(e.records, e.id) for e in self._entries]
         with open(path, "w", encoding="utf-8") as f:
@@ -161,9 +170,9 @@ class FusionCache:
         """Define again, in order, the fusions ``serialize`` wrote to ``path`` (into an
         empty cache, so that they keep their ids). The file holds Python definitions
         that are executed: load only files you wrote."""
-        from fuser_ir.frontend.datatype import DataType
-        from fuser_ir.frontend.fusion_definition import FusionDefinition
+        from fuser.frontend.datatype import DataType
 
+        FusionDefinition = self.definition()  # noqa: N806 - the name the texts use
         if self._entries:
             raise ValueError(f"deserialize: the cache already holds {len(self._entries)} fusions")
         try:

@@ -6,13 +6,13 @@ the executor and post-processes the outputs:
 
 * the executor is one replaceable function ``(FusionOp, flat inputs) -> outputs``
   (``set_executor``); the default is the reference interpreter
-  ``fuser_ir.reference.run_fusion``, which also writes aliased outputs into their
+  ``fuser.ir.reference.run_fusion``, which also writes aliased outputs into their
   input arrays in place;
 * with the default executor, the scheduler registry decides per runtime and input
   sizes (``host_program_for``, cached on the runtime): a fusion that one scheduler
   accepts runs on the reference interpreter as a whole (the semantic source of
   truth, and faster on the CPU); a fusion that none accepts is segmented
-  (``runtime.segmented.segment_fusion``) and its host program runs on the CPU host
+  (``fuser.runtime.segmented.segment_fusion``) and its host program runs on the CPU host
   evaluator (``execute_segmented``: views are numpy views, intermediates are
   dropped after their last use);
 * outputs that are only views of an input (reshape, permute, squeeze, slice,
@@ -30,9 +30,8 @@ from typing import Any
 import numpy as np
 from xdsl.ir import BlockArgument
 
-from fuser_ir.dialects.fuser import FusionOp, TensorType
-from fuser_ir.frontend.cache import CacheEntry, Runtime
-from fuser_ir.frontend.validation import (
+from fuser.frontend.cache import CacheEntry, FusionCache, Runtime
+from fuser.frontend.validation import (
     flatten_inputs,
     input_signature,
     is_torch_tensor,
@@ -41,8 +40,9 @@ from fuser_ir.frontend.validation import (
     spread_lists,
     validate_inputs,
 )
-from fuser_ir.view_chains import apply_view_chain, view_chain
-from runtime.torch_arrays import numpy_to_torch
+from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.view_chains import apply_view_chain, view_chain
+from fuser.runtime.torch_arrays import numpy_to_torch
 
 Executor = Callable[[FusionOp, Sequence[Any]], list[Any]]
 
@@ -50,9 +50,9 @@ Executor = Callable[[FusionOp, Sequence[Any]], list[Any]]
 def reference_executor(fusion: FusionOp, inputs: Sequence[Any]) -> list[Any]:
     """Run ``fusion`` with the reference numpy interpreter."""
     try:
-        from fuser_ir.reference import run_fusion
+        from fuser.ir.reference import run_fusion
     except ImportError as e:  # pragma: no cover - the runtime ships with fuser
-        raise RuntimeError("the reference interpreter (fuser_ir.reference) is not available") from e
+        raise RuntimeError("the reference interpreter (fuser.ir.reference) is not available") from e
     return run_fusion(fusion, inputs)
 
 
@@ -83,7 +83,7 @@ def runtime_for(entry: CacheEntry, inputs: Sequence[Any]) -> Runtime:
 
 def input_bindings(entry: CacheEntry, inputs: Sequence[Any]) -> dict[int, Any]:
     """Input position -> shape (tensors), values (vectors) or value (scalars)."""
-    from fuser_ir.frontend.validation import user_specs
+    from fuser.frontend.validation import user_specs
 
     bindings: dict[int, Any] = {}
     for pos, (spec, x) in enumerate(zip(user_specs(entry.inputs), inputs, strict=True)):
@@ -99,9 +99,7 @@ def input_bindings(entry: CacheEntry, inputs: Sequence[Any]) -> dict[int, Any]:
 def concretize(entry: CacheEntry, inputs: Sequence[Any]) -> FusionOp:
     """Replay the definition with input sizes and scalar values bound: every reshape
     becomes static and carries its keep/merge/split view."""
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
-
-    fd = FusionDefinition._replayed(entry.records, input_bindings(entry, inputs))
+    fd = FusionCache.definition()._replayed(entry.records, input_bindings(entry, inputs))
     return fd._state_fusion(f"nvfuser_fusion_id{entry.id}")
 
 
@@ -120,7 +118,7 @@ def size_key(flat: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def host_program_for(rt: Runtime, flat: Sequence[Any], rng_args: int = 0) -> Any | None:
-    """The segmented module (``runtime.segmented.segment_fusion``) when no single
+    """The segmented module (``fuser.runtime.segmented.segment_fusion``) when no single
     scheduler of the registry accepts ``rt.fusion`` at these sizes (or it has a
     ``fuser.segment_set`` cut), else None (the plain reference path). Decided once per runtime and ``size_key``; a fusion the
     segmenter cannot cut runs on the reference path (the reason is kept in
@@ -131,11 +129,11 @@ def host_program_for(rt: Runtime, flat: Sequence[Any], rng_args: int = 0) -> Any
         return rt.host_programs[key]
     module = None
     try:
-        from runtime.plan import needs_segmentation
-        from runtime.segmented import segment_fusion
-        from schedulers.analysis.sizes import bind_sizes
-        from schedulers.registry import select
-        from schedulers.target import DEFAULT_TARGET
+        from fuser.runtime.plan import needs_segmentation
+        from fuser.runtime.segmented import segment_fusion
+        from fuser.schedulers.analysis.sizes import bind_sizes
+        from fuser.schedulers.registry import select
+        from fuser.schedulers.target import DEFAULT_TARGET
 
         sel = select(rt.fusion, bind_sizes(rt.fusion, list(flat)), DEFAULT_TARGET)
         if needs_segmentation(rt.fusion, sel):
@@ -164,8 +162,8 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     rng_args = 2 if rng_spec(entry.inputs) is not None else 0
     program = host_program_for(rt, flat, rng_args) if run is reference_executor else None
     if program is not None:
-        from fuser_ir.frontend import profiling
-        from runtime.segmented import execute_segmented
+        from fuser.frontend import profiling
+        from fuser.runtime.segmented import execute_segmented
 
         try:
             if profiling.active() is not None:  # fd.execute(profile=True): time each launch
@@ -202,7 +200,7 @@ def _returns_torch(inputs: Sequence[Any]) -> bool:
 
 def _on_default_gpu(inputs: Sequence[Any]) -> bool:
     """A fusion without tensor inputs, and ``set_default_device`` picked a GPU."""
-    from fuser_ir.frontend.execute_options import default_device
+    from fuser.frontend.execute_options import default_device
 
     if default_device() is None:
         return False
@@ -210,22 +208,22 @@ def _on_default_gpu(inputs: Sequence[Any]) -> bool:
 
 
 def _any_gpu_input(inputs: Sequence[Any]) -> bool:
-    from runtime.gpu_arrays import is_gpu_array
+    from fuser.runtime.gpu_arrays import is_gpu_array
 
     return any(is_gpu_array(x) for x in inputs)
 
 
 def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = False) -> list[Any]:
     """Run on the GPU: the same validation as on the CPU (on the arrays' metadata),
-    then ``runtime.gpu_executor.GpuPlan`` (one segment), or, when no single scheduler
+    then ``fuser.runtime.gpu_executor.GpuPlan`` (one segment), or, when no single scheduler
     accepts the fusion at these sizes or it has a ``fuser.segment_set`` cut (the same
-    decision as ``fd.plan``: ``runtime.plan.needs_segmentation``),
-    ``runtime.segmented_gpu.SegmentedGpuPlan`` (the segmented host program on the GPU
+    decision as ``fd.plan``: ``fuser.runtime.plan.needs_segmentation``),
+    ``fuser.runtime.segmented_gpu.SegmentedGpuPlan`` (the segmented host program on the GPU
     evaluator); the plan is cached per input signature. Outputs are the caller's
     array type; ``torch_outputs`` (a fusion without tensor inputs on the default GPU,
     ``execute_options.set_default_device``) makes them torch CUDA tensors."""
-    from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import GpuPlan, meta_array
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.gpu_executor import GpuPlan, meta_array
 
     inputs = spread_lists(inputs)  # the scalars of define_vector(n) may come as a list
     key = entry.gpu_key(inputs)
@@ -251,11 +249,11 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     flat = flatten_inputs(
         entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
     )
-    from runtime.plan import needs_segmentation
-    from runtime.segmented_gpu import SegmentedGpuPlan
-    from schedulers.analysis.sizes import bind_sizes
-    from schedulers.registry import select
-    from schedulers.target import DEFAULT_TARGET
+    from fuser.runtime.plan import needs_segmentation
+    from fuser.runtime.segmented_gpu import SegmentedGpuPlan
+    from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.registry import select
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     try:
         shape_args = [ga.array_info(x).shape if ga.is_gpu_array(x) else x for x in flat]
@@ -316,7 +314,7 @@ def cuda_code_for(entry: CacheEntry, inputs: Sequence[Any]) -> str:
     """CUDA source for the fusion at these inputs' layouts (see FusionDefinition): its
     kernels, or for a fusion that needs segmentation the kernels of every segment, each
     segment under a ``// segment k: @name (scheduler, n kernel(s))`` header."""
-    from codegen.cuda_printer import print_cuda
+    from fuser.codegen.cuda_printer import print_cuda
 
     lowered = lowered_segments(entry, inputs)
     if len(lowered) == 1 and lowered[0][0] is None:
@@ -333,15 +331,15 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any]) -> list[tuple[Fus
     """The lowering (``LoweredFusion``) of the fusion at these inputs' layouts:
     ``[(None, lowered)]`` when one scheduler takes it, else ``(segment, lowered)`` for
     every kernel launch of its segmented host program, in order."""
-    from codegen.lower import lower_segment
-    from codegen.lower.common import TensorLayout
-    from runtime import gpu_arrays as ga
-    from runtime.cpu_runner import layout_of
-    from runtime.gpu_executor import meta_array
-    from runtime.plan import needs_segmentation
-    from schedulers.analysis.sizes import bind_sizes
-    from schedulers.registry import select
-    from schedulers.target import DEFAULT_TARGET
+    from fuser.codegen.lower import lower_segment
+    from fuser.codegen.lower.common import TensorLayout
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.cpu_runner import layout_of
+    from fuser.runtime.gpu_executor import meta_array
+    from fuser.runtime.plan import needs_segmentation
+    from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.registry import select
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
     plain = plain_inputs(metas)
@@ -373,20 +371,20 @@ def execute_kernels_on_cpu(
     """Run the plan the GPU would run, on the CPU, with the generated kernels: the same
     validation, scheduler decision and segmentation as ``execute_gpu``; one segment
     lowers for the inputs' layouts and its kernels run in the CPU kernel interpreter
-    (``runtime.cpu_runner.run_segment_on_cpu``), a segmented fusion runs its host
-    program with every launch doing the same (``runtime.cpu_runner.KernelHostEvaluator``;
+    (``fuser.runtime.cpu_runner.run_segment_on_cpu``), a segmented fusion runs its host
+    program with every launch doing the same (``fuser.runtime.cpu_runner.KernelHostEvaluator``;
     intermediates are numpy arrays). Inputs are numpy arrays (or torch CPU tensors) and
     scalars; outputs are numpy arrays. ``nvrtc``: also compile every kernel with NVRTC.
     Zero-size tensors are computed by the reference, as ``GpuPlan`` does on the host.
     For tests: the interpreter runs a Python generator per thread, so keep shapes small."""
-    from codegen.lower import concrete_shapes
-    from fuser_ir.reference import run_fusion
-    from runtime.cpu_runner import KernelHostEvaluator, run_segment_on_cpu
-    from runtime.plan import needs_segmentation
-    from runtime.segmented import segment_fusion
-    from schedulers.analysis.sizes import bind_sizes
-    from schedulers.registry import select
-    from schedulers.target import DEFAULT_TARGET
+    from fuser.codegen.lower import concrete_shapes
+    from fuser.ir.reference import run_fusion
+    from fuser.runtime.cpu_runner import KernelHostEvaluator, run_segment_on_cpu
+    from fuser.runtime.plan import needs_segmentation
+    from fuser.runtime.segmented import segment_fusion
+    from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.registry import select
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
@@ -415,11 +413,11 @@ def segment_launches(
     segmentation, the one the GPU runs) with its input layouts and scalar values: a
     program input keeps the caller's layout, an intermediate is the dense buffer the
     program allocates for it (in the stride order the segment declares)."""
-    from codegen.lower.common import TensorLayout
-    from fuser_ir.dialects import hir as H
-    from passes.segment import host_shapes
-    from runtime.segmented import segment_fusion
-    from schedulers.target import DEFAULT_TARGET
+    from fuser.codegen.lower.common import TensorLayout
+    from fuser.ir.dialects import hir as H
+    from fuser.passes.segment import host_shapes
+    from fuser.runtime.segmented import segment_fusion
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     shapes = [lay.shape if lay is not None else None for lay in layouts]
     module, _ = segment_fusion(fusion, shapes, DEFAULT_TARGET)

@@ -11,8 +11,8 @@
 - ``print_repro``: prints ``fd.repro_script_for(inputs)`` before running;
   ``save_repro_inputs``: keeps that script for ``fd.last_repro_script()``.
 - ``profile``, ``capture_debug_output``, ``override_user_schedule``: booleans (checked
-  here; ``FusionDefinition.execute`` acts on them: ``fuser_ir.frontend.profiling``, the
-  captured ``fd.debug_output()``, ``fuser_ir.frontend.user_schedule``).
+  here; ``FusionDefinition.execute`` acts on them: ``fuser.frontend.profiling``, the
+  captured ``fd.debug_output()``, ``fuser.frontend.user_schedule``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fuser_ir.frontend.validation import is_torch_tensor
+from fuser.frontend.validation import is_torch_tensor
 
 
 def parse_device(device: Any) -> tuple[str, int] | None:

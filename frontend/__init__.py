@@ -7,11 +7,11 @@ inputs), ``execution`` (runtimes and the replaceable executor), ``mlir``
 (``from_mlir``) and ``fusion_definition`` (``FusionDefinition``, legacy ``Fusion``).
 """
 
-from fuser_ir.frontend.cache import FusionCache
-from fuser_ir.frontend.datatype import DataType
-from fuser_ir.frontend.execution import get_executor, set_executor
-from fuser_ir.frontend.fusion_definition import Fusion, FusionDefinition
-from fuser_ir.frontend.state import Scalar, Tensor, Vector
+from fuser.frontend.cache import FusionCache
+from fuser.frontend.datatype import DataType
+from fuser.frontend.execution import get_executor, set_executor
+from fuser.frontend.fusion_definition import Fusion, FusionDefinition
+from fuser.frontend.state import Scalar, Tensor, Vector
 
 __all__ = [
     "DataType",

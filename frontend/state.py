@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from fuser_ir.dialects.fuser import ConstantOp, TensorType, dtype_of
-from fuser_ir.dtypes import DType
-from fuser_ir.frontend.datatype import DataType
-from fuser_ir.shapes import DYN
+from fuser.frontend.datatype import DataType
+from fuser.ir.dialects.fuser import ConstantOp, TensorType, dtype_of
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
 
 if TYPE_CHECKING:
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
+    from fuser.frontend.fusion_definition import FusionDefinition
 
 
 @dataclass(frozen=True)

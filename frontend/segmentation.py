@@ -15,7 +15,7 @@
     fd.segment_index_space_maps[seg1]    # {0: 1, 1: 3, 3: 5}
     fd.execute(inputs)                   # runs seg0 then seg1 (the argument manager)
 
-**How segments are found**: ``runtime.segmented.segment_fusion`` (the ``segment``
+**How segments are found**: ``fuser.runtime.segmented.segment_fusion`` (the ``segment``
 pass: the scheduler registry decides, for the sizes of ``inputs``) cuts the fusion
 of the runtime that ``inputs`` select. A fusion one scheduler accepts whole is one
 segment (fuser's registry runs plain seed 000 as one inner-persistent kernel; the
@@ -39,7 +39,7 @@ IR: a reduction with ``keepdim`` is the reduction, then a broadcast.
 Values the original definition has no state for (a constant written as a Python
 number, the entries of a vector input, a view the segmenter moved through a
 pointwise op) get the indices ``num_states + k`` where ``k`` is the value's position
-in the fusion (inputs, then op results: ``runtime.segmented.value_indices``).
+in the fusion (inputs, then op results: ``fuser.runtime.segmented.value_indices``).
 
 **Execution** (``execute_segments``, nvFuser's ``_execute_segments``): the original
 definition is the argument manager. ``values`` maps original indices to arrays,
@@ -61,13 +61,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from fuser_ir.dialects import fuser as F
-from fuser_ir.fp8 import as_strided
-from fuser_ir.frontend.state import InputSpec, Value
+from fuser.frontend.state import InputSpec, Value
+from fuser.ir.dialects import fuser as F
+from fuser.ir.fp8 import as_strided
 
 if TYPE_CHECKING:
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
-    from runtime.segmented import SegmentInfo
+    from fuser.frontend.fusion_definition import FusionDefinition
+    from fuser.runtime.segmented import SegmentInfo
 
 __all__ = ["Segmentation", "SegmentStep", "execute_segments", "segment_definition"]
 
@@ -124,16 +124,14 @@ def _block_values(fd: FusionDefinition) -> list[SSAValue]:
 
 
 def original_index_map(fd: FusionDefinition, inputs: Sequence[Any]) -> tuple[dict[int, int], int]:
-    """Fusion value index (``runtime.segmented.value_indices`` of the runtime's
+    """Fusion value index (``fuser.runtime.segmented.value_indices`` of the runtime's
     fusion) -> original state index, and the number of states. The definition is
     replayed with the inputs' bindings when its runtime is concretized, so that the
     positions are those of the fusion that runs."""
-    from fuser_ir.frontend.execution import input_bindings
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
-
+    from fuser.frontend.execution import input_bindings
     entry = fd._ensure_defined()
     bindings = input_bindings(entry, inputs) if entry.needs_concretization else None
-    replay = FusionDefinition._replayed(entry.records, bindings)
+    replay = type(fd)._replayed(entry.records, bindings)
     pos = _positions(_block_values(replay))
     out: dict[int, int] = {}
     for s in replay._state.states:
@@ -180,14 +178,14 @@ def _host_fusion(name: str, info: SegmentInfo) -> tuple[F.FusionOp, dict[int, in
 
 def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any = None) -> Segmentation:
     """Segment ``fd`` for ``inputs`` (see the module docstring)."""
-    from fuser_ir.frontend import execution
-    from fuser_ir.frontend.mlir import definition_from_fusion
-    from fuser_ir.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
-    from fuser_ir.view_chains import view_chain
-    from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import meta_array
-    from runtime.segmented import returned_indices, segment_fusion, value_indices
-    from schedulers.target import DEFAULT_TARGET
+    from fuser.frontend import execution
+    from fuser.frontend.mlir import definition_from_fusion
+    from fuser.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
+    from fuser.ir.view_chains import view_chain
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.gpu_executor import meta_array
+    from fuser.runtime.segmented import returned_indices, segment_fusion, value_indices
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     entry = fd._ensure_defined()
     if not isinstance(inputs, list | tuple):
@@ -242,7 +240,7 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
     steps: list[SegmentStep] = []
     for seg_fusion, fid, scheduler, index in parts:
         try:
-            seg_fd, env = definition_from_fusion(seg_fusion, nvfuser_form=True)
+            seg_fd, env = definition_from_fusion(seg_fusion, type(fd), nvfuser_form=True)
         except ValueError as e:
             raise ValueError(f"segment: segment {index} of fusion {entry.id}: {e}") from None
         seg_pos = value_indices(seg_fusion)
@@ -271,15 +269,15 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
 
 def execute_segments(fd: FusionDefinition, seg: Segmentation, inputs: Sequence[Any]) -> list[Any]:
     """nvFuser's ``_execute_segments`` (see the module docstring)."""
-    from fuser_ir.frontend.validation import (
+    from fuser.frontend.validation import (
         flatten_inputs,
         is_torch_tensor,
         plain_inputs,
         validate_inputs,
     )
-    from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import meta_array
-    from runtime.torch_arrays import numpy_to_torch
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.gpu_executor import meta_array
+    from fuser.runtime.torch_arrays import numpy_to_torch
 
     entry = fd._ensure_defined()
     if not isinstance(inputs, list | tuple):
@@ -343,9 +341,9 @@ def _as_declared(spec: InputSpec, x: Any) -> Any:
     strides break the declaration (a segment's result can be a view: a slice, a
     broadcast, a permute done without a copy). Numpy arrays and torch tensors are
     copied; other GPU arrays are left to the segment's input validation."""
-    from fuser_ir.frontend.validation import is_torch_tensor, layout_mismatch
-    from runtime import gpu_arrays as ga
-    from runtime.gpu_executor import meta_array
+    from fuser.frontend.validation import is_torch_tensor, layout_mismatch
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.gpu_executor import meta_array
 
     t = spec.type
     if spec.kind != "tensor" or not isinstance(t, F.TensorType):

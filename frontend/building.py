@@ -12,9 +12,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from fuser_ir.dialects.fuser import CastOp, InferError, TensorType, dtype_of
-from fuser_ir.dtypes import DType
-from fuser_ir.frontend.state import (
+from fuser.frontend.state import (
     DefinitionState,
     Elem,
     Record,
@@ -24,10 +22,12 @@ from fuser_ir.frontend.state import (
     Value,
     Vector,
 )
-from fuser_ir.shapes import DYN, ShapeError
+from fuser.ir.dialects.fuser import CastOp, InferError, TensorType, dtype_of
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN, ShapeError
 
 if TYPE_CHECKING:
-    from fuser_ir.frontend.fusion_definition import FusionDefinition
+    from fuser.frontend.fusion_definition import FusionDefinition
 
 _BUILD_ERRORS = (
     InferError,
@@ -287,14 +287,14 @@ def fold(name: str, values: Sequence[Any], dtype: DType, op: Operation | None = 
 
 def fold_op(op: Operation, values: Sequence[Any]) -> Any:
     """The value of the scalar result of ``op`` given its operands' known values, by
-    the reference interpreter (``fuser_ir.reference``, fuser's semantics); None when a
+    the reference interpreter (``fuser.ir.reference``, fuser's semantics); None when a
     value is unknown or the evaluation fails."""
     if any(v is None for v in values) or len(op.results) != 1:
         return None
     if isinstance(op.results[0].type, TensorType):
         return None
     try:
-        from fuser_ir.reference import evaluate_op
+        from fuser.ir.reference import evaluate_op
 
         args = [
             np.asarray(v, dtype=dtype_of(o.type).to_numpy())

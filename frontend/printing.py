@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from fuser_ir.dtypes import DType
-from fuser_ir.frontend.datatype import DataType
-from fuser_ir.frontend.state import Record, State
+from fuser.frontend.datatype import DataType
+from fuser.frontend.state import Record, State
+from fuser.ir.dtypes import DType
 
 
 def format_value(v: Any) -> str:
@@ -87,13 +87,13 @@ def _array_expr(value: np.ndarray) -> str:
 
 def repro_script(text: str, fn_name: str, inputs: Sequence[Any]) -> str:
     """A self-contained script: imports, the definition, inputs, execution."""
-    from fuser_ir.frontend.validation import plain_inputs
+    from fuser.frontend.validation import plain_inputs
 
     lines = [
         "import ml_dtypes",
         "import numpy as np",
         "",
-        "from fuser_ir import DataType, FusionDefinition",
+        "from fuser import DataType, FusionDefinition",
         "",
         "",
         text.rstrip(),
