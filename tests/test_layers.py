@@ -167,20 +167,37 @@ def test_the_source_checkout_finder_agrees_with_pyproject() -> None:
     assert mapping == SOURCE_FOLDERS
 
 
-def test_a_checkout_on_the_path_imports_as_fuser(tmp_path: Path) -> None:
-    """``PYTHONPATH=<checkout>`` (the device machine, a scratch copy) is enough: the
-    checkout's ``fuser/__init__.py`` maps the layers' folders."""
-    repo = _copy_of_the_packages(tmp_path / "repo")
-    code = "import fuser.passes.segment, fuser.ir.dialects.fuser as d; print(d.__file__)"
+def _python_with_path(code: str, cwd: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in ``cwd`` (outside the checkout) with ``path`` first on
+    ``sys.path``; asserts it succeeded."""
     run = subprocess.run(
         [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(repo)},
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(path)},
         capture_output=True,
         text=True,
         check=False,
     )
     assert run.returncode == 0, run.stderr
+    return run
+
+
+def test_the_public_api_is_the_frontends() -> None:
+    """``fuser``'s lazy exports (static, so that importing ``fuser.ir`` stays light) are
+    exactly ``fuser.frontend``'s."""
+    import fuser
+    import fuser.frontend
+
+    assert fuser.__all__ == fuser.frontend.__all__
+    assert all(getattr(fuser, n) is getattr(fuser.frontend, n) for n in fuser.__all__)
+
+
+def test_a_checkout_on_the_path_imports_as_fuser(tmp_path: Path) -> None:
+    """``PYTHONPATH=<checkout>`` (the device machine, a scratch copy) is enough: the
+    checkout's ``fuser/__init__.py`` maps the layers' folders."""
+    repo = _copy_of_the_packages(tmp_path / "repo")
+    code = "import fuser.passes.segment, fuser.ir.dialects.fuser as d; print(d.__file__)"
+    run = _python_with_path(code, tmp_path, repo)
     assert run.stdout.strip() == str(repo / "fuser_ir" / "dialects" / "fuser.py")
 
 
@@ -223,15 +240,7 @@ def test_the_wheel_adds_only_the_fuser_import_name(tmp_path: Path) -> None:
         "import numpy as np\n"
         "print(fuser.__file__, fd.execute([np.array([-1.0, 2.0], np.float32)])[0].tolist())\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(target)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
+    run = _python_with_path(code, tmp_path, target)
     where, values = run.stdout.split(" ", 1)
     assert where == str(target / "fuser" / "__init__.py")
     assert values.strip() == "[0.0, 2.0]"
