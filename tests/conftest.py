@@ -4,14 +4,39 @@
   (``cuInit`` succeeds and at least one device is found): CI has no GPU.
 - The kernel cache goes to a per-session temporary directory unless ``FUSER_CACHE_DIR``
   is set, so test runs never write to ``~/.cache``.
+- The repository root is on ``sys.path`` (for ``tests.*`` and ``benchmarks.*``), which
+  would make the layers' folders importable under their bare names (``passes``,
+  ``runtime``, ...); ``BareFolderBlocker`` refuses those imports, so code and tests use
+  the ``fuser.*`` names that an installation has.
 """
 
 from __future__ import annotations
 
+import importlib.abc
 import os
+import sys
 import tempfile
+from typing import Any
 
 import pytest
+
+_BARE_FOLDERS = ("fuser_ir", "passes", "schedulers", "codegen", "runtime", "frontend", "tools")
+
+
+class BareFolderBlocker(importlib.abc.MetaPathFinder):
+    """Refuses ``import passes`` (and the other layer folders' bare names)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname.split(".")[0] in _BARE_FOLDERS:
+            raise ImportError(
+                f"import of {fullname!r}: the folder is imported as fuser.* "
+                "(fuser_ir -> fuser.ir, passes -> fuser.passes, ...)"
+            )
+        return None
+
+
+if not any(isinstance(f, BareFolderBlocker) for f in sys.meta_path):
+    sys.meta_path.insert(0, BareFolderBlocker())
 
 
 def pytest_configure(config: pytest.Config) -> None:
