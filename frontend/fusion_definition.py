@@ -522,8 +522,8 @@ class FusionDefinition:
         ``override_user_schedule=True`` runs the automatic schedulers instead).
         ``profile=True`` keeps a ``fd.profile()`` of the run
         (``fuser.frontend.profiling``); ``capture_debug_output=True`` keeps what
-        fuser printed during the run (Python's ``sys.stdout``/``sys.stderr``, e.g.
-        ``FUSER_DEBUG_SCHEDULERS``' report; C-level output is not captured) for
+        fuser printed during the run (Python's ``sys.stdout``/``sys.stderr``; C-level
+        output is not captured) for
         ``fd.debug_output()``. nvFuser's other keywords are checked by
         ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
         NVFUSER_ENABLE/DISABLE option lists, ...)."""

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-# pyproject.toml's [tool.setuptools.package-dir] (tests/test_packaging.py checks that
+# pyproject.toml's [tool.setuptools.package-dir] (tests/test_layers.py checks that
 # they agree): where each layer's folder sits in a source checkout.
 SOURCE_FOLDERS: dict[str, str] = {
     "fuser.ir": "fuser_ir",

@@ -4,7 +4,8 @@ Options: ``gpu`` (``h100`` (default), ``h200`` or ``device``), ``sizes`` (concre
 input shapes, ``"0=4x1024,1=1024"``: input index ``=`` extents joined by ``x``; a
 scalar input may be given a value, ``2=7``; inputs not named keep their static
 extents), ``debug`` (also record why the schedulers tried first rejected the
-fusion; ``FUSER_DEBUG_SCHEDULERS=1`` in the environment does the same). Sizes apply
+fusion; ``fuser-opt --debug-schedulers`` sets it on every ``select-schedulers`` of the
+pipeline). Sizes apply
 to every fusion of the module.
 
 Before::
@@ -23,7 +24,6 @@ A fusion that no scheduler accepts is an error that lists every rejection
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -119,7 +119,7 @@ class SelectSchedulers(ModulePass):
         except UnknownTargetError as e:
             raise SelectSchedulersError(f"select-schedulers: {e}") from None
         given = parse_sizes(self.sizes)
-        debug = self.debug or os.environ.get("FUSER_DEBUG_SCHEDULERS", "") not in ("", "0")
+        debug = self.debug
         for fusion in op.walk():
             if not isinstance(fusion, FusionOp):
                 continue

@@ -94,6 +94,22 @@ def test_canonicalize_flag_output(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "dims = array<i64: 1, 0>" in out
 
 
+def test_debug_schedulers_sets_the_option_of_every_select_schedulers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--debug-schedulers`` is ``debug=true`` on each select-schedulers of the
+    pipeline; no environment variable changes what a pass does."""
+    f = _write(tmp_path, GOOD)
+    argv = [f, "-p", "canonicalize,select-schedulers", "--select-schedulers", "--debug-schedulers"]
+    passes = FuserOptMain(args=argv).pipeline.passes
+    assert [getattr(p, "debug", None) for p in passes] == [None, True, True]
+    monkeypatch.setenv("FUSER_DEBUG_SCHEDULERS", "1")  # the variable the pass once read
+    opt_main([f, "--select-schedulers"])
+    assert "fuser.schedule_rejections" not in capsys.readouterr().out
+    opt_main([f, "--select-schedulers", "--debug-schedulers"])
+    assert "fuser.schedule_rejections" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("text", "args", "message"),
     [

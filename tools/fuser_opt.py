@@ -25,6 +25,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from xdsl.dialects import get_all_dialects
@@ -217,13 +218,22 @@ class FuserOptMain(xDSLOptMain):
                 continue  # the name of a driver option: reachable through -p only
 
     def setup_pipeline(self) -> None:
-        if getattr(self.args, "debug_schedulers", False):
-            # select-schedulers records every scheduler's rejection reason.
-            os.environ["FUSER_DEBUG_SCHEDULERS"] = "1"
         pieces = getattr(self.args, _PASS_SEQUENCE, None)
         if pieces is not None:
             self.args.passes = ",".join(pieces)
         super().setup_pipeline()
+        if getattr(self.args, "debug_schedulers", False):
+            # every select-schedulers of the pipeline records each scheduler's rejection
+            # reason: its own `debug` option, set here (no environment variable)
+            from fuser.passes.select_schedulers import SelectSchedulers
+
+            self.pipeline = replace(
+                self.pipeline,
+                passes=tuple(
+                    replace(p, debug=True) if isinstance(p, SelectSchedulers) else p
+                    for p in self.pipeline.passes
+                ),
+            )
 
 
 def _fuser_pass_names() -> set[str]:
