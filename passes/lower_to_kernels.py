@@ -47,8 +47,8 @@ from fuser.passes.select_schedulers import (
     SCHEDULE_ATTR,
     SelectSchedulersError,
     _inputs_for,
-    parse_sizes,
 )
+from fuser.passes.sizes_option import parse_sizes
 from fuser.schedulers.analysis.sizes import SizeBindingError
 from fuser.schedulers.params import PARAMS_TYPES, params_from_entries
 from fuser.schedulers.target import UnknownTargetError, get_target
@@ -74,10 +74,7 @@ class LowerToKernelsPass(ModulePass):
             target = get_target(self.gpu)
         except UnknownTargetError as e:
             raise LowerToKernelsError(f"lower-to-kernels: {e}") from None
-        try:
-            given = parse_sizes(self.sizes)
-        except SelectSchedulersError as e:
-            raise LowerToKernelsError(str(e).replace("select-schedulers", "lower-to-kernels")) from None
+        given = parse_sizes(self.sizes, self.name)
         for fusion in [f for f in op.ops if isinstance(f, FusionOp)]:
             name = f"@{fusion.sym_name.data}"
             try:

@@ -83,7 +83,8 @@ from fuser.ir.dialects.iterdomain import (
 from fuser.ir.reshape_analysis import analyze_reshape
 from fuser.ir.schedule import Schedule, emit_reshape_view
 from fuser.ir.shapes import DYN, fmt_shape
-from fuser.passes.select_schedulers import SCHEDULE_ATTR, SelectSchedulersError, parse_sizes
+from fuser.passes.select_schedulers import SCHEDULE_ATTR
+from fuser.passes.sizes_option import parse_sizes
 from fuser.schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
 from fuser.schedulers.analysis.graph import (
     body_ops,
@@ -901,10 +902,7 @@ class ScheduleFusions(ModulePass):
     strict: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            given = parse_sizes(self.sizes)
-        except SelectSchedulersError as e:
-            raise ScheduleFusionsError(str(e).replace("select-schedulers", self.name)) from None
+        given = parse_sizes(self.sizes, self.name)
         for fusion in [f for f in op.walk() if isinstance(f, FusionOp)]:
             if not schedule_fusion(fusion, given) and self.strict:
                 raise ScheduleFusionsError(

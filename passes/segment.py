@@ -18,9 +18,9 @@ The algorithm is nvFuser's segmenter (seed 000):
 4. ``fuser.segment_set`` is a boundary: the group of a ``segment_set`` never merges
    with the group producing its operand.
 
-Concrete sizes come from the ``sizes`` option, the shapes of the program inputs as
-in ``select-schedulers`` (``sizes="0=128x1024,1=128x1024"``, or positionally
-``"128x1024,128x1024"``), propagated through the host program (views, launches);
+Concrete sizes come from the ``sizes`` option, the shapes of the program inputs in the
+grammar every pass's ``sizes`` shares (``sizes_option``: ``sizes="0=128x1024,1=128x1024"``,
+or by position ``"128x1024,128x1024"``), propagated through the host program (views, launches);
 without it the static extents are used.
 
 The emitted program, for each launch of a segmented fusion ``@f``:
@@ -104,11 +104,12 @@ from fuser.passes.mark_aliases import (
     inplace_to_aliases,
 )
 from fuser.passes.mark_aliases import preallocate_outputs as _preallocate
+from fuser.passes.sizes_option import parse_sizes
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.registry import select
 from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget, get_target
 
-__all__ = ["Segment", "SegmentRecord", "find_segments", "segment_module", "parse_sizes"]
+__all__ = ["Segment", "SegmentRecord", "find_segments", "segment_module"]
 
 Shape = tuple[int, ...]
 
@@ -444,29 +445,6 @@ def hoist_views_through_pointwise(fusion: F.FusionOp) -> bool:
 # =====================================================================================
 
 
-def parse_sizes(text: str) -> dict[int, Shape]:
-    """``"0=128x1024,1=128x1024"`` (as ``select-schedulers``) or positionally
-    ``"128x1024,128x1024"``; ``0=`` is a rank-0 shape, ``-`` skips a (scalar) input."""
-    out: dict[int, Shape] = {}
-    for pos, item in enumerate(s.strip() for s in text.split(",")):
-        if not item or item == "-":
-            continue
-        key, sep, value = item.rpartition("=") if "=" in item else ("", "", item)
-        try:
-            index = int(key) if sep else pos
-            value = value.strip()
-            dims = tuple(int(d) for d in value.split("x")) if value else ()
-            if index < 0 or any(d < 0 for d in dims):
-                raise ValueError
-        except ValueError:
-            raise HostPassError(
-                f"segment: bad sizes entry '{item}'; expected INDEX=EXTENTS such as "
-                "0=4x1024 (extents joined by 'x')"
-            ) from None
-        out[index] = dims
-    return out
-
-
 def host_shapes(program: H.ProgramOp, given: dict[int, Shape] | None) -> dict[SSAValue, object]:
     """Concrete shapes (tensors) and values (host ints) of the program's top-level
     values, as far as they can be derived."""
@@ -797,5 +775,5 @@ class SegmentPass(ModulePass):
             target = get_target(self.gpu)
         except ValueError as e:
             raise HostPassError(f"segment: {e}") from e
-        given = parse_sizes(self.sizes) if self.sizes else None
+        given = parse_sizes(self.sizes, self.name) if self.sizes else None
         segment_module(op, given, target, self.preallocate)

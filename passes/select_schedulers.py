@@ -1,7 +1,8 @@
 """``select-schedulers``: annotate each fusion with the scheduler that runs it.
 
 Options: ``gpu`` (``h100`` (default), ``h200`` or ``device``), ``sizes`` (concrete
-input shapes, ``"0=4x1024,1=1024"``: input index ``=`` extents joined by ``x``; a
+input shapes in the grammar of ``sizes_option``, ``"0=4x1024,1=1024"``: input index
+``=`` extents joined by ``x``; a
 scalar input may be given a value, ``2=7``; inputs not named keep their static
 extents), ``debug`` (also record why the schedulers tried first rejected the
 fusion; ``fuser-opt --debug-schedulers`` sets it on every ``select-schedulers`` of the
@@ -33,6 +34,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.ir.shapes import DYN, fmt_shape
+from fuser.passes.sizes_option import parse_sizes
 from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
 from fuser.schedulers.params import params_entries
 from fuser.schedulers.registry import select
@@ -46,32 +48,7 @@ class SelectSchedulersError(DiagnosticException):
     """Bad pass options, or a fusion that no scheduler accepts."""
 
 
-def parse_sizes(text: str) -> dict[int, tuple[int, ...] | float]:
-    """``"0=4x1024,1=1024,2=7"`` -> ``{0: (4, 1024), 1: (1024,), 2: 7.0}``; a
-    ``x``-free entry is a rank-1 shape for a tensor or a value for a scalar
-    (resolved by ``_inputs_for``); ``0=`` is a rank-0 shape."""
-    out: dict[int, tuple[int, ...] | float] = {}
-    for item in (s.strip() for s in text.split(",")):
-        if not item:
-            continue
-        key, sep, value = item.partition("=")
-        try:
-            index = int(key)
-            if not sep or index < 0:
-                raise ValueError
-            value = value.strip()
-            out[index] = tuple(int(d) for d in value.split("x")) if value else ()
-            if any(d < 0 for d in out[index]):  # type: ignore[union-attr]
-                raise ValueError
-        except ValueError:
-            raise SelectSchedulersError(
-                f"select-schedulers: bad sizes entry '{item}'; expected INDEX=EXTENTS "
-                "such as 0=4x1024 (extents joined by 'x')"
-            ) from None
-    return out
-
-
-def _inputs_for(fusion: FusionOp, given: dict[int, tuple[int, ...] | float]) -> list[object]:
+def _inputs_for(fusion: FusionOp, given: dict[int, tuple[int, ...]]) -> list[object]:
     name = f"@{fusion.sym_name.data}"
     extra = sorted(i for i in given if i >= len(fusion.inputs))
     if extra:
@@ -118,7 +95,7 @@ class SelectSchedulers(ModulePass):
             target = get_target(self.gpu)
         except UnknownTargetError as e:
             raise SelectSchedulersError(f"select-schedulers: {e}") from None
-        given = parse_sizes(self.sizes)
+        given = parse_sizes(self.sizes, self.name)
         debug = self.debug
         for fusion in op.walk():
             if not isinstance(fusion, FusionOp):

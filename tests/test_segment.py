@@ -24,7 +24,8 @@ from fuser.ir.dtypes import DType
 from fuser.ir.reference import run_fusion
 from fuser.passes.host_rewrites import HostPassError
 from fuser.passes.mark_aliases import MarkAliases
-from fuser.passes.segment import SegmentPass, parse_sizes
+from fuser.passes.segment import SegmentPass
+from fuser.passes.sizes_option import SizesOptionError, parse_sizes
 from fuser.passes.strip_bookend_views import StripBookendViews
 from fuser.runtime.host_evaluator import run_program
 from fuser.runtime.segmented import execute_segmented, execute_with_maps, segment_fusion
@@ -235,11 +236,34 @@ def test_layer_norm_differential() -> None:
 
 
 def test_bad_sizes_are_diagnostics() -> None:
-    with pytest.raises(HostPassError, match="bad sizes entry 'q'"):
-        parse_sizes("q")
+    with pytest.raises(SizesOptionError, match="segment: bad sizes entry 'q'"):
+        parse_sizes("q", "segment")
     module = parse_module(SUM_BROADCAST_ADD)
     with pytest.raises(HostPassError, match="symbolic extents"):
         SegmentPass().apply(make_context(), module)
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("0=128x1024,1=128x1024", {0: (128, 1024), 1: (128, 1024)}),
+        ("128x1024,-,7", {0: (128, 1024), 2: (7,)}),  # by position; a scalar's value
+        ("1=4,0=", {1: (4,), 0: ()}),  # rank 0
+        ("", {}),
+    ],
+)
+def test_one_sizes_grammar(text: str, parsed: dict[int, tuple[int, ...]]) -> None:
+    assert parse_sizes(text, "segment") == parsed
+
+
+@pytest.mark.parametrize("text", ["q", "0=4xq", "-1=4", "0=-4", "0=4,0=8", "1=4,4"])
+def test_bad_sizes_name_the_pass(text: str) -> None:
+    """Every pass that takes ``sizes`` reads it with ``sizes_option.parse_sizes``, and
+    its diagnostics name that pass (schedule-fusions used to report select-schedulers'
+    message with the name replaced in the text)."""
+    for name in ("segment", "select-schedulers", "schedule-fusions", "lower-to-kernels"):
+        with pytest.raises(SizesOptionError, match=f"^{name}: "):
+            parse_sizes(text, name)
 
 
 # ---- random fusions through the whole pipeline ---------------------------------------

@@ -5,7 +5,7 @@
 // RUN: fuser-opt %s -p 'schedule-fusions{strict=false sizes="0=4x8"}' | filecheck %s --check-prefix=SIZED
 
 // MISSING: error: schedule-fusions: @unscheduled has no fuser.schedule attribute; run select-schedulers first
-// SYNTAX: error: schedule-fusions: bad sizes entry '0=4xq'; expected INDEX=EXTENTS such as 0=4x1024 (extents joined by 'x')
+// SYNTAX: error: schedule-fusions: bad sizes entry '0=4xq'; expected INDEX=EXTENTS such as 0=4x1024 (extents joined by 'x'), EXTENTS by position, or - to skip
 // SYMBOLIC: error: schedule-fusions: @row_sum: input #0 has symbolic extents [?, ?] and the schedule vectorizes; give them with sizes="0=..." so that the vector width can be checked
 // VECTOR: error: schedule-fusions: @row_sum: vectorization = 4 does not divide the innermost extent 6 of x (shape [4, 6])
 

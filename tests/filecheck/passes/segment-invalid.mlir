@@ -5,7 +5,7 @@
 // RUN: not fuser-opt %s -p 'segment{gpu=a100 sizes="0=4x8"}' 2>&1 | filecheck %s --check-prefix=GPU
 
 // SYMBOLIC: fuser-opt: error: segment: input #0 of @row_sum has symbolic extents (!fuser.tensor<?x?xf32>); give the shapes of the program inputs with sizes="0=..."
-// SYNTAX: fuser-opt: error: segment: bad sizes entry '0=4xq'; expected INDEX=EXTENTS such as 0=4x1024 (extents joined by 'x')
+// SYNTAX: fuser-opt: error: segment: bad sizes entry '0=4xq'; expected INDEX=EXTENTS such as 0=4x1024 (extents joined by 'x'), EXTENTS by position, or - to skip
 // INDEX: fuser-opt: error: segment: sizes name input #3 but hir.program @main has 1 inputs
 // RANK: fuser-opt: error: segment: sizes gives [4, 8, 2] for input #0 of type !fuser.tensor<?x?xf32>
 // GPU: fuser-opt: error: segment: unknown GPU target 'a100'; expected one of h100, h200 or device

@@ -4,7 +4,7 @@
 // RUN: not fuser-opt %s -p 'select-schedulers{sizes="3=4"}' 2>&1 | filecheck %s --check-prefix=INDEX
 // RUN: not fuser-opt %s -p 'select-schedulers{gpu=a100 sizes="0=4x8"}' 2>&1 | filecheck %s --check-prefix=GPU
 
-// SYNTAX: error: select-schedulers: bad sizes entry '0=4xq'; expected INDEX=EXTENTS such as 0=4x1024 (extents joined by 'x')
+// SYNTAX: error: select-schedulers: bad sizes entry '0=4xq'; expected INDEX=EXTENTS such as 0=4x1024 (extents joined by 'x'), EXTENTS by position, or - to skip
 // SYMBOLIC: error: select-schedulers: input #0 of @row_sum has symbolic extents [?, ?]; give them with sizes="0=..."
 // RANK: error: select-schedulers: @row_sum: input #0 has type !fuser.tensor<?x?xf32> but the given shape is [4, 8, 2]
 // INDEX: error: select-schedulers: sizes name input #3 but @row_sum has 1 inputs
