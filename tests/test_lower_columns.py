@@ -308,3 +308,29 @@ def test_identity_view_of_a_keepdim_sum_over_size_one_axes(src: tuple[int, int, 
     ours = execute_kernels_on_cpu(fd._ensure_defined(), xs)
     for o, r in zip(ours, fd.execute(xs), strict=True):
         np.testing.assert_array_equal(o.astype(np.float32), r.astype(np.float32))
+
+
+def test_the_split_follows_the_target_not_the_h100() -> None:
+    """``lower_segment``'s target reaches the column lowering: the row splits fill the
+    target's SMs (it used to size them for the H100 whatever target was given)."""
+    from dataclasses import replace
+
+    from fuser.codegen.lower import lower_segment
+
+    fusion = define(
+        lambda fd: fd.add_output(
+            fd.ops.sum(
+                fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float),
+                dims=[0],
+            )
+        )
+    )
+    lay = [TensorLayout.contiguous((32768, 2048))]
+    grids = {}
+    for target in (H100, replace(H100, name="half", sm_count=66)):
+        low = lower_segment(fusion, lay, None, None, target)
+        assert low.scheduler == "reduction"
+        grids[target.name] = [k.grid for k in low.kernels]
+    assert grids["half"] != grids[H100.name]
+    # half the SMs: half the row splits of the partials kernel (grid.y)
+    assert grids["half"][0][1] * 2 == grids[H100.name][0][1]

@@ -67,7 +67,7 @@ Deviations from the scheduler's parameters (``ReductionParams``):
   threads (outer_persistent asks for 32 x 32); ``grid.y`` (the split
   ``S``) is recomputed to fill the GPU: one full-occupancy wave of blocks
   (``sm_count * max_threads_per_sm / threads``, at least two blocks per SM) while
-  each thread keeps at least 8 rows; the H100 target is assumed.
+  each thread keeps at least 8 rows; the SM count is the target's.
 * ``persistent_batch``/``use_shared_memory`` of ``outer_persistent`` are ignored:
   the statistics and the apply are separate passes (see above).
 * ``inner_outer_persistent`` is not lowered (``LoweringError``).
@@ -1145,8 +1145,10 @@ def lower_columns(
     unroll: int | None = None,
     reverse_apply: bool | None = None,
     interleave: bool | None = None,
+    target: GpuTarget = H100,
 ) -> LoweredFusion:
-    """Kernels for an outer reduction / outer persistent segment (module docstring).
+    """Kernels for an outer reduction / outer persistent segment (module docstring),
+    for ``target`` (its SM count and threads per SM size the row splits).
     ``splits`` forces the number of row splits ``S`` (tests use it to exercise the
     partials/finish/apply kernels on small shapes); ``unroll`` (rows loaded per loop
     iteration, default ``UNROLL``), ``reverse_apply`` (default ``REVERSE_APPLY``) and
@@ -1162,7 +1164,7 @@ def lower_columns(
         raise LoweringError(f"@{fusion.sym_name.data}: the {kind} lowering needs ReductionParams")
     plan = _plan(fusion, shapes)
     low = _Lowering(
-        plan, in_layouts, out_layouts, params, name, H100, splits, unroll, reverse_apply, interleave
+        plan, in_layouts, out_layouts, params, name, target, splits, unroll, reverse_apply, interleave
     )
     return LoweredFusion(kind, low.kernels(), low.scratch)
 
