@@ -31,7 +31,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
-    DictionaryAttr,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
@@ -50,7 +49,7 @@ from fuser.passes.select_schedulers import (
 )
 from fuser.passes.sizes_option import parse_sizes
 from fuser.schedulers.analysis.sizes import SizeBindingError
-from fuser.schedulers.params import PARAMS_TYPES, params_from_entries
+from fuser.schedulers.params import ScheduleAttrError, read_schedule
 from fuser.schedulers.target import UnknownTargetError, get_target
 
 KERNELS_ATTR = "fuser.kernels"
@@ -111,17 +110,14 @@ class LowerToKernelsPass(ModulePass):
 
 
 def _schedule_of(fusion: FusionOp) -> tuple[str | None, object]:
-    """The scheduler kind and parameters recorded by ``select-schedulers``, if any."""
+    """The scheduler kind and parameters recorded by ``select-schedulers``
+    (``read_schedule``), or ``(None, None)`` when there are none."""
     attr = fusion.attributes.get(SCHEDULE_ATTR)
-    if not isinstance(attr, DictionaryAttr):
+    if attr is None:
         return None, None
-    entries = dict(attr.data)
-    kind = entries.pop("kind", None)
-    if not isinstance(kind, StringAttr) or kind.data not in PARAMS_TYPES:
-        raise LowerToKernelsError(
-            f"lower-to-kernels: @{fusion.sym_name.data} has a {SCHEDULE_ATTR} without a known kind"
-        )
     try:
-        return kind.data, params_from_entries(PARAMS_TYPES[kind.data], entries)
-    except (ValueError, TypeError) as e:
-        raise LowerToKernelsError(f"lower-to-kernels: @{fusion.sym_name.data}: bad {SCHEDULE_ATTR}: {e}") from None
+        return read_schedule(attr)
+    except ScheduleAttrError as e:
+        raise LowerToKernelsError(
+            f"lower-to-kernels: @{fusion.sym_name.data}: {SCHEDULE_ATTR}: {e}"
+        ) from None

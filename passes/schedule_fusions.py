@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -97,12 +97,12 @@ from fuser.schedulers.analysis.graph import (
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.analysis.transpose import find_transpose_groups
 from fuser.schedulers.params import (
-    PARAMS_TYPES,
     InnerOuterParams,
     PointwiseParams,
     ReductionParams,
+    ScheduleAttrError,
     TransposeParams,
-    params_from_entries,
+    read_schedule,
 )
 
 
@@ -553,65 +553,17 @@ def transpose_steps(rank: int, inner1: int, inner2: int, p: TransposeParams, gro
 
 
 def read_params(fusion: FusionOp) -> tuple[str, object] | None:
-    """``(kind, params)`` of the fusion's ``fuser.schedule``; None when absent."""
-    name = f"@{fusion.sym_name.data}"
+    """``(kind, params)`` of the fusion's ``fuser.schedule`` (``read_schedule``); None
+    when absent."""
     attr = fusion.attributes.get(SCHEDULE_ATTR)
     if attr is None:
         return None
-    if not isinstance(attr, DictionaryAttr):
-        raise ScheduleFusionsError(
-            f"schedule-fusions: {name}: {SCHEDULE_ATTR} must be a dictionary, got {attr}"
-        )
-    entries = dict(attr.data)
-    kind_attr = entries.pop("kind", None)
-    if not isinstance(kind_attr, StringAttr) or kind_attr.data not in PARAMS_TYPES:
-        raise ScheduleFusionsError(
-            f"schedule-fusions: {name}: {SCHEDULE_ATTR} needs kind = one of "
-            f"{', '.join(PARAMS_TYPES)}, got {kind_attr}"
-        )
-    kind = kind_attr.data
     try:
-        params = params_from_entries(PARAMS_TYPES[kind], entries)
-    except (TypeError, ValueError) as e:
-        msg = str(e)
-        if isinstance(e, TypeError) and "missing" in msg:
-            msg = "missing fields " + msg.split("missing", 1)[1].split(":", 1)[-1].strip()
+        return read_schedule(attr)
+    except ScheduleAttrError as e:
         raise ScheduleFusionsError(
-            f"schedule-fusions: {name}: bad {kind} parameters in {SCHEDULE_ATTR}: {msg}"
+            f"schedule-fusions: @{fusion.sym_name.data}: {SCHEDULE_ATTR}: {e}"
         ) from None
-    _check_positive(name, kind, params)
-    return kind, params
-
-
-def _check_positive(name: str, kind: str, params: object) -> None:
-    for field_name in (
-        "vectorization",
-        "unroll",
-        "threads_per_row",
-        "rows_per_block",
-        "persistent_batch",
-        "tile1",
-        "tile2",
-        "vectorization1",
-        "vectorization2",
-        "outer_vectorization",
-    ):
-        v = getattr(params, field_name, 1)
-        if not isinstance(v, int) or v <= 0:
-            raise ScheduleFusionsError(
-                f"schedule-fusions: {name}: {kind} parameter {field_name} = {v} must be a "
-                "positive integer"
-            )
-    for dims in ("block", "grid"):
-        v = getattr(params, dims, (1, 1, 1))
-        if len(v) != 3 or any(d <= 0 for d in v):
-            raise ScheduleFusionsError(
-                f"schedule-fusions: {name}: {kind} parameter {dims} = {list(v)} must be three "
-                "positive extents"
-            )
-    inner = getattr(params, "inner", None)
-    if inner is not None:
-        _check_positive(name, kind, inner)
 
 
 def concrete_sizes(fusion: FusionOp, given: dict[int, Any], need: bool) -> ConcreteSizes | None:

@@ -184,20 +184,41 @@ def _range_problem(params: object) -> str | None:
     return None
 
 
-def schedule_problem(attr: Attribute) -> str | None:
-    """What is wrong with a ``fuser.schedule`` attribute, or None: a dictionary with a
-    known ``kind`` and that scheduler's parameters, in range."""
+class ScheduleAttrError(ValueError):
+    """A ``fuser.schedule`` attribute that is not a scheduler's parameters."""
+
+
+def read_schedule(attr: Attribute) -> tuple[str, object]:
+    """``(kind, params)`` of a ``fuser.schedule`` attribute: a dictionary with a known
+    ``kind`` and that scheduler's parameters, every field present and in range. The one
+    reader: the verifier (``schedule_problem``), ``schedule-fusions`` and
+    ``lower-to-kernels`` all use it, so they agree on what is valid and say it alike.
+    Raises ``ScheduleAttrError`` naming the problem."""
     if not isinstance(attr, DictionaryAttr):
-        return f"must be a dictionary, got {attr}"
+        raise ScheduleAttrError(f"must be a dictionary, got {attr}")
     entries = dict(attr.data)
     kind = entries.pop("kind", None)
     if not isinstance(kind, StringAttr) or kind.data not in PARAMS_TYPES:
-        return f"kind must be one of {', '.join(PARAMS_TYPES)}, got {kind}"
+        raise ScheduleAttrError(f"kind must be one of {', '.join(PARAMS_TYPES)}, got {kind}")
     try:
         params = params_from_entries(PARAMS_TYPES[kind.data], entries)
     except (ValueError, TypeError) as e:
-        return f"bad {kind.data} parameters: {e}"
-    return _range_problem(params)
+        msg = str(e)
+        if isinstance(e, TypeError) and "missing" in msg:  # the dataclass constructor's
+            msg = "missing fields " + msg.split("missing", 1)[1].split(":", 1)[-1].strip()
+        raise ScheduleAttrError(f"bad {kind.data} parameters: {msg}") from None
+    if (problem := _range_problem(params)) is not None:
+        raise ScheduleAttrError(f"bad {kind.data} parameters: {problem}")
+    return kind.data, params
+
+
+def schedule_problem(attr: Attribute) -> str | None:
+    """What is wrong with a ``fuser.schedule`` attribute (``read_schedule``), or None."""
+    try:
+        read_schedule(attr)
+    except ScheduleAttrError as e:
+        return str(e)
+    return None
 
 
 FusionOp.SCHEDULE_CHECK = schedule_problem

@@ -267,7 +267,7 @@ fuser.fusion @row_sum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
     ("attr", "message"),
     [
         ("", "has no fuser.schedule attribute"),
-        ('{fuser.schedule = {kind = "fancy"}}', "needs kind = one of"),
+        ('{fuser.schedule = {kind = "fancy"}}', "kind must be one of"),
         ('{fuser.schedule = {kind = "pointwise", unroll = 1 : i64}}', "bad pointwise parameters"),
         ('{fuser.schedule = "pointwise"}', "must be a dictionary"),
         (
@@ -377,3 +377,47 @@ def test_pointwise_with_reshapes_schedules_every_tensor_once(case: str) -> None:
     for t in tensors:
         want = list(itertools.product(*(range(e) for e in t.type.get_shape())))
         assert sorted(covered(loop_structure(fusion, t))) == want, t.name_hint
+
+
+_NEG = """
+fuser.fusion @f(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %y = fuser.neg %x : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  fuser.output %y : !fuser.tensor<4x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '{kind = "pointwise", break_point = 0 : i64, vectorization = 0 : i64, unroll = 1 : i64, '
+        "block = array<i64: 128, 1, 1>, grid = array<i64: 1, 1, 1>}",
+        '{kind = "pointwise", vectorization = 4 : i64}',
+        '{kind = "TIDx"}',
+        '"pointwise"',
+    ],
+)
+def test_one_reader_of_fuser_schedule(bad: str) -> None:
+    """The verifier, schedule-fusions and lower-to-kernels read ``fuser.schedule`` with
+    ``schedulers.params.read_schedule``: the same attribute gets the same diagnostic
+    from each (they used to disagree: lower-to-kernels ignored a non-dictionary, and
+    each phrased a missing field its own way)."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from fuser.passes.lower_to_kernels import LowerToKernelsPass
+    from fuser.schedulers.params import schedule_problem
+
+    ctx = make_context()
+    attr = Parser(ctx, bad).parse_attribute()
+    problem = schedule_problem(attr)
+    assert problem is not None
+    said = []
+    for p in (ScheduleFusions(), LowerToKernelsPass()):
+        module = parse_module(_NEG)
+        fusion = next(op for op in module.walk() if isinstance(op, FusionOp))
+        fusion.attributes["fuser.schedule"] = attr  # unverified, as a pass may meet it
+        with pytest.raises(DiagnosticException) as e:
+            p.apply(ctx, module)
+        said.append(str(e.value))
+    assert said == [f"{name}: @f: fuser.schedule: {problem}" for name in ("schedule-fusions", "lower-to-kernels")]

@@ -107,7 +107,7 @@ def lower_segment(
     if kind == "inner_persistent" or (kind == "reduction" and fastest):
         from fuser.codegen.lower.rows import lower_rows
 
-        return lower_rows(fusion, shapes, in_layouts, out_layouts, params, name, kind, target=target)  # type: ignore[arg-type]
+        return lower_rows(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
     if kind == "inner_outer_persistent":
         from fuser.codegen.lower.inner_outer import lower_inner_outer
 
