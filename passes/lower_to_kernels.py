@@ -48,9 +48,9 @@ from fuser.passes.select_schedulers import (
     _inputs_for,
 )
 from fuser.passes.sizes_option import parse_sizes
+from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import SizeBindingError
 from fuser.schedulers.params import ScheduleAttrError, read_schedule
-from fuser.schedulers.target import UnknownTargetError, get_target
 
 KERNELS_ATTR = "fuser.kernels"
 
@@ -66,13 +66,10 @@ class LowerToKernelsPass(ModulePass):
     name = "lower-to-kernels"
 
     sizes: str = ""
-    gpu: str = "h100"
+    gpu: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = get_target(self.gpu)
-        except UnknownTargetError as e:
-            raise LowerToKernelsError(f"lower-to-kernels: {e}") from None
+        target = resolve_target(op, self.gpu, self.name)
         given = parse_sizes(self.sizes, self.name)
         for fusion in [f for f in op.ops if isinstance(f, FusionOp)]:
             name = f"@{fusion.sym_name.data}"

@@ -105,9 +105,10 @@ from fuser.passes.mark_aliases import (
 )
 from fuser.passes.mark_aliases import preallocate_outputs as _preallocate
 from fuser.passes.sizes_option import parse_sizes
+from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.registry import select
-from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget, get_target
+from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget
 
 __all__ = ["Segment", "SegmentRecord", "find_segments", "segment_module"]
 
@@ -766,14 +767,11 @@ class SegmentPass(ModulePass):
 
     name = "segment"
 
-    gpu: str = "h100"
+    gpu: str = ""
     sizes: str | None = None
     preallocate: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = get_target(self.gpu)
-        except ValueError as e:
-            raise HostPassError(f"segment: {e}") from e
+        target = resolve_target(op, self.gpu, self.name)
         given = parse_sizes(self.sizes, self.name) if self.sizes else None
         segment_module(op, given, target, self.preallocate)

@@ -35,10 +35,10 @@ from xdsl.utils.exceptions import DiagnosticException
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.ir.shapes import DYN, fmt_shape
 from fuser.passes.sizes_option import parse_sizes
+from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
 from fuser.schedulers.params import params_entries
 from fuser.schedulers.registry import select
-from fuser.schedulers.target import UnknownTargetError, get_target
 
 SCHEDULE_ATTR = "fuser.schedule"
 REJECTIONS_ATTR = "fuser.schedule_rejections"
@@ -86,15 +86,12 @@ class SelectSchedulers(ModulePass):
 
     name = "select-schedulers"
 
-    gpu: str = "h100"
+    gpu: str = ""
     sizes: str = ""
     debug: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = get_target(self.gpu)
-        except UnknownTargetError as e:
-            raise SelectSchedulersError(f"select-schedulers: {e}") from None
+        target = resolve_target(op, self.gpu, self.name)
         given = parse_sizes(self.sizes, self.name)
         debug = self.debug
         for fusion in op.walk():

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from fuser.ir.dialects.fuser import TARGET_FIELDS, TargetAttr
+
 
 @dataclass(frozen=True)
 class GpuTarget:
@@ -140,3 +142,17 @@ def from_device(ordinal: int = 0, fallback: GpuTarget = DEFAULT_TARGET) -> GpuTa
         )
     except Exception:  # noqa: BLE001 - any driver failure means "no usable device"
         return fallback
+
+
+def to_attr(target: GpuTarget) -> TargetAttr:
+    """``target`` as the IR fact ``#fuser.target<...>`` (``set-target``)."""
+    return TargetAttr(
+        target.name, target.compute_capability, [getattr(target, f) for f in TARGET_FIELDS]
+    )
+
+
+def from_attr(attr: TargetAttr) -> GpuTarget:
+    """The ``GpuTarget`` a ``#fuser.target`` attribute describes."""
+    return GpuTarget(
+        name=attr.gpu.data, compute_capability=attr.compute_capability, **attr.properties()
+    )  # type: ignore[arg-type]

@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     ComplexType,
     DenseArrayBase,
+    Float64Type,
     FloatAttr,
     IntAttr,
     IntegerAttr,
@@ -339,6 +340,128 @@ class ViewAttr(ParametrizedAttribute):
         # attribute stores 0 ("same as the input product") for them.
         attr = ViewAttr(steps)
         return [attr.kinds, attr.num_inputs, attr.out_sizes]
+
+
+TARGET_FIELDS: tuple[str, ...] = (
+    "sm_count",
+    "regs_per_sm",
+    "max_regs_per_thread",
+    "smem_per_block_optin",
+    "smem_per_sm",
+    "l2_bytes",
+    "memory_bandwidth_gbs",
+    "max_threads_per_block",
+    "warp_size",
+    "max_threads_per_sm",
+    "max_blocks_per_sm",
+)
+"""The properties of a GPU that ``#fuser.target`` carries (besides its name and
+compute capability), in printed order: ``schedulers.target.GpuTarget``'s fields."""
+
+
+@irdl_attr_definition
+class TargetAttr(ParametrizedAttribute):
+    """The GPU a module is compiled for, as a fact in the IR (``set-target`` attaches
+    it to the module as ``fuser.target``; the passes that schedule and lower read it)::
+
+        #fuser.target<"h100", sm_90, sm_count = 132, regs_per_sm = 65536, ...,
+                      memory_bandwidth_gbs = 3350.0, ..., max_blocks_per_sm = 32>
+
+    The verifier wants every property of ``TARGET_FIELDS``, once each and in that
+    order; all are positive integers except ``memory_bandwidth_gbs`` (GB/s, a positive
+    float)."""
+
+    name = "fuser.target"
+
+    gpu: StringAttr
+    arch: StringAttr
+    keys: ArrayAttr[StringAttr]
+    values: ArrayAttr[Attribute]
+
+    def __init__(self, gpu: str, compute_capability: tuple[int, int], values: Sequence[float]) -> None:
+        major, minor = compute_capability
+        super().__init__(
+            StringAttr(gpu),
+            StringAttr(f"sm_{major}{minor}"),
+            ArrayAttr([StringAttr(f) for f in TARGET_FIELDS]),
+            ArrayAttr([_target_value(f, v) for f, v in zip(TARGET_FIELDS, values, strict=True)]),
+        )
+
+    @property
+    def compute_capability(self) -> tuple[int, int]:
+        digits = self.arch.data.removeprefix("sm_")
+        return int(digits[:-1]), int(digits[-1])
+
+    def properties(self) -> dict[str, float]:
+        """``{property: value}`` in the order written."""
+        return {
+            k.data: (v.value.data if isinstance(v, FloatAttr) else v.data)  # type: ignore[attr-defined]
+            for k, v in zip(self.keys.data, self.values.data, strict=True)
+        }
+
+    def verify(self) -> None:
+        arch = self.arch.data
+        if not (arch.startswith("sm_") and arch[3:].isdigit() and len(arch) >= 5):
+            raise VerifyException(f"#fuser.target: compute capability must be sm_XY, got {arch}")
+        keys = [k.data for k in self.keys.data]
+        if len(keys) != len(self.values.data):
+            raise VerifyException("#fuser.target: properties and values differ in number")
+        for k in keys:
+            if k not in TARGET_FIELDS:
+                raise VerifyException(
+                    f"#fuser.target: unknown property '{k}'; expected {', '.join(TARGET_FIELDS)}"
+                )
+            if keys.count(k) > 1:
+                raise VerifyException(f"#fuser.target: {k} is given twice")
+        missing = [f for f in TARGET_FIELDS if f not in keys]
+        if missing:
+            raise VerifyException(f"#fuser.target: missing {', '.join(missing)}")
+        if keys != list(TARGET_FIELDS):
+            raise VerifyException(
+                f"#fuser.target: properties must come in the order {', '.join(TARGET_FIELDS)}"
+            )
+        for f, v in zip(TARGET_FIELDS, self.values.data, strict=True):
+            want = FloatAttr if f == "memory_bandwidth_gbs" else IntAttr
+            if not isinstance(v, want):
+                kind = "a float" if want is FloatAttr else "an integer"
+                raise VerifyException(f"#fuser.target: {f} must be {kind}")
+            value = v.value.data if isinstance(v, FloatAttr) else v.data  # type: ignore[attr-defined]
+            if not value > 0:
+                raise VerifyException(f"#fuser.target: {f} must be positive, got {value}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.gpu.data)
+            printer.print_string(f", {self.arch.data}")
+            for k, v in self.properties().items():
+                printer.print_string(f", {k} = {v!r}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        keys: list[str] = []
+        values: list[Attribute] = []
+        with parser.in_angle_brackets():
+            gpu = parser.parse_str_literal("the target's name")
+            parser.parse_punctuation(",")
+            arch = parser.parse_identifier("a compute capability such as sm_90")
+            while parser.parse_optional_punctuation(",") is not None:
+                keys.append(parser.parse_identifier("a target property"))
+                parser.parse_punctuation("=")
+                values.append(_target_value(keys[-1], parser.parse_number()))
+        return [
+            StringAttr(gpu),
+            StringAttr(arch),
+            ArrayAttr([StringAttr(k) for k in keys]),
+            ArrayAttr(values),
+        ]
+
+
+def _target_value(key: str, value: float) -> Attribute:
+    """A property's value: a float for the bandwidth, else an integer (a float where an
+    integer belongs stays a float, for the verifier to reject)."""
+    if key == "memory_bandwidth_gbs" or isinstance(value, float):
+        return FloatAttr(float(value), Float64Type())
+    return IntAttr(int(value))
 
 
 # =====================================================================================
@@ -2264,5 +2387,5 @@ Fuser = Dialect(
         CumsumOp,
         ScatterOp,
     ],
-    [TensorType, ViewAttr],
+    [TensorType, ViewAttr, TargetAttr],
 )
