@@ -136,28 +136,13 @@ def supported_archs() -> tuple[int, ...]:
 
 @functools.cache
 def default_arch() -> str:
-    """``sm_XY`` of device 0 when a driver and a device are present, else sm_90. It asks
-    the driver itself (``cuInit``, the compute capability attributes): codegen sits below
-    the runtime layer and its ``cuda_driver``."""
-    try:
-        from cuda.bindings import driver as cu
+    """``sm_XY`` of device 0 when a driver and a device are present, else sm_90 (the
+    compute capability ``schedulers.target.from_device`` reads; its fallback, the H100,
+    is sm_90)."""
+    from fuser.schedulers.target import from_device
 
-        ok = cu.CUresult.CUDA_SUCCESS
-        if cu.cuInit(0)[0] != ok:
-            return DEFAULT_ARCH
-        err, dev = cu.cuDeviceGet(0)
-        if err != ok:
-            return DEFAULT_ARCH
-        cc = []
-        for attr in ("MAJOR", "MINOR"):
-            which = getattr(cu.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{attr}")
-            err, value = cu.cuDeviceGetAttribute(which, dev)
-            if err != ok:
-                return DEFAULT_ARCH
-            cc.append(value)
-        return f"sm_{cc[0]}{cc[1]}"
-    except Exception:  # no driver library: compile for the CI default
-        return DEFAULT_ARCH
+    major, minor = from_device().compute_capability
+    return f"sm_{major}{minor}"
 
 
 def _header_dir_candidates() -> list[Path]:

@@ -31,8 +31,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from fuser.passes.target_option import TARGET_ATTR, TargetOptionError
-from fuser.schedulers.target import get_target, to_attr
+from fuser.passes.target_option import TARGET_ATTR, named_target
+from fuser.schedulers.target import to_attr
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,4 @@ class SetTarget(ModulePass):
     gpu: str = "h100"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = get_target(self.gpu)
-        except ValueError as e:
-            raise TargetOptionError(f"{self.name}: {e}") from None
-        op.attributes[TARGET_ATTR] = to_attr(target)
+        op.attributes[TARGET_ATTR] = to_attr(named_target(self.gpu, self.name))

@@ -17,7 +17,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from fuser.ir.dialects.fuser import TargetAttr
 from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget, from_attr, get_target
 
-__all__ = ["TARGET_ATTR", "TargetOptionError", "module_target", "resolve_target"]
+__all__ = ["TARGET_ATTR", "TargetOptionError", "module_target", "named_target", "resolve_target"]
 
 TARGET_ATTR = "fuser.target"
 
@@ -38,15 +38,21 @@ def module_target(module: ModuleOp, pass_name: str) -> GpuTarget | None:
     return from_attr(attr)
 
 
+def named_target(gpu: str, pass_name: str) -> GpuTarget:
+    """The preset (or ``device``) ``gpu`` names; an unknown name is an error naming
+    the pass."""
+    try:
+        return get_target(gpu)
+    except ValueError as e:
+        raise TargetOptionError(f"{pass_name}: {e}") from None
+
+
 def resolve_target(module: ModuleOp, gpu: str, pass_name: str) -> GpuTarget:
     """The target of a pass run with ``gpu`` on ``module`` (module docstring)."""
     in_ir = module_target(module, pass_name)
     if not gpu:
         return in_ir if in_ir is not None else DEFAULT_TARGET
-    try:
-        chosen = get_target(gpu)
-    except ValueError as e:
-        raise TargetOptionError(f"{pass_name}: {e}") from None
+    chosen = named_target(gpu, pass_name)
     if in_ir is not None and in_ir != chosen:
         raise TargetOptionError(
             f"{pass_name}: gpu={gpu} but the module's {TARGET_ATTR} is '{in_ir.name}'; "

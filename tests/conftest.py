@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
-_BARE_FOLDERS = ("fuser_ir", "passes", "schedulers", "codegen", "runtime", "frontend", "tools")
+from fuser import SOURCE_FOLDERS
+
+_BARE_FOLDERS = frozenset(SOURCE_FOLDERS.values())
 
 
 class BareFolderBlocker(importlib.abc.MetaPathFinder):
