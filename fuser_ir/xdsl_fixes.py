@@ -97,8 +97,33 @@ def _install_unencodable_literal_checks() -> None:
         setattr(AttrParser, method, checked)
 
 
+def _install_memref_index_count_check() -> None:
+    """xDSL 0.74's ``memref.load``/``memref.store`` verifiers raise a bare
+    ``Exception`` for a wrong number of indices (malformed input then crashes as an
+    internal error); make it a ``VerifyException`` naming the op."""
+    from xdsl.dialects import memref
+    from xdsl.utils.exceptions import VerifyException
+
+    for cls in (memref.LoadOp, memref.StoreOp):
+        upstream = cls.verify_
+        if getattr(upstream, "_fuser_fix", False):
+            continue
+
+        def verify_(self: Any, _up: Any = upstream) -> None:
+            try:
+                _up(self)
+            except VerifyException:
+                raise
+            except Exception as e:  # noqa: BLE001 - the upstream verifier's bare Exception
+                raise VerifyException(f"{self.name}: {e}") from None
+
+        verify_._fuser_fix = True  # type: ignore[attr-defined]
+        cls.verify_ = verify_  # type: ignore[method-assign]
+
+
 def install() -> None:
     """Apply the workarounds (idempotent)."""
+    _install_memref_index_count_check()
     _install_linear_string_regex()
     _install_wide_float_printing()
     _install_unencodable_literal_checks()

@@ -42,12 +42,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweringError, TensorLayout
 from fuser.ir.dialects.fuser import FusionOp, TensorType
-from fuser.passes.select_schedulers import (
-    SCHEDULE_ATTR,
-    SelectSchedulersError,
-    _inputs_for,
-)
-from fuser.passes.sizes_option import parse_sizes
+from fuser.passes.select_schedulers import SCHEDULE_ATTR
+from fuser.passes.sizes_option import input_sizes, parse_sizes
 from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import SizeBindingError
 from fuser.schedulers.params import ScheduleAttrError, read_schedule
@@ -73,10 +69,7 @@ class LowerToKernelsPass(ModulePass):
         given = parse_sizes(self.sizes, self.name)
         for fusion in [f for f in op.ops if isinstance(f, FusionOp)]:
             name = f"@{fusion.sym_name.data}"
-            try:
-                shapes = _inputs_for(fusion, given)
-            except SelectSchedulersError as e:
-                raise LowerToKernelsError(str(e).replace("select-schedulers", "lower-to-kernels")) from None
+            shapes = input_sizes(fusion, given, self.name)
             layouts: list[TensorLayout | None] = []
             scalars: list[object] = []
             for a, s in zip(fusion.inputs, shapes, strict=True):

@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import FunctionType, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -758,7 +758,41 @@ def segment_module(
         if not launches:
             continue
         out[name] = segment_fusion_launches(module, fusion, launches, sizes, target, preallocate)
+    for program in programs(module):
+        keep_result_layouts(module, program)
     return out
+
+
+def keep_result_layouts(module: ModuleOp, program: H.ProgramOp) -> None:
+    """A program result whose declared type has a layout (``stride_order``) and that
+    a launch writes into an ``hir.allocate`` gets that layout on the allocation, the
+    launch's result and the segment's declared output: the kernel then writes the
+    layout the caller asked for (``add_output(t, stride_order=...)``)."""
+    callees = fusions_by_name(module)
+    for value, declared in zip(program.return_op.values, program.function_type.outputs.data, strict=True):
+        alloc = value.owner
+        if (
+            not isinstance(declared, F.TensorType)
+            or declared.has_default_layout
+            or not isinstance(alloc, H.AllocateOp)
+            or not isinstance(value.type, F.TensorType)
+            or not value.type.has_default_layout
+        ):
+            continue
+        typed = F.TensorType(value.type.get_shape(), value.type.element_type, None, list(declared.get_stride_order()))
+        for use in list(value.uses):
+            launch = use.operation
+            if not isinstance(launch, H.LaunchOp) or use.index < len(launch.args):
+                continue
+            k = use.index - len(launch.args)
+            callee = callees.get(launch.callee.root_reference.data)
+            if callee is None:
+                continue
+            outs = list(callee.function_type.outputs.data)
+            outs[k] = typed
+            callee.function_type = FunctionType.from_lists(list(callee.function_type.inputs.data), outs)
+            launch.res[k]._type = typed  # noqa: SLF001 - no public setter for a value's type
+        value._type = typed  # noqa: SLF001
 
 
 @dataclass(frozen=True)

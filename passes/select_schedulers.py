@@ -32,9 +32,8 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from fuser.ir.dialects.fuser import FusionOp, TensorType
-from fuser.ir.shapes import DYN, fmt_shape
-from fuser.passes.sizes_option import parse_sizes
+from fuser.ir.dialects.fuser import FusionOp
+from fuser.passes.sizes_option import input_sizes, parse_sizes
 from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
 from fuser.schedulers.params import params_entries
@@ -46,38 +45,6 @@ REJECTIONS_ATTR = "fuser.schedule_rejections"
 
 class SelectSchedulersError(DiagnosticException):
     """Bad pass options, or a fusion that no scheduler accepts."""
-
-
-def _inputs_for(fusion: FusionOp, given: dict[int, tuple[int, ...]]) -> list[object]:
-    name = f"@{fusion.sym_name.data}"
-    extra = sorted(i for i in given if i >= len(fusion.inputs))
-    if extra:
-        raise SelectSchedulersError(
-            f"select-schedulers: sizes name input #{extra[0]} but {name} has "
-            f"{len(fusion.inputs)} inputs"
-        )
-    out: list[object] = []
-    for i, a in enumerate(fusion.inputs):
-        if isinstance(a.type, TensorType):
-            if i not in given and DYN in a.type.get_shape():
-                raise SelectSchedulersError(
-                    f"select-schedulers: input #{i} of {name} has symbolic extents "
-                    f'{fmt_shape(a.type.get_shape())}; give them with sizes="{i}=..."'
-                )
-            declared = a.type.get_shape()
-            shape = given.get(i, declared)
-            if not isinstance(shape, tuple) or len(shape) != len(declared) or any(
-                d != DYN and d != s for d, s in zip(declared, shape, strict=True)
-            ):
-                raise SelectSchedulersError(
-                    f"select-schedulers: {name}: input #{i} has type {a.type} but the "
-                    f"given shape is {fmt_shape(shape)}"
-                )
-            out.append(shape)
-        else:
-            v = given.get(i)
-            out.append(v[0] if isinstance(v, tuple) and len(v) == 1 else None)
-    return out
 
 
 @dataclass(frozen=True)
@@ -99,7 +66,7 @@ class SelectSchedulers(ModulePass):
                 continue
             name = f"@{fusion.sym_name.data}"
             try:
-                concrete = bind_sizes(fusion, _inputs_for(fusion, given))
+                concrete = bind_sizes(fusion, input_sizes(fusion, given, self.name))
             except SizeBindingError as e:
                 raise SelectSchedulersError(f"select-schedulers: {e}") from None
             sel = select(fusion, concrete, target)

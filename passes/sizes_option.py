@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from xdsl.utils.exceptions import DiagnosticException
 
-__all__ = ["SizesOptionError", "parse_sizes"]
+from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.shapes import DYN, fmt_shape
+
+__all__ = ["SizesOptionError", "input_sizes", "parse_sizes"]
 
 
 class SizesOptionError(DiagnosticException):
@@ -46,4 +49,42 @@ def parse_sizes(text: str, pass_name: str) -> dict[int, tuple[int, ...]]:
         if index in out:
             raise SizesOptionError(f"{pass_name}: sizes give input #{index} twice")
         out[index] = dims
+    return out
+
+
+def input_sizes(
+    fusion: FusionOp, given: dict[int, tuple[int, ...]], pass_name: str
+) -> list[object]:
+    """What ``fuser.schedulers.analysis.sizes.bind_sizes`` takes for ``fusion``: per
+    input, the given shape or its static extents (tensors), the given value or None
+    (scalars). Errors (an index past the inputs, a symbolic extent not given, a shape
+    of the wrong rank or against a static extent) name ``pass_name``."""
+    name = f"@{fusion.sym_name.data}"
+    extra = sorted(i for i in given if i >= len(fusion.inputs))
+    if extra:
+        raise SizesOptionError(
+            f"{pass_name}: sizes name input #{extra[0]} but {name} has "
+            f"{len(fusion.inputs)} inputs"
+        )
+    out: list[object] = []
+    for i, a in enumerate(fusion.inputs):
+        if isinstance(a.type, TensorType):
+            if i not in given and DYN in a.type.get_shape():
+                raise SizesOptionError(
+                    f"{pass_name}: input #{i} of {name} has symbolic extents "
+                    f'{fmt_shape(a.type.get_shape())}; give them with sizes="{i}=..."'
+                )
+            declared = a.type.get_shape()
+            shape = given.get(i, declared)
+            if len(shape) != len(declared) or any(
+                d != DYN and d != s for d, s in zip(declared, shape, strict=True)
+            ):
+                raise SizesOptionError(
+                    f"{pass_name}: {name}: input #{i} has type {a.type} but the "
+                    f"given shape is {fmt_shape(shape)}"
+                )
+            out.append(shape)
+        else:
+            v = given.get(i)
+            out.append(v[0] if v is not None and len(v) == 1 else None)
     return out

@@ -192,7 +192,7 @@ class GpuEvaluator(HostProgramWalker):
         return x
 
     def _check_float_input(self, v: Any, t: Any, what: str) -> Any:
-        if not isinstance(v, int | float | bool):
+        if not isinstance(v, int | float | bool | complex):
             raise ValueError(f"{what} must be a scalar, got {v!r}")
         return v
 
@@ -228,6 +228,16 @@ class GpuEvaluator(HostProgramWalker):
 
             return torch.empty(shape, dtype=torch_dtype(dtype), device=f"cuda:{self.device}")
         return DeviceArray(shape, dtype, device=self.device)
+
+    def _empty_in_order(self, shape: list[int], dtype: DType, stride_order: tuple[int, ...]) -> Any:
+        from fuser.codegen.lower.common import TensorLayout
+
+        strides = TensorLayout.with_stride_order(tuple(shape), stride_order).strides
+        if self._torch:
+            import torch
+
+            return torch.empty_strided(shape, strides, dtype=torch_dtype(dtype), device=f"cuda:{self.device}")
+        return DeviceArray(shape, dtype, device=self.device, strides=strides)
 
     def _zero(self, buf: Any) -> None:
         if _is_torch(buf):

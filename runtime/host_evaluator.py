@@ -99,8 +99,10 @@ class HostEvaluator(HostProgramWalker):
                 )
         return x
 
-    def _check_float_input(self, v: Any, t: Any, what: str) -> float | bool:
+    def _check_float_input(self, v: Any, t: Any, what: str) -> float | bool | complex:
         dt = DType.from_xdsl(t)
+        if dt.is_complex and isinstance(v, int | float | complex | np.generic) and not isinstance(v, bool):
+            return complex(v)
         if not isinstance(v, int | float | bool | np.generic):
             raise ValueError(f"{what} must be a {dt} scalar, got {v!r}")
         return bool(v) if dt.is_bool else float(v)
@@ -160,6 +162,12 @@ class HostEvaluator(HostProgramWalker):
     # ---- buffers and launches -----------------------------------------------------
     def _empty(self, shape: list[int], dtype: DType) -> np.ndarray:
         return np.empty(shape, dtype=dtype.to_numpy())
+
+    def _empty_in_order(self, shape: list[int], dtype: DType, stride_order: tuple[int, ...]) -> np.ndarray:
+        # axes from the largest stride to the smallest, then viewed back in place
+        order = sorted(range(len(shape)), key=lambda i: -stride_order[i])
+        buf = np.empty([shape[i] for i in order], dtype=dtype.to_numpy())
+        return buf.transpose([order.index(i) for i in range(len(shape))])
 
     def _zero(self, buf: np.ndarray) -> None:
         buf[...] = 0

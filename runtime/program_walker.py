@@ -319,6 +319,11 @@ class HostProgramWalker(ABC):
     def _empty(self, shape: list[int], dtype: DType) -> Any:
         """A new uninitialized buffer."""
 
+    def _empty_in_order(self, shape: list[int], dtype: DType, stride_order: tuple[int, ...]) -> Any:
+        """A new buffer whose strides follow ``stride_order`` (the ``fuser.tensor``
+        layout: ``stride_order[i]`` ranks axis ``i``'s stride); dense by default."""
+        return self._empty(shape, dtype)
+
     @abstractmethod
     def _zero(self, buf: Any) -> None:
         """Fills ``buf`` with zeros (on the current stream)."""
@@ -328,7 +333,9 @@ class HostProgramWalker(ABC):
         assert isinstance(t, F.TensorType)
         shape = self._shape(op, t.get_shape(), op.sizes)
         buf = self._prealloc.get(op)
-        if buf is None:
+        if buf is None and not t.has_default_layout:
+            buf = self._empty_in_order(shape, t.dtype, t.get_stride_order())
+        elif buf is None:
             buf = self._empty(shape, t.dtype)
         elif list(self._shape_of(buf)) != shape:
             raise ValueError(

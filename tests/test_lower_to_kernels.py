@@ -16,8 +16,9 @@ from fuser.ir.context import make_context, parse_module
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import kernel as K
 from fuser.ir.reference import run_fusion
-from fuser.passes.lower_to_kernels import LowerToKernelsError, LowerToKernelsPass
+from fuser.passes.lower_to_kernels import LowerToKernelsPass
 from fuser.passes.select_schedulers import SelectSchedulers
+from fuser.passes.sizes_option import SizesOptionError
 from fuser.runtime.cpu_runner import flat_buffer, layout_of
 
 POINTWISE_VIEWS = """
@@ -103,7 +104,7 @@ def test_without_select_schedulers_the_registry_decides() -> None:
 
 def test_symbolic_sizes_need_the_option() -> None:
     module = parse_module(COLUMN_SUM.replace("37x40", "?x40"))
-    with pytest.raises(LowerToKernelsError, match="symbolic extents"):
+    with pytest.raises(SizesOptionError, match="lower-to-kernels: input #0 of @cols has symbolic extents"):
         LowerToKernelsPass().apply(make_context(), module)
     module = parse_module(COLUMN_SUM.replace("37x40", "?x40"))
     LowerToKernelsPass(sizes="0=37x40").apply(make_context(), module)

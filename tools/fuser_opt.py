@@ -17,6 +17,11 @@ diagnostic to stderr and exit with status 1, without a Python traceback (set
 ``FUSER_TRACEBACK=1`` to get one). With ``--verify-diagnostics`` (resp.
 ``--parsing-diagnostics``) verifier (resp. parse) errors are printed to stdout and
 the exit status is 0, as in ``xdsl-opt``, so that lit tests can check them.
+
+``--print-pipeline[=SIZES]`` prints the pass pipeline of the compiler driver
+(``fuser.runtime.driver.PASSES``, what ``driver.compile`` runs after
+``bind-sizes``) as a ``-p`` spec, so that ``fuser-opt -p "$(fuser-opt
+--print-pipeline=0=4x1024)" f.mlir`` runs exactly what the driver runs.
 """
 
 from __future__ import annotations
@@ -193,6 +198,15 @@ class FuserOptMain(xDSLOptMain):
             "-p 'NAME{OPTIONS}'). Flags and -p pipelines run in command-line order.",
         )
         arg_parser.add_argument(
+            "--print-pipeline",
+            nargs="?",
+            const="",
+            default=None,
+            metavar="SIZES",
+            help="print the pipeline the compiler driver (fuser.runtime.driver) runs, as a "
+            "-p spec, and exit; with SIZES (bind-sizes' option, '0=4x1024'), bind-sizes first",
+        )
+        arg_parser.add_argument(
             "--debug-schedulers",
             action="store_true",
             help="record why each scheduler rejected a fusion (select-schedulers)",
@@ -269,6 +283,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     except SystemExit as e:
         # argparse's usage errors exit 2; every bad command line exits 1 here.
         sys.exit(1 if e.code == 2 else e.code)
+    if tool.args.print_pipeline is not None:
+        from fuser.runtime.driver import PASSES
+
+        sizes = tool.args.print_pipeline
+        head = [f'bind-sizes{{sizes="{sizes}"}}'] if sizes else []
+        print(",".join([*head, *PASSES]))
+        return
     if tool.args.input_file is not None and not os.path.isfile(tool.args.input_file):
         _error(f"cannot open input file '{tool.args.input_file}': no such file")
         sys.exit(1)

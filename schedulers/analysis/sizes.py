@@ -26,6 +26,7 @@ from fuser.ir.dialects.fuser import (
     ConstantOp,
     FuserOp,
     FusionOp,
+    InferError,
     IotaOp,
     SizeOp,
     TensorType,
@@ -180,7 +181,7 @@ def _bind_op(
         raise SizeBindingError(f"{name}: cannot bind sizes through {op.name}")
     try:
         inferred: list[Attribute] = op.infer()
-    except (ShapeError, ValueError) as e:
+    except (ShapeError, ValueError, InferError) as e:
         raise SizeBindingError(f"{name}: {op.name}: {e}") from e
     sizes = size_operands(op)
     for r, t in zip(op.results, inferred, strict=True):
@@ -189,13 +190,17 @@ def _bind_op(
             continue
         shape = list(t.get_shape())
         dyn = [i for i, d in enumerate(shape) if d == DYN]
+        declared = r.type.get_shape() if isinstance(r.type, TensorType) else ()
         if dyn and len(sizes) == len(dyn):
             for i, s in zip(dyn, sizes, strict=True):
-                if s not in scalars:
+                if s in scalars:
+                    shape[i] = int(scalars[s])
+                elif len(declared) == len(shape) and declared[i] != DYN:
+                    shape[i] = declared[i]  # bound by the type (bind-sizes)
+                else:
                     raise SizeBindingError(
                         f"{name}: {op.name}: extent {i} depends on an unknown scalar"
                     )
-                shape[i] = int(scalars[s])
         if DYN in shape:
             raise SizeBindingError(f"{name}: {op.name}: cannot bind the extents of {t}")
         r._type = TensorType(shape, t.element_type)

@@ -1,0 +1,229 @@
+"""The compiler driver: one fixed, printable pass pipeline from a fusion to an
+``Executable``.
+
+::
+
+    sig = Signature.of(fusion, [x, y])          # shapes (and extent-setting scalars)
+    exe = compile(fusion, sig, H100)             # the pipeline below, on a copy
+    print(exe.pipeline)                          # what ran, as a fuser-opt -p spec
+    outs = exe.run_on_cpu([x, y])                # the host program on the CPU
+
+The pipeline is ``bind-sizes{sizes="<signature>"}`` followed by ``PASSES``::
+
+    canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers
+
+on a module holding a copy of the fusion and the target (``fuser.target``, the
+``set-target`` attribute). Its result is an ``hir.program @main`` that launches
+segment fusions, each annotated with the scheduler ``select-schedulers`` chose
+(``fuser.schedule``); ``fuser-opt --print-pipeline`` prints the same spec, so
+``fuser-opt -p "$(fuser-opt --print-pipeline=SIZES)"`` reproduces a compile. The
+kernels of each ``hir.launch`` are lowered by ``lower-to-kernels``' lowering
+(``fuser.codegen.lower.lower_segment``, reading the segment's ``fuser.schedule``)
+for the layouts the launch really sees (``Executable.launch_layouts``: the caller's
+strides and alignment for program inputs, dense buffers for intermediates).
+
+Status (issue 13): ``compile``, ``run_on_cpu`` and ``launch_layouts`` are what this
+module provides and tests; moving ``fd.execute`` (CPU and GPU), ``fd.plan`` and
+``fd.cuda_code_for`` onto it is work in progress (branch ``issue13-driver-wip``:
+``fuser.runtime.gpu_program.GpuProgram``), so today those still take their own
+routes.
+
+A pipeline without some pass (``compile(..., passes=...)``) changes what runs:
+without ``strip-bookend-views`` the views stay inside the segment fusions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Region
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException
+
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.passes import all_passes
+from fuser.passes.target_option import TARGET_ATTR
+from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget, to_attr
+
+__all__ = ["PASSES", "CompileError", "Executable", "Signature", "compile", "pipeline_spec"]
+
+PASSES: tuple[str, ...] = (
+    "canonicalize",
+    "strip-bookend-views",
+    "mark-aliases",
+    "segment",
+    "select-schedulers",
+)
+"""The passes after ``bind-sizes``, in order: what ``fd.execute`` runs."""
+
+
+class CompileError(ValueError):
+    """A fusion the pipeline cannot compile for a signature; names the pass's message."""
+
+
+def _has_size_operands(fusion: F.FusionOp) -> bool:
+    from fuser.schedulers.analysis.sizes import size_operands
+
+    return any(isinstance(op, F.SizeOp) or size_operands(op) for op in fusion.body.block.ops)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a compiled program is specialized for: per input, its shape (tensors),
+    its value (an integer scalar of a fusion whose extents come from scalars), or
+    None (any other scalar)."""
+
+    inputs: tuple[tuple[int, ...] | int | None, ...]
+
+    @staticmethod
+    def of(fusion: F.FusionOp, flat: Sequence[Any]) -> Signature:
+        """The signature of ``flat`` (arrays of any kind with ``.shape``, GPU arrays,
+        shapes given as tuples for tensor inputs, scalars) for ``fusion``."""
+        from fuser.runtime import gpu_arrays as ga
+
+        sized: bool | None = None
+        out: list[tuple[int, ...] | int | None] = []
+        for x, t in zip(flat, fusion.function_type.inputs.data, strict=True):
+            if isinstance(t, F.TensorType):
+                if isinstance(x, tuple):
+                    out.append(x)
+                elif ga.is_gpu_array(x):
+                    out.append(tuple(ga.array_info(x).shape))
+                else:
+                    out.append(tuple(int(d) for d in np.shape(x)))
+                continue
+            if sized is None:
+                sized = _has_size_operands(fusion)
+            v = x.item() if isinstance(x, np.generic | np.ndarray) else x
+            out.append(int(v) if sized and isinstance(v, int) and not isinstance(v, bool) else None)
+        return Signature(tuple(out))
+
+    def sizes_option(self) -> str:
+        """The ``sizes`` option of ``bind-sizes`` (``sizes_option``'s grammar)."""
+        parts = []
+        for i, s in enumerate(self.inputs):
+            if isinstance(s, tuple):
+                parts.append(f"{i}=" + "x".join(str(d) for d in s))
+            elif s is not None:
+                parts.append(f"{i}={s}")
+        return ",".join(parts)
+
+
+def pipeline_spec(signature: Signature | None, passes: Sequence[str] = PASSES) -> str:
+    """The pipeline as a ``fuser-opt -p`` spec; without a signature, the passes
+    after ``bind-sizes``."""
+    head = [] if signature is None else [f'bind-sizes{{sizes="{signature.sizes_option()}"}}']
+    return ",".join([*head, *passes])
+
+
+@dataclass
+class Executable:
+    """A compiled fusion: the module after the pipeline (segment fusions with their
+    ``fuser.schedule``, ``hir.program @main``) and how it was made."""
+
+    module: ModuleOp
+    signature: Signature
+    target: GpuTarget
+    pipeline: str
+    name: str
+    program: H.ProgramOp = field(init=False)
+    fusions: dict[str, F.FusionOp] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.program = next(op for op in self.module.ops if isinstance(op, H.ProgramOp))
+        self.fusions = {op.sym_name.data: op for op in self.module.ops if isinstance(op, F.FusionOp)}
+
+    @property
+    def launches(self) -> list[H.LaunchOp]:
+        """Every ``hir.launch`` of the program, in program order."""
+        return [op for op in self.program.walk() if isinstance(op, H.LaunchOp)]
+
+    def callee(self, launch: H.LaunchOp) -> F.FusionOp:
+        return self.fusions[launch.callee.root_reference.data]
+
+    @property
+    def num_kernels_launched(self) -> int:
+        return len(self.launches)
+
+    def launch_layouts(
+        self, layouts: Sequence[Any], scalars: Sequence[Any]
+    ) -> list[tuple[F.FusionOp, list[Any], list[Any]]]:
+        """Each launch's segment with the layouts (``TensorLayout``) and scalar values
+        of its arguments: a program input keeps the caller's layout (``layouts[i]``),
+        an intermediate is the dense buffer the program allocates for it, in the
+        stride order its segment declares."""
+        from fuser.codegen.lower.common import TensorLayout
+        from fuser.passes.segment import host_shapes
+
+        shapes = {i: lay.shape for i, lay in enumerate(layouts) if lay is not None}
+        env = host_shapes(self.program, shapes)
+        out = []
+        for op in self.launches:
+            seg = self.callee(op)
+            seg_layouts: list[Any] = []
+            seg_scalars: list[Any] = []
+            for a, decl in zip(op.args, seg.inputs, strict=True):
+                if isinstance(a, BlockArgument) and a.owner is self.program.body.block:
+                    seg_layouts.append(layouts[a.index])
+                    seg_scalars.append(scalars[a.index])
+                elif isinstance(decl.type, F.TensorType):
+                    shape = env.get(a)
+                    if not isinstance(shape, tuple):
+                        raise CompileError(f"no concrete shape for an input of @{seg.sym_name.data}")
+                    seg_layouts.append(TensorLayout.with_stride_order(shape, decl.type.get_stride_order()))
+                    seg_scalars.append(None)
+                else:
+                    seg_layouts.append(None)
+                    seg_scalars.append(env.get(a))
+            out.append((seg, seg_layouts, seg_scalars))
+        return out
+
+    def run_on_cpu(self, flat: Sequence[Any], kernels: bool = False, nvrtc: bool = True) -> list[Any]:
+        """The host program on the CPU (numpy buffers and views). Each launch runs its
+        segment with the reference interpreter (the fast CPU mode), or with
+        ``kernels`` the generated kernels in the CPU kernel interpreter (``nvrtc``:
+        also compiled with NVRTC)."""
+        from fuser.runtime.host_evaluator import run_program
+
+        if kernels:
+            from fuser.runtime.cpu_runner import KernelHostEvaluator
+
+            return KernelHostEvaluator(self.module, nvrtc=nvrtc).run(list(flat), "main")
+        return run_program(self.module, list(flat), "main")
+
+
+def compile(  # noqa: A001 - the driver's verb, as torch.compile
+    fusion: F.FusionOp,
+    signature: Signature,
+    target: GpuTarget = DEFAULT_TARGET,
+    passes: Sequence[str] = PASSES,
+) -> Executable:
+    """Run the pipeline (module docstring) on a copy of ``fusion`` for ``signature``
+    and ``target``. Pass diagnostics become ``CompileError`` naming the fusion."""
+    from fuser.passes.bind_sizes import BindSizes
+
+    clone = fusion.clone()
+    module = ModuleOp(Region(Block()))
+    module.body.block.add_op(clone)
+    module.attributes[TARGET_ATTR] = to_attr(target)
+    name = fusion.sym_name.data
+    spec = pipeline_spec(signature, passes)
+    ctx = Context(allow_unregistered=True)
+    try:
+        BindSizes(signature.sizes_option()).apply(ctx, module)
+        if passes:
+            PassPipeline.parse_spec(all_passes(), ",".join(passes)).apply(ctx, module)
+    except (DiagnosticException, ValueError) as e:
+        raise CompileError(f"cannot compile @{name}: {e}") from None
+    if not any(isinstance(op, H.ProgramOp) for op in module.ops):
+        raise CompileError(
+            f"cannot compile @{name}: the pipeline '{spec}' made no hir.program "
+            "(it needs the segment pass)"
+        )
+    return Executable(module, signature, target, spec, name)
