@@ -28,7 +28,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.ir import BlockArgument
 
 from fuser.frontend.cache import CacheEntry, FusionCache, Runtime
 from fuser.frontend.validation import (
@@ -413,9 +412,8 @@ def segment_launches(
     segmentation, the one the GPU runs) with its input layouts and scalar values: a
     program input keeps the caller's layout, an intermediate is the dense buffer the
     program allocates for it (in the stride order the segment declares)."""
-    from fuser.codegen.lower.common import TensorLayout
     from fuser.ir.dialects import hir as H
-    from fuser.passes.segment import host_shapes
+    from fuser.runtime.driver import launch_layouts
     from fuser.runtime.segmented import segment_fusion
     from fuser.schedulers.target import DEFAULT_TARGET
 
@@ -423,29 +421,7 @@ def segment_launches(
     module, _ = segment_fusion(fusion, shapes, DEFAULT_TARGET)
     program = next(op for op in module.walk() if isinstance(op, H.ProgramOp))
     callees = {op.sym_name.data: op for op in module.walk() if isinstance(op, FusionOp)}
-    env = host_shapes(program, {i: s for i, s in enumerate(shapes) if s is not None})
-    launches = []
-    for op in program.walk():
-        if not isinstance(op, H.LaunchOp):
-            continue
-        seg = callees[op.callee.root_reference.data]
-        seg_layouts: list[Any] = []
-        seg_scalars: list[Any] = []
-        for a, decl in zip(op.args, seg.inputs, strict=True):
-            if isinstance(a, BlockArgument) and a.owner is program.body.block:
-                seg_layouts.append(layouts[a.index])
-                seg_scalars.append(scalars[a.index])
-            elif isinstance(decl.type, TensorType):
-                shape = env.get(a)
-                if not isinstance(shape, tuple):
-                    raise ValueError(f"cuda_code_for: no concrete shape for an input of @{seg.sym_name.data}")
-                seg_layouts.append(TensorLayout.with_stride_order(shape, decl.type.get_stride_order()))
-                seg_scalars.append(None)
-            else:
-                seg_layouts.append(None)
-                seg_scalars.append(env.get(a))
-        launches.append((seg, seg_layouts, seg_scalars))
-    return launches
+    return launch_layouts(program, callees, layouts, scalars, "cuda_code_for: ")
 
 
 def run_runtime(rt: Runtime, flat: list[Any], executor: Executor, fusion_id: int) -> list[Any]:

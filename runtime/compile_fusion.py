@@ -24,6 +24,7 @@ from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweredFusion, TensorLayout
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
+from fuser.schedulers.analysis.sizes import has_size_operands
 
 _SIG = {
     DType.float64: "d",
@@ -238,7 +239,7 @@ def launch_fusion(
             layouts.append(None)
             values.append(a.item() if hasattr(a, "item") else a)
             if sized is None:
-                sized = _has_size_operands(fusion)
+                sized = has_size_operands(fusion)
             scalars.append(values[-1] if sized else None)
     term = fusion.output_op
     if outs is None:
@@ -273,12 +274,3 @@ def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[
     finally:
         for n, b in zip(seg.scratch_bytes, bufs, strict=True):
             _scratch.give(n, b, stream)
-
-
-def _has_size_operands(fusion: F.FusionOp) -> bool:
-    """Whether an extent of ``fusion`` comes from a scalar operand (``fuser.size``, or
-    ``size_operands``: an op's ``sizes``, ``fuser.iota``'s length): then the scalar
-    inputs' values are part of the compiled segment's key and of its lowering."""
-    from fuser.schedulers.analysis.sizes import size_operands
-
-    return any(isinstance(op, F.SizeOp) or size_operands(op) for op in fusion.body.block.ops)

@@ -39,19 +39,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Region
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException
 
+from fuser.ir.context import make_context
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.passes import all_passes
 from fuser.passes.target_option import TARGET_ATTR
+from fuser.schedulers.analysis.sizes import has_size_operands
 from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget, to_attr
 
-__all__ = ["PASSES", "CompileError", "Executable", "Signature", "compile", "pipeline_spec"]
+__all__ = ["PASSES", "CompileError", "Executable", "Signature", "compile", "launch_layouts", "pipeline_spec"]
 
 PASSES: tuple[str, ...] = (
     "canonicalize",
@@ -65,12 +66,6 @@ PASSES: tuple[str, ...] = (
 
 class CompileError(ValueError):
     """A fusion the pipeline cannot compile for a signature; names the pass's message."""
-
-
-def _has_size_operands(fusion: F.FusionOp) -> bool:
-    from fuser.schedulers.analysis.sizes import size_operands
-
-    return any(isinstance(op, F.SizeOp) or size_operands(op) for op in fusion.body.block.ops)
 
 
 @dataclass(frozen=True)
@@ -99,7 +94,7 @@ class Signature:
                     out.append(tuple(int(d) for d in np.shape(x)))
                 continue
             if sized is None:
-                sized = _has_size_operands(fusion)
+                sized = has_size_operands(fusion)
             v = x.item() if isinstance(x, np.generic | np.ndarray) else x
             out.append(int(v) if sized and isinstance(v, int) and not isinstance(v, bool) else None)
         return Signature(tuple(out))
@@ -115,10 +110,10 @@ class Signature:
         return ",".join(parts)
 
 
-def pipeline_spec(signature: Signature | None, passes: Sequence[str] = PASSES) -> str:
-    """The pipeline as a ``fuser-opt -p`` spec; without a signature, the passes
-    after ``bind-sizes``."""
-    head = [] if signature is None else [f'bind-sizes{{sizes="{signature.sizes_option()}"}}']
+def pipeline_spec(sizes: str | None, passes: Sequence[str] = PASSES) -> str:
+    """The pipeline as a ``fuser-opt -p`` spec for ``bind-sizes``' ``sizes`` option
+    (``Signature.sizes_option``); without sizes, the passes after ``bind-sizes``."""
+    head = [f'bind-sizes{{sizes="{sizes}"}}'] if sizes else []
     return ",".join([*head, *passes])
 
 
@@ -147,42 +142,12 @@ class Executable:
     def callee(self, launch: H.LaunchOp) -> F.FusionOp:
         return self.fusions[launch.callee.root_reference.data]
 
-    @property
-    def num_kernels_launched(self) -> int:
-        return len(self.launches)
-
     def launch_layouts(
         self, layouts: Sequence[Any], scalars: Sequence[Any]
     ) -> list[tuple[F.FusionOp, list[Any], list[Any]]]:
-        """Each launch's segment with the layouts (``TensorLayout``) and scalar values
-        of its arguments: a program input keeps the caller's layout (``layouts[i]``),
-        an intermediate is the dense buffer the program allocates for it, in the
-        stride order its segment declares."""
-        from fuser.codegen.lower.common import TensorLayout
-        from fuser.passes.segment import host_shapes
-
-        shapes = {i: lay.shape for i, lay in enumerate(layouts) if lay is not None}
-        env = host_shapes(self.program, shapes)
-        out = []
-        for op in self.launches:
-            seg = self.callee(op)
-            seg_layouts: list[Any] = []
-            seg_scalars: list[Any] = []
-            for a, decl in zip(op.args, seg.inputs, strict=True):
-                if isinstance(a, BlockArgument) and a.owner is self.program.body.block:
-                    seg_layouts.append(layouts[a.index])
-                    seg_scalars.append(scalars[a.index])
-                elif isinstance(decl.type, F.TensorType):
-                    shape = env.get(a)
-                    if not isinstance(shape, tuple):
-                        raise CompileError(f"no concrete shape for an input of @{seg.sym_name.data}")
-                    seg_layouts.append(TensorLayout.with_stride_order(shape, decl.type.get_stride_order()))
-                    seg_scalars.append(None)
-                else:
-                    seg_layouts.append(None)
-                    seg_scalars.append(env.get(a))
-            out.append((seg, seg_layouts, seg_scalars))
-        return out
+        """Each launch's segment with its arguments' layouts and scalar values
+        (``launch_layouts`` of the program)."""
+        return launch_layouts(self.program, self.fusions, layouts, scalars)
 
     def run_on_cpu(self, flat: Sequence[Any], kernels: bool = False, nvrtc: bool = True) -> list[Any]:
         """The host program on the CPU (numpy buffers and views). Each launch runs its
@@ -196,6 +161,47 @@ class Executable:
 
             return KernelHostEvaluator(self.module, nvrtc=nvrtc).run(list(flat), "main")
         return run_program(self.module, list(flat), "main")
+
+
+def launch_layouts(
+    program: H.ProgramOp,
+    callees: dict[str, F.FusionOp],
+    layouts: Sequence[Any],
+    scalars: Sequence[Any],
+    where: str = "",
+) -> list[tuple[F.FusionOp, list[Any], list[Any]]]:
+    """Each ``hir.launch`` of ``program`` (in program order) with its segment (from
+    ``callees``, by name) and the layouts (``TensorLayout``) and scalar values of its
+    arguments: a program input keeps the caller's layout (``layouts[i]``, and
+    ``scalars[i]``), an intermediate is the dense buffer the program allocates for it,
+    in the stride order its segment declares. ``where`` prefixes the error of an
+    intermediate whose shape the host cannot compute."""
+    from fuser.codegen.lower.common import TensorLayout
+    from fuser.passes.segment import host_shapes
+
+    env = host_shapes(program, {i: lay.shape for i, lay in enumerate(layouts) if lay is not None})
+    out = []
+    for op in program.walk():
+        if not isinstance(op, H.LaunchOp):
+            continue
+        seg = callees[op.callee.root_reference.data]
+        seg_layouts: list[Any] = []
+        seg_scalars: list[Any] = []
+        for a, decl in zip(op.args, seg.inputs, strict=True):
+            if isinstance(a, BlockArgument) and a.owner is program.body.block:
+                seg_layouts.append(layouts[a.index])
+                seg_scalars.append(scalars[a.index])
+            elif isinstance(decl.type, F.TensorType):
+                shape = env.get(a)
+                if not isinstance(shape, tuple):
+                    raise CompileError(f"{where}no concrete shape for an input of @{seg.sym_name.data}")
+                seg_layouts.append(TensorLayout.with_stride_order(shape, decl.type.get_stride_order()))
+                seg_scalars.append(None)
+            else:
+                seg_layouts.append(None)
+                seg_scalars.append(env.get(a))
+        out.append((seg, seg_layouts, seg_scalars))
+    return out
 
 
 def compile(  # noqa: A001 - the driver's verb, as torch.compile
@@ -213,8 +219,8 @@ def compile(  # noqa: A001 - the driver's verb, as torch.compile
     module.body.block.add_op(clone)
     module.attributes[TARGET_ATTR] = to_attr(target)
     name = fusion.sym_name.data
-    spec = pipeline_spec(signature, passes)
-    ctx = Context(allow_unregistered=True)
+    spec = pipeline_spec(signature.sizes_option(), passes)
+    ctx = make_context()
     try:
         BindSizes(signature.sizes_option()).apply(ctx, module)
         if passes:

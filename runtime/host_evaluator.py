@@ -35,6 +35,7 @@ aliases, loops, deallocation, validation) is ``fuser.runtime.program_walker.Host
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -164,10 +165,12 @@ class HostEvaluator(HostProgramWalker):
         return np.empty(shape, dtype=dtype.to_numpy())
 
     def _empty_in_order(self, shape: list[int], dtype: DType, stride_order: tuple[int, ...]) -> np.ndarray:
-        # axes from the largest stride to the smallest, then viewed back in place
-        order = sorted(range(len(shape)), key=lambda i: -stride_order[i])
-        buf = np.empty([shape[i] for i in order], dtype=dtype.to_numpy())
-        return buf.transpose([order.index(i) for i in range(len(shape))])
+        from fuser.codegen.lower.common import TensorLayout
+
+        dt = dtype.to_numpy()
+        strides = TensorLayout.with_stride_order(tuple(shape), stride_order).strides
+        buf = np.empty(max(math.prod(shape), 1), dtype=dt)
+        return np.lib.stride_tricks.as_strided(buf, shape, [st * dt.itemsize for st in strides])
 
     def _zero(self, buf: np.ndarray) -> None:
         buf[...] = 0

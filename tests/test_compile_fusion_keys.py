@@ -6,7 +6,7 @@ lowering cannot bind the extent (nvFuser's iota of a runtime length on the GPU r
 from __future__ import annotations
 
 from fuser import DataType, FusionDefinition
-from fuser.runtime.compile_fusion import _has_size_operands
+from fuser.schedulers.analysis.sizes import has_size_operands
 
 
 def _fusion(build) -> object:  # noqa: ANN001
@@ -20,15 +20,15 @@ def test_an_iota_length_is_a_size_operand() -> None:
         n = fd.define_scalar(dtype=DataType.Int)
         fd.add_output(fd.ops.iota(n, dtype=DataType.Float))
 
-    assert _has_size_operands(_fusion(build))
+    assert has_size_operands(_fusion(build))
 
 
-def test_full_of_a_runtime_shape_has_size_operands() -> None:
+def test_full_of_a_runtime_shapehas_size_operands() -> None:
     def build(fd: FusionDefinition) -> None:
         n = fd.define_scalar(dtype=DataType.Int)
         fd.add_output(fd.ops.full([n, 3], 1.0, dtype=DataType.Float))
 
-    assert _has_size_operands(_fusion(build))
+    assert has_size_operands(_fusion(build))
 
 
 def test_a_scalar_operand_of_arithmetic_is_not() -> None:
@@ -37,4 +37,4 @@ def test_a_scalar_operand_of_arithmetic_is_not() -> None:
         s = fd.define_scalar(dtype=DataType.Double)
         fd.add_output(fd.ops.mul(t, s))
 
-    assert not _has_size_operands(_fusion(build))
+    assert not has_size_operands(_fusion(build))

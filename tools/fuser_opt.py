@@ -284,11 +284,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         # argparse's usage errors exit 2; every bad command line exits 1 here.
         sys.exit(1 if e.code == 2 else e.code)
     if tool.args.print_pipeline is not None:
-        from fuser.runtime.driver import PASSES
+        from fuser.runtime.driver import pipeline_spec
 
-        sizes = tool.args.print_pipeline
-        head = [f'bind-sizes{{sizes="{sizes}"}}'] if sizes else []
-        print(",".join([*head, *PASSES]))
+        print(pipeline_spec(tool.args.print_pipeline))
         return
     if tool.args.input_file is not None and not os.path.isfile(tool.args.input_file):
         _error(f"cannot open input file '{tool.args.input_file}': no such file")

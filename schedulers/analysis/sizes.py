@@ -165,6 +165,13 @@ def bind_sizes(fusion: FusionOp, inputs: Sequence[object] | None = None) -> Conc
     return ConcreteSizes(out_shapes, out_scalars)
 
 
+def has_size_operands(fusion: FusionOp) -> bool:
+    """Whether an extent of ``fusion`` comes from a scalar operand (``fuser.size``, or
+    ``size_operands``: an op's ``sizes``, ``fuser.iota``'s length): then the values of
+    its scalar inputs decide shapes."""
+    return any(isinstance(op, SizeOp) or size_operands(op) for op in fusion.body.block.ops)
+
+
 def size_operands(op: Operation) -> list[SSAValue]:
     """The scalar operands of ``op`` that give its result's symbolic extents, in order:
     its ``sizes`` operands, or ``fuser.iota``'s length."""

@@ -119,12 +119,12 @@ def test_iota_of_a_runtime_length_on_the_default_gpu() -> None:
     scalar's value reaches the lowering (launch_fusion dropped it for fuser.iota, whose
     length is not a ``sizes`` operand: 'extent 0 depends on an unknown scalar')."""
     from fuser.frontend.execute_options import set_default_device
-    from fuser.runtime.compile_fusion import _has_size_operands
+    from fuser.schedulers.analysis.sizes import has_size_operands
 
     with FusionDefinition() as fd:
         n = fd.define_scalar(dtype=DataType.Int)
         fd.add_output(fd.ops.iota(n, dtype=DataType.Float))
-    assert _has_size_operands(fd._ensure_defined().fusion)
+    assert has_size_operands(fd._ensure_defined().fusion)
     set_default_device("cuda")
     try:
         for length in (5, 7):
