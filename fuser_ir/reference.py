@@ -34,7 +34,7 @@ from xdsl.ir import Operation, SSAValue
 from fuser.ir import fp8
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType, compute_dtype
-from fuser.ir.shapes import DYN, fmt_shape
+from fuser.ir.shapes import DYN, fmt_shape, run_time_extent_mismatch
 
 Value = Any  # np.ndarray for tensors, a numpy scalar for scalars
 
@@ -435,31 +435,14 @@ def _pad(x: np.ndarray, widths: Sequence[int], value: Value, dtype: DType) -> np
 
 
 def _check_elementwise_extents(op: F.ElementwiseOp, args: Sequence[Value]) -> None:
-    """Operands of an elementwise op agree on every run-time extent, except operands
-    whose type says the axis is a broadcast (static extent 1). A symbolic axis that is
-    1 at run time (a slice's result) does not broadcast: the kernel indexes every
-    operand alike, so numpy's broadcasting would compute something no kernel does."""
-    tensors = [(k, v, a) for k, (v, a) in enumerate(zip(op.operands, args, strict=True))
-               if isinstance(v.type, F.TensorType) and v.type.rank > 0]
-    if len(tensors) < 2:
-        return
-    rank = max(v.type.rank for _, v, _ in tensors)  # type: ignore[union-attr]
-    for axis in range(rank):
-        seen: tuple[int, int] | None = None
-        for k, v, a in tensors:
-            shape = v.type.get_shape()  # type: ignore[union-attr]
-            i = axis - (rank - len(shape))
-            if i < 0 or shape[i] == 1:
-                continue
-            extent = int(np.shape(a)[i])
-            if seen is None:
-                seen = (k, extent)
-            elif seen[1] != extent:
-                raise InterpreterError(
-                    f"{op.name}: operand #{seen[0]} has extent {seen[1]} and operand #{k} "
-                    f"extent {extent} in axis {axis} at run time; only an axis of static "
-                    "extent 1 broadcasts"
-                )
+    """Operands of an elementwise op agree on every run-time extent, except on axes
+    their type says broadcast (``shapes.run_time_extent_mismatch``): numpy's
+    broadcasting would otherwise compute something no kernel does."""
+    declared = [v.type.get_shape() if isinstance(v.type, F.TensorType) else None for v in op.operands]
+    actual = [np.shape(a) if d is not None else None for d, a in zip(declared, args, strict=True)]
+    problem = run_time_extent_mismatch(op.name, declared, actual)
+    if problem is not None:
+        raise InterpreterError(problem)
 
 
 def evaluate_op(op: Operation, args: list[Value]) -> list[Value]:

@@ -46,6 +46,36 @@ def broadcast_shapes(*shapes: Sequence[int]) -> list[int]:
     return out
 
 
+def run_time_extent_mismatch(
+    op_name: str, declared: Sequence[Sequence[int] | None], actual: Sequence[Sequence[int] | None]
+) -> str | None:
+    """Why the operands of an elementwise op disagree on a run-time extent (None when
+    they agree): ``declared[k]`` is operand ``k``'s type's shape, ``actual[k]`` its
+    run-time shape (None for scalars). Only an axis of static extent 1 broadcasts: a
+    symbolic axis that is 1 at run time (a slice's result) does not, as the kernel
+    indexes every operand alike."""
+    tensors = [(k, d, a) for k, (d, a) in enumerate(zip(declared, actual, strict=True))
+               if d is not None and a is not None and len(d) > 0]
+    if len(tensors) < 2:
+        return None
+    rank = max(len(d) for _, d, _ in tensors)
+    for axis in range(rank):
+        seen: tuple[int, int] | None = None
+        for k, d, a in tensors:
+            i = axis - (rank - len(d))
+            if i < 0 or d[i] == 1:
+                continue
+            if seen is None:
+                seen = (k, int(a[i]))
+            elif seen[1] != a[i]:
+                return (
+                    f"{op_name}: operand #{seen[0]} has extent {seen[1]} and operand #{k} "
+                    f"extent {a[i]} in axis {axis} at run time; only an axis of static "
+                    "extent 1 broadcasts"
+                )
+    return None
+
+
 def normalize_dim(dim: int, rank: int, what: str = "dim") -> int:
     """Wrap a negative dim; raise ShapeError when it is out of range."""
     if not -rank <= dim < max(rank, 1) or (rank == 0 and dim not in (0, -1)):

@@ -2,10 +2,15 @@
 input signature, writing the concrete extents into the types.
 
 The ``sizes`` option has the grammar of ``sizes_option`` (``INDEX=EXTENTS`` joined
-by ``x``; a scalar input that sets an extent may be given its value, ``2=7``). Every
-tensor value of every fusion gets the extents the inputs imply (the same binding the
-schedulers use, ``fuser.schedulers.analysis.sizes.bind_sizes``); layouts (contiguity,
-stride order) and scalars stay as they are. The passes after it (``segment``,
+by ``x``; a scalar input may be given its value, ``2=7``). The inputs get the given
+extents; a scalar input given a value is read as a ``fuser.constant`` of it (the
+compiled program is specialized for that value); every op result gets its bound
+extents, except those its op infers as symbolic from the bound operands, so the
+result verifies (an extent a size operand gives, ``reshape``'s or ``expand``'s
+``sizes``, stays symbolic in the type and the passes after bind it from the operand). The extents are first checked against each
+other with the binding the schedulers use (``fuser.schedulers.analysis.sizes.
+bind_sizes``). Layouts (contiguity, stride order) stay, except that an axis bound to
+extent 1 has no contiguity (``none``, as nvFuser gives size-1 axes). The passes after it (``segment``,
 ``select-schedulers``, ``schedule-fusions``, ``lower-to-kernels``) then need no
 ``sizes`` of their own: this is how the compiler driver (``fuser.runtime.driver``)
 hands them the signature of ``fd.execute``'s inputs.
@@ -39,7 +44,9 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import ConstantOp, FuserOp, FusionOp, InferError, TensorType
+from fuser.ir.dtypes import DType
+from fuser.ir.shapes import DYN
 from fuser.passes.sizes_option import input_sizes, parse_sizes
 from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
 
@@ -51,9 +58,16 @@ class BindSizesError(DiagnosticException):
 
 
 def _bound(t: Attribute, shape: tuple[int, ...]) -> Attribute:
-    if not isinstance(t, TensorType) or t.get_shape() == shape:
+    """``t`` with extents ``shape``; the layout stays, except that an axis bound to
+    extent 1 has no contiguity (``none``, as nvFuser gives size-1 axes: no stride
+    of it is ever used), so a layout that was row-major stays row-major."""
+    if not isinstance(t, TensorType):
         return t
-    contiguity = list(t.get_contiguity()) if t.contiguity.data else None
+    contiguity = None
+    if t.contiguity.data:
+        contiguity = [None if e == 1 else c for c, e in zip(t.get_contiguity(), shape, strict=True)]
+    if t.get_shape() == shape and contiguity == (list(t.get_contiguity()) if t.contiguity.data else None):
+        return t
     stride_order = list(t.get_stride_order()) if t.stride_order.data else None
     return TensorType(shape, t.element_type, contiguity, stride_order)
 
@@ -65,17 +79,36 @@ def _retype(v: SSAValue, shape: tuple[int, ...]) -> None:
 
 
 def bind_fusion(fusion: FusionOp, given: dict[int, tuple[int, ...]], pass_name: str = "bind-sizes") -> None:
-    """Write the extents ``given`` implies into the types of ``fusion``."""
+    """Specialize ``fusion`` to ``given`` (see the module docstring)."""
     try:
         sizes = bind_sizes(fusion, input_sizes(fusion, given, pass_name))
-    except SizeBindingError as e:
+    except SizeBindingError as e:  # extents that disagree, shapes that do not fit
         raise BindSizesError(f"{pass_name}: {e}") from None
-    for arg in fusion.inputs:
-        _retype(arg, sizes.shape(arg))
-    for op in fusion.body.block.ops:
+    block = fusion.body.block
+    for i, arg in enumerate(fusion.inputs):
+        if isinstance(arg.type, TensorType):
+            _retype(arg, sizes.shape(arg))
+        elif i in given and len(given[i]) == 1 and arg.uses:
+            # a scalar's value is part of the signature: its uses read a constant
+            const = ConstantOp(given[i][0], DType.from_xdsl(arg.type))
+            block.insert_op_before(const, block.first_op)  # type: ignore[arg-type]
+            arg.replace_all_uses_with(const.result)
+    for op in block.ops:
+        if op is fusion.output_op or not isinstance(op, FuserOp):
+            continue
         for r in op.results:
             if r in sizes:
                 _retype(r, sizes.shape(r))
+        # what the op infers from its bound operands is what the verifier checks: an
+        # extent a size operand gives (reshape's, expand's sizes) stays symbolic
+        try:
+            inferred = op.infer()
+        except (InferError, ValueError) as e:
+            raise BindSizesError(f"{pass_name}: @{fusion.sym_name.data}: {op.name}: {e}") from None
+        for r, t in zip(op.results, inferred, strict=True):
+            if isinstance(t, TensorType) and isinstance(r.type, TensorType):
+                bound = r.type.get_shape()
+                _retype(r, tuple(DYN if e == DYN else b for e, b in zip(t.get_shape(), bound, strict=True)))
     outputs = [v.type for v in fusion.output_op.returned_values()]
     declared = fusion.function_type.outputs.data
     fusion.function_type = FunctionType.from_lists(

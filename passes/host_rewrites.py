@@ -81,17 +81,35 @@ def rebuild_launch(
 
 
 def set_fusion_outputs(
-    fusion: F.FusionOp, values: Sequence[SSAValue], alias_inputs: Sequence[int] | None = None
+    fusion: F.FusionOp,
+    values: Sequence[SSAValue],
+    alias_inputs: Sequence[int] | None = None,
+    result_types: Sequence[Attribute] | None = None,
 ) -> None:
-    """Replace the terminator and the declared result types of ``fusion``."""
+    """Replace the terminator and the declared result types of ``fusion``
+    (``result_types``, one per returned value; by default the values' types without
+    layout)."""
     old = fusion.output_op
     new = F.OutputOp(list(values), alias_inputs)
     fusion.body.block.insert_op_before(new, old)
     erase_op(old)
     returned = new.returned_values()
+    if result_types is None:
+        result_types = [default_layout(v.type) for v in returned]
     fusion.function_type = type(fusion.function_type).from_lists(
-        list(fusion.body.block.arg_types), [default_layout(v.type) for v in returned]
+        list(fusion.body.block.arg_types), list(result_types)
     )
+
+
+def laid_out_outputs(fusion: F.FusionOp) -> dict[SSAValue, F.TensorType]:
+    """The returned values of ``fusion`` whose declared result type has a layout
+    (``add_output(t, stride_order=...)``), with that type: a kernel must write them in
+    it, so they are never host views."""
+    return {
+        v: t
+        for v, t in zip(fusion.output_op.returned_values(), fusion.function_type.outputs.data, strict=True)
+        if isinstance(t, F.TensorType) and not t.has_default_layout
+    }
 
 
 def sync_fusion_inputs(fusion: F.FusionOp) -> None:
@@ -159,11 +177,15 @@ def _ints(attr: object) -> list[int]:
 
 
 def _non_expanding(op: F.BroadcastInDimOp) -> bool:
+    """No stride-0 axis: every input axis keeps its extent and every new axis has
+    extent 1 (a ``[17, 2] -> [17, 3, 2]`` broadcast expands its new axis)."""
     t = op.input.type
     r = op.result.type
     assert isinstance(t, F.TensorType) and isinstance(r, F.TensorType)
     out = r.get_shape()
-    return all(t.get_shape()[i] == out[d] for i, d in enumerate(_ints(op.broadcast_dims)))
+    dims = _ints(op.broadcast_dims)
+    kept = all(t.get_shape()[i] == out[d] for i, d in enumerate(dims))
+    return kept and all(e == 1 for d, e in enumerate(out) if d not in dims)
 
 
 def is_host_viewable(op: Operation) -> bool:

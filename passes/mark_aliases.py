@@ -14,7 +14,9 @@ gets one, as in ``strip-bookend-views``):
 2. **Outputs that are views of inputs** (a fusion input seen through host-viewable
    views, under ``strip-bookend-views``' layout rules) leave the fusion and become
    host views of the launch argument: same storage, no kernel. A fusion left with
-   no output launches nothing (the launch and the fusion symbol are erased).
+   no output launches nothing (the launch and the fusion symbol are erased). An
+   output declared with a layout (``stride_order``) stays: a kernel writes it in
+   that layout.
 3. **In-place updates** become ``hir`` aliases: the aliased output becomes a
    launch result (after the others) and ``hir.alias %result, %X`` makes every
    write of it a write of the caller's buffer ``%X``.
@@ -172,7 +174,11 @@ def hoist_view_outputs(fusion: F.FusionOp, launches: list[H.LaunchOp]) -> list[H
     aliases = term.get_alias_inputs()
     returned = [i for i, a in enumerate(aliases) if a < 0]
     hoisted: dict[int, tuple[BlockArgument, list[Operation], list[F.TensorType]]] = {}
+    declared = fusion.function_type.outputs.data
     for k, i in enumerate(returned):
+        t = declared[k]
+        if isinstance(t, F.TensorType) and not t.has_default_layout:
+            continue  # this return is asked for in a layout: a kernel writes it
         chain = _view_chain(term.values[i])
         if chain is not None:
             hoisted[k] = chain
@@ -182,7 +188,10 @@ def hoist_view_outputs(fusion: F.FusionOp, launches: list[H.LaunchOp]) -> list[H
     kept_aliased = [i for i, a in enumerate(aliases) if a >= 0]
     values = [term.values[i] for i in sorted(keep + kept_aliased)]
     new_aliases = [aliases[i] for i in sorted(keep + kept_aliased)]
-    set_fusion_outputs(fusion, values, new_aliases if any(a >= 0 for a in new_aliases) else None)
+    kept_types = [declared[k] for k in range(len(returned)) if k not in hoisted]
+    set_fusion_outputs(
+        fusion, values, new_aliases if any(a >= 0 for a in new_aliases) else None, kept_types
+    )
     erase_dead_ops(fusion.body.block)
     new_types = list(fusion.function_type.outputs.data)
     rebuilt: list[H.LaunchOp] = []
@@ -290,8 +299,12 @@ def preallocate_outputs(
             and ret is not None
             and sum(1 for v in ret.values if v == r) == 1
         )
+        declared = fusion.function_type.outputs.data[k]
+        order = None
+        if isinstance(declared, F.TensorType) and not declared.has_default_layout:
+            order = list(declared.get_stride_order())  # the layout the caller asked for
         alloc = H.AllocateOp(
-            F.TensorType(t.get_shape(), t.element_type), sizes, preallocated=returned_once
+            F.TensorType(t.get_shape(), t.element_type, None, order), sizes, preallocated=returned_once
         )
         new_ops.append(alloc)
         buffers.append(alloc.result)

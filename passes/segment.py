@@ -95,6 +95,7 @@ from fuser.passes.host_rewrites import (
     host_view_ops_typed,
     input_end_type,
     is_host_viewable,
+    laid_out_outputs,
     launches_by_callee,
     programs,
 )
@@ -622,6 +623,7 @@ def segment_fusion_launches(
 ) -> list[SegmentRecord]:
     """Segment ``fusion`` and rewrite its launches; returns the segment records."""
     name = fusion.sym_name.data
+    copy_outputs_with_other_layouts(fusion)
     guard_inplace_races(fusion)
     launches = hoist_view_outputs(fusion, launches)
     if not launches:
@@ -662,6 +664,7 @@ def segment_fusion_launches(
                 f"segment: output of @{name} is computed by scalar ops ({owner.name}); only a "
                 "fusion accepted whole can return it"
             )
+    laid_out = laid_out_outputs(fusion)
     records: list[SegmentRecord] = []
     built: list[tuple[Segment, F.FusionOp | None]] = []
     module_block = module.body.block
@@ -671,10 +674,11 @@ def segment_fusion_launches(
         a: la.type for a, la in zip(fusion.inputs, first.args, strict=True)
     }
     for seg in segments:
-        if _host_view_types(seg, host_types):
+        if not any(v in laid_out for v in seg.outputs()) and _host_view_types(seg, host_types):
             built.append((seg, None))
             continue
         f = build_fusion(f"{name}_seg{n}", seg)
+        declare_output_layouts(f, seg.outputs(), laid_out)
         n += 1
         module_block.insert_op_after(f, anchor)
         anchor = f
@@ -758,41 +762,47 @@ def segment_module(
         if not launches:
             continue
         out[name] = segment_fusion_launches(module, fusion, launches, sizes, target, preallocate)
-    for program in programs(module):
-        keep_result_layouts(module, program)
     return out
 
 
-def keep_result_layouts(module: ModuleOp, program: H.ProgramOp) -> None:
-    """A program result whose declared type has a layout (``stride_order``) and that
-    a launch writes into an ``hir.allocate`` gets that layout on the allocation, the
-    launch's result and the segment's declared output: the kernel then writes the
-    layout the caller asked for (``add_output(t, stride_order=...)``)."""
-    callees = fusions_by_name(module)
-    for value, declared in zip(program.return_op.values, program.function_type.outputs.data, strict=True):
-        alloc = value.owner
-        if (
-            not isinstance(declared, F.TensorType)
-            or declared.has_default_layout
-            or not isinstance(alloc, H.AllocateOp)
-            or not isinstance(value.type, F.TensorType)
-            or not value.type.has_default_layout
-        ):
+def declare_output_layouts(
+    segment: F.FusionOp, outputs: Sequence[SSAValue], laid_out: dict[SSAValue, F.TensorType]
+) -> None:
+    """A segment output that the fusion returns in a declared layout
+    (``add_output(t, stride_order=...)``) is declared in that layout by the segment
+    too: its buffer is then allocated in it (``mark_aliases.preallocate_outputs``) and
+    the kernel writes it."""
+    types = list(segment.function_type.outputs.data)
+    for k, v in enumerate(outputs):
+        t = laid_out.get(v)
+        if t is not None:
+            old = types[k]
+            assert isinstance(old, F.TensorType)
+            types[k] = F.TensorType(old.get_shape(), old.element_type, None, list(t.get_stride_order()))
+    segment.function_type = FunctionType.from_lists(list(segment.function_type.inputs.data), types)
+
+
+def copy_outputs_with_other_layouts(fusion: F.FusionOp) -> None:
+    """A value returned more than once in different declared layouts
+    (``add_output(t)`` and ``add_output(t, stride_order=[0, 1])``) needs a buffer per
+    layout: each later return whose stride order differs from the value's first one
+    returns a ``fuser.set`` copy, so that segmentation gives it its own output (and
+    ``declare_output_layouts`` its layout)."""
+    term = fusion.output_op
+    first: dict[SSAValue, tuple[int, ...]] = {}
+    returned = iter(fusion.function_type.outputs.data)
+    operands = list(term.values)
+    for i, (v, alias) in enumerate(zip(operands, term.get_alias_inputs(), strict=True)):
+        if alias >= 0:
             continue
-        typed = F.TensorType(value.type.get_shape(), value.type.element_type, None, list(declared.get_stride_order()))
-        for use in list(value.uses):
-            launch = use.operation
-            if not isinstance(launch, H.LaunchOp) or use.index < len(launch.args):
-                continue
-            k = use.index - len(launch.args)
-            callee = callees.get(launch.callee.root_reference.data)
-            if callee is None:
-                continue
-            outs = list(callee.function_type.outputs.data)
-            outs[k] = typed
-            callee.function_type = FunctionType.from_lists(list(callee.function_type.inputs.data), outs)
-            launch.res[k]._type = typed  # noqa: SLF001 - no public setter for a value's type
-        value._type = typed  # noqa: SLF001
+        declared = next(returned)
+        if not isinstance(declared, F.TensorType):
+            continue
+        order = declared.get_stride_order()
+        if first.setdefault(v, order) != order:
+            copy = F.SetOp(v)
+            fusion.body.block.insert_op_before(copy, term)
+            term.operands[i] = copy.result
 
 
 @dataclass(frozen=True)

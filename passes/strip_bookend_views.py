@@ -86,6 +86,7 @@ from fuser.passes.host_rewrites import (
     insert_ops_after,
     insert_ops_before,
     is_host_viewable,
+    laid_out_outputs,
     launches_by_callee,
     output_end_ok,
     rebuild_launch,
@@ -110,12 +111,15 @@ def strip_input_end(fusion: F.FusionOp, launches: Sequence[H.LaunchOp]) -> list[
     (rebuilt) launches."""
     launches = list(launches)
     block = fusion.body.block
+    laid_out = laid_out_outputs(fusion)
     changed = True
     while changed:
         changed = False
         for op in list(block.ops):
             if not op.operands or not isinstance(op.operands[0], BlockArgument):
                 continue
+            if any(r in laid_out for r in op.results):
+                continue  # returned in a declared layout: a kernel writes it
             if op.operands[0].owner is not block or len(op.operands) != 1:
                 continue
             arg = op.operands[0]

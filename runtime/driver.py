@@ -24,7 +24,7 @@ strides and alignment for program inputs, dense buffers for intermediates).
 
 Status (issue 13): ``compile``, ``run_on_cpu`` and ``launch_layouts`` are what this
 module provides and tests; moving ``fd.execute`` (CPU and GPU), ``fd.plan`` and
-``fd.cuda_code_for`` onto it is work in progress (branch ``issue13-driver-wip``:
+``fd.cuda_code_for`` onto it is work in progress (branch ``issue13-driver``:
 ``fuser.runtime.gpu_program.GpuProgram``), so today those still take their own
 routes.
 
@@ -225,6 +225,7 @@ def compile(  # noqa: A001 - the driver's verb, as torch.compile
         BindSizes(signature.sizes_option()).apply(ctx, module)
         if passes:
             PassPipeline.parse_spec(all_passes(), ",".join(passes)).apply(ctx, module)
+        module.verify()  # what runs is valid IR, as fuser-opt would print it
     except (DiagnosticException, ValueError) as e:
         raise CompileError(f"cannot compile @{name}: {e}") from None
     if not any(isinstance(op, H.ProgramOp) for op in module.ops):

@@ -24,6 +24,7 @@ from fuser.ir.dialects.fuser import (
     BINARY_OP_CLASSES,
     CastOp,
     ConstantOp,
+    ElementwiseOp,
     FuserOp,
     FusionOp,
     InferError,
@@ -31,7 +32,7 @@ from fuser.ir.dialects.fuser import (
     SizeOp,
     TensorType,
 )
-from fuser.ir.shapes import DYN, ShapeError
+from fuser.ir.shapes import DYN, ShapeError, run_time_extent_mismatch
 
 from .graph import body_ops
 
@@ -148,8 +149,17 @@ def bind_sizes(fusion: FusionOp, inputs: Sequence[object] | None = None) -> Conc
             shapes[arg] = ()
             if value is not None:
                 scalars[arg] = value
-    for op in body_ops(clone):
+    for op, orig in zip(body_ops(clone), body_ops(fusion), strict=True):
         _bind_op(op, shapes, scalars, name)
+        if isinstance(orig, ElementwiseOp):
+            # the declared types say which axes broadcast (binding makes them static)
+            problem = run_time_extent_mismatch(
+                orig.name,
+                [v.type.get_shape() if isinstance(v.type, TensorType) else None for v in orig.operands],
+                [shapes.get(v) if isinstance(v.type, TensorType) else None for v in op.operands],
+            )
+            if problem is not None:
+                raise SizeBindingError(f"{name}: {problem}")
     # Map the clone's values back onto the original fusion's, position by position.
     out_shapes: dict[SSAValue, Shape] = {}
     out_scalars: dict[SSAValue, Any] = {}
@@ -197,17 +207,13 @@ def _bind_op(
             continue
         shape = list(t.get_shape())
         dyn = [i for i, d in enumerate(shape) if d == DYN]
-        declared = r.type.get_shape() if isinstance(r.type, TensorType) else ()
         if dyn and len(sizes) == len(dyn):
             for i, s in zip(dyn, sizes, strict=True):
-                if s in scalars:
-                    shape[i] = int(scalars[s])
-                elif len(declared) == len(shape) and declared[i] != DYN:
-                    shape[i] = declared[i]  # bound by the type (bind-sizes)
-                else:
+                if s not in scalars:
                     raise SizeBindingError(
                         f"{name}: {op.name}: extent {i} depends on an unknown scalar"
                     )
+                shape[i] = int(scalars[s])
         if DYN in shape:
             raise SizeBindingError(f"{name}: {op.name}: cannot bind the extents of {t}")
         r._type = TensorType(shape, t.element_type)
