@@ -134,22 +134,37 @@ def measure(w, dtype_name: str, compile_: bool = True) -> dict:
 
 
 def kernel_only_us(fd, inputs) -> float | None:
-    """The GPU time of the last compiled segment, launched directly on the same
-    buffers (no frontend or plan lookup): the kernels' own speed."""
+    """The GPU time of the kernels of a one-launch program, launched directly on the
+    same buffers (no frontend, plan lookup or host views): the kernels' own speed.
+    None when the program launches other than one segment, or a launch argument is a
+    host view that moves the data pointer (a slice)."""
     import torch
 
-    from fuser.runtime.compile_fusion import default_compiler, run_compiled
+    from fuser.ir.dialects import hir as H
+    from fuser.runtime.compile_fusion import run_compiled
 
-    seg = default_compiler().last
-    if seg is None:
-        return None
     (out,) = fd.execute(inputs)
-    ptrs = [t.data_ptr() for t in inputs]
-    outs = [out.data_ptr()]
+    program = fd._entry.last_run
+    segs = program.compiled_segments() if hasattr(program, "compiled_segments") else []
+    if len(segs) != 1 or len(program.exe.launches) != 1:
+        return None
+    (launch,) = program.exe.launches
+
+    def pointer(v):  # noqa: ANN001, ANN202 - a launch argument's data pointer
+        while isinstance(v.owner, H.HostViewOp) and not isinstance(v.owner, H.SliceOp | H.AliasSelectOp):
+            v = v.owner.view_input()
+        if v.owner is program.exe.program.body.block:
+            x = inputs[v.index]
+            return x.data_ptr() if hasattr(x, "data_ptr") else x
+        return None
+
+    ptrs = [pointer(a) for a in launch.args]
+    if None in ptrs or len(launch.outs) != 1:
+        return None
+    seg = segs[0]
     stream = torch.cuda.current_stream().cuda_stream
-    row_kernels = len(seg.kernels)
-    us = bench(lambda: run_compiled(seg, ptrs, outs, stream))
-    return round(us, 2) if row_kernels else None
+    us = bench(lambda: run_compiled(seg, ptrs, [out.data_ptr()], stream))
+    return round(us, 2) if seg.kernels else None
 
 
 def print_table(rows: list[dict]) -> None:

@@ -240,7 +240,6 @@ def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float
     from fuser.runtime.compile_fusion import (
         CompiledSegment,
         _scratch,
-        default_compiler,
         kernel_signature,
         run_compiled,
     )
@@ -251,7 +250,7 @@ def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float
     fd = build(w, dtype)
     (out0,) = fd.execute(inputs)
     torch.cuda.synchronize()
-    seg0 = default_compiler().last
+    (seg0,) = fd._entry.last_run.compiled_segments()  # the one segment of the compiled program
     ref = torch_reference(w.torch_key)(*[t.double() for t in inputs])
     nbytes = sum(t.numel() * t.element_size() for t in inputs)
     nbytes += sum(math.prod(s) * inputs[0].element_size() for s in w.out_shapes)

@@ -30,12 +30,14 @@ class Runtime:
 
     fusion: FusionOp
     runs: int = 0
-    host_programs: dict[tuple, Any] = field(default_factory=dict)
-    """CPU: ``execution.size_key`` -> the segmented module (``fuser.runtime.segmented``)
-    when no single scheduler accepts the fusion at those sizes, else None."""
-    segmentation_errors: dict[tuple, str] = field(default_factory=dict)
-    """Why a fusion no scheduler accepts could not be segmented (it then runs on the
-    reference path)."""
+    executables: dict[tuple, Any] = field(default_factory=dict)
+    """(``driver.Signature``, target, passes) -> the ``driver.Executable`` compiled
+    for it: the only thing ``fd.execute`` caches on the CPU, and what the GPU
+    programs of ``CacheEntry.gpu_plans`` run."""
+    aliased: list[tuple[int, int]] | None = None
+    """(output position, input position) of every returned output that is written
+    in place into an input (``fuser.frontend.execution.with_aliased_inputs``);
+    None until the first run reads it from ``fusion``."""
 
 
 @dataclass
@@ -47,11 +49,15 @@ class CacheEntry:
     inputs: list[InputSpec]
     runtimes: dict[tuple, Runtime] = field(default_factory=dict)
     gpu_plans: dict[tuple, tuple[Any, Runtime]] = field(default_factory=dict)
-    """GPU input signature -> (fuser.runtime.gpu_executor.GpuPlan, runtime): the fast path."""
+    """GPU input signature (``gpu_key``) -> (``fuser.runtime.gpu_program.GpuProgram``,
+    runtime): the compiled program and its kernels for that signature."""
+    passes: tuple[str, ...] = ()
+    """The pipeline ``fd.execute`` compiles with (``fd.pipeline``); empty: the
+    driver's ``PASSES``."""
     last_run: Any = None
-    """What the last ``execute`` ran: ``"cpu"`` (the reference path), or the GPU plan
-    (``GpuPlan``/``SegmentedGpuPlan``, whose ``cuda_sources()`` are the kernels it
-    launched); None before the first run. ``fd.last_cuda_code`` reads it."""
+    """What the last ``execute`` ran: ``"cpu"`` (the host program on the CPU), or the
+    ``GpuProgram`` (whose ``cuda_sources()`` are the kernels it launched); None
+    before the first run. ``fd.last_cuda_code`` reads it."""
     compiled: dict[tuple, list[Any]] = field(default_factory=dict)
     """``layouts.layout_key`` of every input layout this fusion ran with -> the
     inputs' metadata (shape/stride/dtype-only arrays and scalars): what

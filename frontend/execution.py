@@ -1,29 +1,30 @@
-"""Running a cached fusion on the CPU.
+"""Running a cached fusion: ``fd.execute`` on the CPU and on the GPU.
 
-``execute`` validates the inputs, picks the runtime for their signature (building
-it, concretizing dynamic reshapes with the bound sizes, on a miss), runs it through
-the executor and post-processes the outputs:
+Both go through the compiler driver (``fuser.runtime.driver``): ``executable_for``
+compiles the runtime fusion (dynamic reshapes concretized with the bound sizes) for
+the inputs' signature with the fusion's pipeline (``fd.pipeline``, by default
+``driver.PASSES`` after ``bind-sizes``) and caches the ``Executable`` on the runtime.
+Then:
 
-* the executor is one replaceable function ``(FusionOp, flat inputs) -> outputs``
-  (``set_executor``); the default is the reference interpreter
-  ``fuser.ir.reference.run_fusion``, which also writes aliased outputs into their
-  input arrays in place;
-* with the default executor, the scheduler registry decides per runtime and input
-  sizes (``host_program_for``, cached on the runtime): a fusion that one scheduler
-  accepts runs on the reference interpreter as a whole (the semantic source of
-  truth, and faster on the CPU); a fusion that none accepts is segmented
-  (``fuser.runtime.segmented.segment_fusion``) and its host program runs on the CPU host
-  evaluator (``execute_segmented``: views are numpy views, intermediates are
-  dropped after their last use);
-* outputs that are only views of an input (reshape, permute, squeeze, slice,
-  broadcast, expand chains) are returned as numpy views of that input, computed
-  here at the frontend, whatever the executor does;
-* with torch inputs, outputs are torch tensors; with no tensor input at all (scalars
-  only, or none) too when torch is importable (nvFuser always returns torch tensors).
+* **CPU** (``execute``): the Executable's host program runs on the CPU host
+  evaluator (``Executable.run_on_cpu``): host views are numpy views of the inputs,
+  intermediates are dropped after their last use, and each ``hir.launch`` runs its
+  segment with the reference interpreter (the fast CPU mode; the generated kernels
+  in the CPU kernel interpreter are ``execute_kernels_on_cpu``). An explicit
+  executor (``executor=``, ``set_executor``) instead runs the whole fusion, with
+  outputs that are only views of an input returned as numpy views;
+* **GPU** (``execute_gpu``): a ``fuser.runtime.gpu_program.GpuProgram`` per input
+  signature (dtypes, shapes, strides, alignment: ``CacheEntry.gpu_key``) runs the
+  program on the GPU evaluator, compiling each launch's kernels for the layouts it
+  sees; later calls replay it.
+
+With torch inputs, outputs are torch tensors; with no tensor input at all (scalars
+only, or none) too when torch is importable (nvFuser always returns torch tensors).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -116,33 +117,20 @@ def size_key(flat: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def host_program_for(rt: Runtime, flat: Sequence[Any], rng_args: int = 0) -> Any | None:
-    """The segmented module (``fuser.runtime.segmented.segment_fusion``) when no single
-    scheduler of the registry accepts ``rt.fusion`` at these sizes (or it has a
-    ``fuser.segment_set`` cut), else None (the plain reference path). Decided once per runtime and ``size_key``; a fusion the
-    segmenter cannot cut runs on the reference path (the reason is kept in
-    ``rt.segmentation_errors``). The last ``rng_args`` values (the hidden Philox seed
-    and offset, new at every execution) are no part of the key."""
-    key = size_key(flat[: len(flat) - rng_args])
-    if key in rt.host_programs:
-        return rt.host_programs[key]
-    module = None
-    try:
-        from fuser.runtime.plan import needs_segmentation
-        from fuser.runtime.segmented import segment_fusion
-        from fuser.schedulers.analysis.sizes import bind_sizes
-        from fuser.schedulers.registry import select
-        from fuser.schedulers.target import DEFAULT_TARGET
+def executable_for(entry: CacheEntry, rt: Runtime, flat: Sequence[Any], rng_args: int, target: Any) -> Any:
+    """The ``fuser.runtime.driver.Executable`` of ``rt.fusion`` for ``flat``'s
+    signature, compiled on the first call (the pipeline ``fd.pipeline`` names) and
+    cached on the runtime. The last ``rng_args`` values (the hidden Philox seed and
+    offset, new at every execution) are no part of the signature."""
+    from fuser.runtime.driver import PASSES, Signature, compile
 
-        sel = select(rt.fusion, bind_sizes(rt.fusion, list(flat)), DEFAULT_TARGET)
-        if needs_segmentation(rt.fusion, sel):
-            shapes = [tuple(x.shape) if isinstance(x, np.ndarray) else None for x in flat]
-            module, _ = segment_fusion(rt.fusion, shapes, DEFAULT_TARGET)
-    except Exception as e:  # noqa: BLE001 - the reference path is always correct on the CPU
-        rt.segmentation_errors[key] = f"{type(e).__name__}: {e}"
-        module = None
-    rt.host_programs[key] = module
-    return module
+    head = list(flat[: len(flat) - rng_args]) + [None] * rng_args
+    passes = entry.passes or PASSES
+    key = (Signature.of(rt.fusion, head), target, passes)
+    exe = rt.executables.get(key)
+    if exe is None:
+        exe = rt.executables[key] = compile(rt.fusion, key[0], target, passes)
+    return exe
 
 
 def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None = None) -> list[Any]:
@@ -157,24 +145,25 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = flatten_inputs(entry.inputs, plain, draw_rng=True)
-    run = executor or _executor
-    rng_args = 2 if rng_spec(entry.inputs) is not None else 0
-    program = host_program_for(rt, flat, rng_args) if run is reference_executor else None
-    if program is not None:
+    if executor is not None or _executor is not reference_executor:
+        # An explicit executor (``executor=``, ``set_executor``) runs the whole fusion.
+        outs = run_runtime(rt, flat, executor or _executor, entry.id)
+    else:
         from fuser.frontend import profiling
-        from fuser.runtime.segmented import execute_segmented
+        from fuser.runtime.driver import CompileError
+        from fuser.schedulers.target import DEFAULT_TARGET
 
+        rng_args = 2 if rng_spec(entry.inputs) is not None else 0
         try:
+            exe = executable_for(entry, rt, flat, rng_args, DEFAULT_TARGET)
             if profiling.active() is not None:  # fd.execute(profile=True): time each launch
-                outs = profiling.run_segmented_timed(program, flat, profiling.segment_schedulers(rt.fusion, flat))
+                outs = profiling.run_segmented_timed(exe.module, flat, profiling.segment_schedulers(exe))
             else:
-                outs = execute_segmented(program, flat)
-        except ValueError as e:
+                outs = exe.run_on_cpu(flat)
+        except (CompileError, ValueError) as e:
             raise ValueError(f"fusion {entry.id}: {e}") from None
         outs = [np.asarray(r) if isinstance(r, np.generic) else r for r in outs]
-    else:
-        outs = run_runtime(rt, flat, run, entry.id)
-    outs = with_aliased_inputs(rt.fusion, outs, flat)
+    outs = with_aliased_inputs(rt, outs, flat)
     rt.runs += 1
     entry.last_run = "cpu"
     if use_torch:
@@ -214,15 +203,13 @@ def _any_gpu_input(inputs: Sequence[Any]) -> bool:
 
 def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = False) -> list[Any]:
     """Run on the GPU: the same validation as on the CPU (on the arrays' metadata),
-    then ``fuser.runtime.gpu_executor.GpuPlan`` (one segment), or, when no single scheduler
-    accepts the fusion at these sizes or it has a ``fuser.segment_set`` cut (the same
-    decision as ``fd.plan``: ``fuser.runtime.plan.needs_segmentation``),
-    ``fuser.runtime.segmented_gpu.SegmentedGpuPlan`` (the segmented host program on the GPU
-    evaluator); the plan is cached per input signature. Outputs are the caller's
-    array type; ``torch_outputs`` (a fusion without tensor inputs on the default GPU,
-    ``execute_options.set_default_device``) makes them torch CUDA tensors."""
+    then the ``GpuProgram`` of the fusion's ``Executable`` for this input signature
+    (compiled for the device's ``GpuTarget``; cached per ``gpu_key``). Outputs are
+    the caller's array type; ``torch_outputs`` (a fusion without tensor inputs on the
+    default GPU, ``execute_options.set_default_device``) makes them torch CUDA
+    tensors."""
     from fuser.runtime import gpu_arrays as ga
-    from fuser.runtime.gpu_executor import GpuPlan, meta_array
+    from fuser.runtime.gpu_executor import meta_array
 
     inputs = spread_lists(inputs)  # the scalars of define_vector(n) may come as a list
     key = entry.gpu_key(inputs)
@@ -233,7 +220,7 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
         # plan holds the compiled kernels and output shapes.
         entry.last_run = plan[0]
         flat = flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs], draw_rng=True)
-        return with_aliased_inputs(plan[1].fusion, plan[0].run(flat), flat)
+        return with_aliased_inputs(plan[1], plan[0].run(flat), flat)
     metas: list[Any] = []
     for x in inputs:
         if ga.is_gpu_array(x):
@@ -248,104 +235,78 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     flat = flatten_inputs(
         entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
     )
-    from fuser.runtime.plan import needs_segmentation
-    from fuser.runtime.segmented_gpu import SegmentedGpuPlan
-    from fuser.schedulers.analysis.sizes import bind_sizes
-    from fuser.schedulers.registry import select
-    from fuser.schedulers.target import DEFAULT_TARGET
+    from fuser.runtime.driver import CompileError
+    from fuser.runtime.gpu_program import GpuProgram
 
+    rng_args = 2 if rng_spec(entry.inputs) is not None else 0
     try:
-        shape_args = [ga.array_info(x).shape if ga.is_gpu_array(x) else x for x in flat]
-        selection = select(rt.fusion, bind_sizes(rt.fusion, shape_args), DEFAULT_TARGET)
-        if needs_segmentation(rt.fusion, selection):
-            # No single kernel (or the user marked a cut): the segmented host program.
-            plan = SegmentedGpuPlan(rt.fusion, flat, DEFAULT_TARGET)
-            if torch_outputs:
-                plan = _TorchOutputs(plan)
-        else:
-            plan = GpuPlan(rt.fusion, flat, "torch" if torch_outputs else None)
-    except ValueError as e:
+        exe = executable_for(entry, rt, flat, rng_args, device_target(flat))
+        plan = GpuProgram(exe, flat, torch_outputs=torch_outputs)
+    except (CompileError, ValueError) as e:
         raise ValueError(f"fusion {entry.id}: {e}") from None
     plans[key] = (plan, rt)
     rt.runs += 1
     entry.last_run = plan
-    return with_aliased_inputs(rt.fusion, plan.run(flat, first=True), flat)
+    try:
+        outs = plan.run(flat, first=True)
+    except ValueError as e:
+        raise ValueError(f"fusion {entry.id}: {e}") from None
+    return with_aliased_inputs(rt, outs, flat)
 
 
-class _TorchOutputs:
-    """A GPU plan whose outputs are copied into torch CUDA tensors (a segmented fusion
-    without tensor inputs, whose buffers are fuser's own device arrays)."""
+def device_target(flat: Sequence[Any]) -> Any:
+    """The ``GpuTarget`` of the device the GPU arrays of ``flat`` live on (the
+    properties read from the driver once per device; the H100's without one)."""
+    from fuser.runtime import gpu_arrays as ga
 
-    def __init__(self, plan: Any) -> None:
-        self.plan = plan
-        self.fusion = plan.fusion
-
-    def cuda_sources(self) -> list[str]:
-        return self.plan.cuda_sources()
-
-    def run(self, flat: Sequence[Any], first: bool = False) -> list[Any]:
-        import torch
-
-        outs = self.plan.run(flat, first)
-        return [o if is_torch_tensor(o) else torch.as_tensor(o, device="cuda").clone() for o in outs]
+    device = next((ga.array_info(x).device for x in flat if ga.is_gpu_array(x)), 0)
+    return _device_target(device)
 
 
-def with_aliased_inputs(fusion: FusionOp, outs: list[Any], flat: Sequence[Any]) -> list[Any]:
+@functools.cache
+def _device_target(ordinal: int) -> Any:
+    from fuser.schedulers.target import from_device
+
+    return from_device(ordinal)
+
+
+def with_aliased_inputs(rt: Runtime, outs: list[Any], flat: Sequence[Any]) -> list[Any]:
     """``outs`` with every returned output that is also written in place into an
     input (``add_output(t)`` and ``add_output(t, alias_input=x)``) replaced by that
-    input's array: nvFuser returns the aliased input tensor itself (same storage)."""
-    term = fusion.output_op
-    aliases = term.get_alias_inputs()
-    if all(a < 0 for a in aliases):
+    input's array: nvFuser returns the aliased input tensor itself (same storage).
+    The positions are read from ``rt.fusion`` once (``Runtime.aliased``)."""
+    aliased = rt.aliased
+    if aliased is None:
+        term = rt.fusion.output_op
+        target = {v: a for v, a in zip(term.values, term.get_alias_inputs(), strict=True) if a >= 0}
+        aliased = rt.aliased = [(k, target[v]) for k, v in enumerate(term.returned_values()) if v in target]
+    if not aliased:
         return outs
-    target = {v: a for v, a in zip(term.values, aliases, strict=True) if a >= 0}
-    returned = term.returned_values()
-    if not any(v in target for v in returned):
-        return outs
-    return [flat[target[v]] if v in target else o for v, o in zip(returned, outs, strict=True)]
+    outs = list(outs)
+    for k, a in aliased:
+        outs[k] = flat[a]
+    return outs
 
 
 def _plain_scalar(x: Any) -> Any:
     return x.item() if isinstance(x, np.generic) else x
 
 
-def cuda_code_for(entry: CacheEntry, inputs: Sequence[Any]) -> str:
-    """CUDA source for the fusion at these inputs' layouts (see FusionDefinition): its
-    kernels, or for a fusion that needs segmentation the kernels of every segment, each
-    segment under a ``// segment k: @name (scheduler, n kernel(s))`` header."""
-    from fuser.codegen.cuda_printer import print_cuda
-
-    lowered = lowered_segments(entry, inputs)
-    if len(lowered) == 1 and lowered[0][0] is None:
-        return "\n\n".join(print_cuda(m) for m in lowered[0][1].modules())
-    parts = []
-    for k, (seg, low) in enumerate(lowered):
-        assert seg is not None
-        header = f"// segment {k}: @{seg.sym_name.data} ({low.scheduler}, {len(low.kernels)} kernel(s))"
-        parts.append("\n\n".join([header, *(print_cuda(m) for m in low.modules())]))
-    return "\n\n".join(parts)
-
-
-def lowered_segments(entry: CacheEntry, inputs: Sequence[Any]) -> list[tuple[FusionOp | None, Any]]:
-    """The lowering (``LoweredFusion``) of the fusion at these inputs' layouts:
-    ``[(None, lowered)]`` when one scheduler takes it, else ``(segment, lowered)`` for
-    every kernel launch of its segmented host program, in order."""
+def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = None) -> list[tuple[FusionOp, Any]]:
+    """The lowering (``LoweredFusion``) of every kernel launch of the fusion's
+    ``Executable`` at these inputs' layouts, in launch order: what ``fd.execute``
+    launches for them."""
     from fuser.codegen.lower import lower_segment
-    from fuser.codegen.lower.common import TensorLayout
     from fuser.runtime import gpu_arrays as ga
     from fuser.runtime.cpu_runner import layout_of
     from fuser.runtime.gpu_executor import meta_array
-    from fuser.runtime.plan import needs_segmentation
-    from fuser.schedulers.analysis.sizes import bind_sizes
-    from fuser.schedulers.registry import select
-    from fuser.schedulers.target import DEFAULT_TARGET
 
     metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
     plain = plain_inputs(metas)
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = flatten_inputs(entry.inputs, plain)
-    layouts: list[TensorLayout | None] = []
+    layouts: list[Any] = []
     scalars: list[Any] = []
     for x in flat:
         if isinstance(x, np.ndarray):
@@ -353,75 +314,40 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any]) -> list[tuple[Fus
             scalars.append(None)
         else:
             layouts.append(None)
-            scalars.append(x)
-    shape_args = [lay.shape if lay is not None else v for lay, v in zip(layouts, scalars, strict=True)]
-    selection = select(rt.fusion, bind_sizes(rt.fusion, shape_args), DEFAULT_TARGET)
-    if not needs_segmentation(rt.fusion, selection):
-        return [(None, lower_segment(rt.fusion, layouts, scalars))]
+            scalars.append(_plain_scalar(x))
+    if target is None:
+        target = device_target(inputs) if any(ga.is_gpu_array(x) for x in inputs) else _default_target()
+    exe = executable_for(entry, rt, flat, 0, target)
     return [
-        (seg, lower_segment(seg, seg_layouts, seg_scalars))
-        for seg, seg_layouts, seg_scalars in segment_launches(rt.fusion, layouts, scalars)
+        (seg, lower_segment(seg, seg_layouts, seg_scalars, None, exe.target))
+        for seg, seg_layouts, seg_scalars in exe.launch_layouts(layouts, scalars)
     ]
+
+
+def _default_target() -> Any:
+    from fuser.schedulers.target import DEFAULT_TARGET
+
+    return DEFAULT_TARGET
 
 
 def execute_kernels_on_cpu(
     entry: CacheEntry, inputs: Sequence[Any], nvrtc: bool = True
 ) -> list[Any]:
-    """Run the plan the GPU would run, on the CPU, with the generated kernels: the same
-    validation, scheduler decision and segmentation as ``execute_gpu``; one segment
-    lowers for the inputs' layouts and its kernels run in the CPU kernel interpreter
-    (``fuser.runtime.cpu_runner.run_segment_on_cpu``), a segmented fusion runs its host
-    program with every launch doing the same (``fuser.runtime.cpu_runner.KernelHostEvaluator``;
-    intermediates are numpy arrays). Inputs are numpy arrays (or torch CPU tensors) and
-    scalars; outputs are numpy arrays. ``nvrtc``: also compile every kernel with NVRTC.
-    Zero-size tensors are computed by the reference, as ``GpuPlan`` does on the host.
-    For tests: the interpreter runs a Python generator per thread, so keep shapes small."""
-    from fuser.codegen.lower import concrete_shapes
-    from fuser.ir.reference import run_fusion
-    from fuser.runtime.cpu_runner import KernelHostEvaluator, run_segment_on_cpu
-    from fuser.runtime.plan import needs_segmentation
-    from fuser.runtime.segmented import segment_fusion
-    from fuser.schedulers.analysis.sizes import bind_sizes
-    from fuser.schedulers.registry import select
-    from fuser.schedulers.target import DEFAULT_TARGET
-
+    """Run what the GPU would run, on the CPU, with the generated kernels: the same
+    validation and ``Executable`` as ``fd.execute``; its host program runs on the CPU
+    with every launch lowered for its arguments' layouts and run in the CPU kernel
+    interpreter (``fuser.runtime.cpu_runner.KernelHostEvaluator``; intermediates are
+    numpy arrays). Inputs are numpy arrays (or torch CPU tensors) and scalars; outputs
+    are numpy arrays. ``nvrtc``: also compile every kernel with NVRTC. Zero-size
+    tensors are computed by the reference, as ``GpuProgram`` does. For tests: the
+    interpreter runs a Python generator per thread, so keep shapes small."""
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = [_plain_scalar(x) for x in flatten_inputs(entry.inputs, plain)]
-    shapes = [tuple(x.shape) if isinstance(x, np.ndarray) else None for x in flat]
-    shape_args = [s if s is not None else x for s, x in zip(shapes, flat, strict=True)]
-    selection = select(rt.fusion, bind_sizes(rt.fusion, shape_args), DEFAULT_TARGET)
-    if needs_segmentation(rt.fusion, selection):
-        module, _ = segment_fusion(rt.fusion, shapes, DEFAULT_TARGET)
-        outs = KernelHostEvaluator(module, nvrtc=nvrtc).run(flat, "main")
-    elif any(s is not None and 0 in s for s in shapes) or any(
-        0 in concrete_shapes(rt.fusion, shape_args)[v]
-        for v in rt.fusion.output_op.returned_values()
-    ):
-        outs = run_fusion(rt.fusion, flat)
-    else:
-        outs = run_segment_on_cpu(rt.fusion, flat, nvrtc=nvrtc)[0]
+    exe = executable_for(entry, rt, flat, 0, _default_target())
+    outs = exe.run_on_cpu(flat, kernels=True, nvrtc=nvrtc)
     return [np.asarray(o) if isinstance(o, np.generic) else o for o in outs]
-
-
-def segment_launches(
-    fusion: FusionOp, layouts: Sequence[Any], scalars: Sequence[Any]
-) -> list[tuple[FusionOp, list[Any], list[Any]]]:
-    """Each kernel launch of the segmented host program of ``fusion`` (``fd.segment``'s
-    segmentation, the one the GPU runs) with its input layouts and scalar values: a
-    program input keeps the caller's layout, an intermediate is the dense buffer the
-    program allocates for it (in the stride order the segment declares)."""
-    from fuser.ir.dialects import hir as H
-    from fuser.runtime.driver import launch_layouts
-    from fuser.runtime.segmented import segment_fusion
-    from fuser.schedulers.target import DEFAULT_TARGET
-
-    shapes = [lay.shape if lay is not None else None for lay in layouts]
-    module, _ = segment_fusion(fusion, shapes, DEFAULT_TARGET)
-    program = next(op for op in module.walk() if isinstance(op, H.ProgramOp))
-    callees = {op.sym_name.data: op for op in module.walk() if isinstance(op, FusionOp)}
-    return launch_layouts(program, callees, layouts, scalars, "cuda_code_for: ")
 
 
 def run_runtime(rt: Runtime, flat: list[Any], executor: Executor, fusion_id: int) -> list[Any]:

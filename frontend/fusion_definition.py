@@ -483,8 +483,6 @@ class FusionDefinition:
         from fuser.frontend.streams import parallelize_stream
 
         parallelize_stream(self, tensor, axis)
-        self.__dict__.pop("_stream_programs", None)
-        self.__dict__.pop("_stream_evaluators", None)
 
     def stream_program(self, num_streams: int = 4) -> Any:
         """The module ``lower-stream-loops{num-streams=n}`` makes of the stream marks."""
@@ -648,13 +646,19 @@ class FusionDefinition:
         rec.kernels.clear()  # GPU runs record nothing on their own: the plan's segments
         plan = entry.last_run
         device = f"cuda:{getattr(plan, 'device', 0)}"
-        segments = getattr(plan, "segments", None)
-        if segments is not None:
-            for info in segments:
-                if info.fusion is not None:
-                    rec.add(info.fusion.sym_name.data, device, str(info.scheduler), None, [], [])
+        exe = getattr(plan, "exe", None)  # a GpuProgram: its compiled program
+        if exe is not None and len(exe.launches) > 1:
+            kinds = profiling.segment_schedulers(exe)
+            for launch in exe.launches:
+                name = launch.callee.root_reference.data
+                rec.add(name, device, kinds.get(name, "unknown"), None, [], [])
         else:
-            kind = "user" if user else self._scheduler_of(entry, inputs)
+            if user:
+                kind = "user"
+            elif exe is not None and exe.launches:
+                (kind,) = profiling.segment_schedulers(exe).values()  # the one launch's
+            else:
+                kind = self._scheduler_of(entry, inputs)
             rec.add(f"nvfuser_fusion_id{entry.id}", device, kind, host_ms, inputs, outs)
         return profiling.make_profile(
             entry.id, rec, device, "host wall clock, device synchronized", host_ms, inputs, outs
@@ -734,39 +738,65 @@ class FusionDefinition:
 
         return scheduled_fusion_ir_for(self, inputs, tensor_transforms=tensor_transforms)
 
+    @property
+    def pipeline(self) -> tuple[str, ...]:
+        """The passes the compiler driver runs after ``bind-sizes`` when this fusion
+        is compiled for ``fd.execute``, ``fd.plan`` and the kernel strings
+        (``fuser.runtime.driver.PASSES`` unless set; ``fuser-opt --print-pipeline``
+        prints the default)."""
+        from fuser.runtime.driver import PASSES
+
+        return self._ensure_defined().passes or PASSES
+
+    @pipeline.setter
+    def pipeline(self, passes: Sequence[str]) -> None:
+        """Compile this fusion with ``passes`` from now on (a pass name that does not
+        exist is a ``ValueError``). The fusion's compiled programs are dropped; like
+        them, the pipeline belongs to the fusion, so every definition of the same
+        fusion shares it."""
+        from fuser.passes import all_passes
+
+        known = all_passes()
+        bad = [p for p in passes if p.split("{", 1)[0] not in known]
+        if bad:
+            raise ValueError(f"pipeline: unknown pass '{bad[0]}'; passes are {', '.join(sorted(known))}")
+        entry = self._ensure_defined()
+        entry.passes = tuple(passes)
+        entry.gpu_plans.clear()
+
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
-        """The scheduling plan of ``fuser.runtime.plan.make_plan`` for these inputs (host
-        or GPU arrays: only their shapes are used): every segment with its scheduler
-        and parameters (segmented when no single scheduler accepts the fusion), the
-        host views, ``num_kernels``; ``str(plan)`` lists the rejections."""
+        """The plan of what ``fd.execute`` compiles for these inputs (host or GPU
+        arrays: only their shapes are used; ``fuser.runtime.plan.executable_plan``):
+        every kernel launch of the compiled program with its scheduler and
+        parameters, the host views, ``num_kernels``; ``str(plan)`` lists the
+        rejections. A fusion the pipeline cannot compile gives the registry's answer
+        for the whole fusion with the error."""
         from dataclasses import replace
 
         from fuser.frontend.validation import flatten_inputs, plain_inputs, validate_inputs
         from fuser.runtime import gpu_arrays as ga
+        from fuser.runtime.driver import CompileError
         from fuser.runtime.gpu_executor import meta_array
-        from fuser.runtime.plan import make_plan
-        from fuser.schedulers.target import DEFAULT_TARGET
+        from fuser.runtime.plan import executable_plan, make_plan
 
         entry = self._ensure_defined()
         plain = plain_inputs([meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs])
         validate_inputs(entry.inputs, plain)
         rt = execution.runtime_for(entry, plain)
         flat = flatten_inputs(entry.inputs, plain)
-        plan = make_plan(rt.fusion, flat, target or DEFAULT_TARGET, segment=True)
-        if target not in (None, DEFAULT_TARGET) or not plan.is_complete:
+        if target is None:
+            target = execution.device_target(inputs) if any(ga.is_gpu_array(x) for x in inputs) else execution._default_target()
+        try:
+            exe = execution.executable_for(entry, rt, flat, 0, target)
+        except CompileError as e:
+            return replace(make_plan(rt.fusion, flat, target), error=str(e))
+        plan = executable_plan(exe, rt.fusion, flat)
+        if not plan.is_complete:
             return plan
-        # Kernels per segment, as the lowering launches them (what cuda_code_for prints).
-        counts = {
-            None if seg is None else seg.sym_name.data: len(low.kernels)
-            for seg, low in execution.lowered_segments(entry, inputs)
-        }
-        # A segmented program launches every segment fusion (a view-only segment the
-        # host cannot view, e.g. a slice handed to a later segment, is a copy kernel);
-        # one whole view-only fusion runs as host views.
+        # Kernels per launch, as the lowering launches them (what cuda_code_for prints).
+        counts = {seg.sym_name.data: len(low.kernels) for seg, low in execution.lowered_segments(entry, inputs, target)}
         segments = tuple(
-            replace(s, kernels=counts.get(s.fusion.sym_name.data if plan.segmented else None))
-            if s.fusion is not None and (plan.segmented or s.launches_kernel)
-            else s
+            replace(s, kernels=counts.get(s.fusion.sym_name.data)) if s.fusion is not None else s
             for s in plan.segments
         )
         return replace(plan, segments=segments)

@@ -145,17 +145,16 @@ def generate_cuda_code(
     entry: CacheEntry, inputs: Sequence[Any], intrinsic_code: bool = True
 ) -> str:
     """The CUDA C fuser generates for ``inputs`` (any layouts; no GPU needed): the
-    kernels of each segment, a fusion that needs segmentation under one
-    ``// segment k: @name (scheduler, n kernel(s))`` header per segment."""
+    kernels of every launch of the compiled program, a program of several launches
+    under one ``// segment k: @name (scheduler, n kernel(s))`` header per launch."""
     from fuser.codegen.cuda_printer import print_cuda
     from fuser.frontend import execution
 
     lowered = execution.lowered_segments(entry, inputs)
-    if len(lowered) == 1 and lowered[0][0] is None:
+    if len(lowered) == 1:
         return "\n\n".join(_strip(print_cuda(m), intrinsic_code) for m in lowered[0][1].modules())
     parts = []
     for k, (seg, low) in enumerate(lowered):
-        assert seg is not None
         header = (
             f"// segment {k}: @{seg.sym_name.data} ({low.scheduler}, {len(low.kernels)} kernel(s))"
         )

@@ -143,19 +143,17 @@ def run_segmented_timed(module: Any, flat: Sequence[Any], schedulers: dict[str, 
     return TimedEvaluator(module).run(list(flat), "main", None)
 
 
-def segment_schedulers(fusion: Any, flat: Sequence[Any]) -> dict[str, str]:
-    """Segment fusion name -> scheduler of the segmentation ``segment_fusion`` makes of
-    ``fusion`` for the shapes of ``flat`` (the one the CPU host program runs)."""
-    import numpy as np
+def segment_schedulers(exe: Any) -> dict[str, str]:
+    """Segment fusion name -> scheduler (``select-schedulers``' ``fuser.schedule``
+    kind) of a ``fuser.runtime.driver.Executable``."""
+    from fuser.passes.select_schedulers import SCHEDULE_ATTR
 
-    from fuser.runtime.segmented import segment_fusion
-    from fuser.schedulers.target import DEFAULT_TARGET
-
-    shapes = [tuple(x.shape) if isinstance(x, np.ndarray) else None for x in flat]
-    _, infos = segment_fusion(fusion, shapes, DEFAULT_TARGET)
-    return {
-        info.fusion.sym_name.data: str(info.scheduler) for info in infos if info.fusion is not None
-    }
+    out = {}
+    for name, fusion in exe.fusions.items():
+        sched = fusion.attributes.get(SCHEDULE_ATTR)
+        kind = sched.data.get("kind") if sched is not None else None  # type: ignore[attr-defined]
+        out[name] = kind.data if kind is not None else "unknown"
+    return out
 
 
 def make_profile(

@@ -19,13 +19,15 @@ definition's ``fuser.fusion``: the input of ``lower-stream-loops``.
 From the definition itself::
 
     fd.parallelize_stream(t1, 0)
-    (out,) = fd.execute([x], num_streams=4)   # stream_program + host/GPU evaluator
+    (out,) = fd.execute([x], num_streams=4)   # through the compiler driver
 
-``fd.execute`` on a definition with stream marks runs ``stream_program(fd, n)``
-(``stream_module`` lowered by ``lower-stream-loops{num-streams=n}``, cached per
-``n``) with ``fuser.runtime.host_evaluator.HostEvaluator`` for numpy arrays and with
-``fuser.runtime.gpu_evaluator.GpuEvaluator`` (real streams, ``launch_fusion`` kernels)
-for GPU arrays.
+``fd.execute`` on a definition with stream marks compiles ``stream_module``'s fusion
+with the compiler driver (``fuser.runtime.driver.compile``) and the pipeline
+``bind-sizes, lower-stream-loops{num-streams=n}, select-schedulers``
+(``stream_passes``), then runs the program with
+``fuser.runtime.host_evaluator.HostEvaluator`` for numpy arrays and as a
+``fuser.runtime.gpu_program.GpuProgram`` (real streams) for GPU arrays.
+``stream_program(fd, n)`` is the same lowering without sizes bound, to read.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ __all__ = [
 ]
 
 _ATTR = "_fuser_stream_axes"
+_CACHES = ("_stream_programs", "_stream_fusion", "_stream_executables", "_stream_gpu_programs")
 
 
 def _values(block: Block) -> list[SSAValue]:
@@ -74,6 +77,8 @@ def parallelize_stream(fd: Any, tensor: Any, axis: int = 0) -> None:
     position = _values(block).index(value)
     marks: dict[int, int] = fd.__dict__.setdefault(_ATTR, {})
     marks[position] = axis
+    for cached in _CACHES:  # compiled for the old marks
+        fd.__dict__.pop(cached, None)
 
 
 def stream_axes_of(fd: Any) -> dict[int, int]:
@@ -113,11 +118,22 @@ def stream_program(fd: Any, num_streams: int = 4) -> ModuleOp:
     return module
 
 
+def stream_passes(num_streams: int) -> tuple[str, ...]:
+    """The driver's pipeline after ``bind-sizes`` for a fusion with stream marks:
+    ``lower-stream-loops`` cuts it into per-slice launches, ``select-schedulers``
+    picks each launch's scheduler."""
+    return (f"lower-stream-loops{{num-streams={num_streams}}}", "select-schedulers")
+
+
 def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
-    """Run the stream-loop program of ``fd``: on the CPU host evaluator for numpy
-    arrays (torch CPU tensors too), on the GPU evaluator (a real stream pool, kernels
-    from ``fuser.runtime.segmented_gpu.launch_segment``) for GPU arrays. The evaluator of
-    the last run is ``fd.last_stream_evaluator`` (its ``stream_log`` on the CPU)."""
+    """Run ``fd``'s stream marks through the compiler driver: ``stream_module(fd)``'s
+    fusion compiled for the inputs' signature with ``stream_passes(num_streams)``
+    (``fuser.runtime.driver.compile``, cached on the definition), then its
+    ``hir.program`` on the CPU host evaluator for numpy arrays (torch CPU tensors
+    too) or as a ``fuser.runtime.gpu_program.GpuProgram`` (a real stream pool) for
+    GPU arrays. The evaluator of the last run is ``fd.last_stream_evaluator`` (its
+    ``stream_log`` on the CPU)."""
+    from fuser.frontend.execution import device_target
     from fuser.frontend.validation import (
         flatten_inputs,
         is_torch_tensor,
@@ -125,33 +141,61 @@ def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> lis
         validate_inputs,
     )
     from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.driver import CompileError, Signature, compile
     from fuser.runtime.gpu_executor import meta_array
     from fuser.runtime.host_evaluator import HostEvaluator
     from fuser.runtime.torch_arrays import numpy_to_torch
+    from fuser.schedulers.target import DEFAULT_TARGET
 
     entry = fd._ensure_defined()
     if not isinstance(inputs, list | tuple):
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
-    module = stream_program(fd, num_streams)
+    stream_program(fd, num_streams)  # checks num_streams and the marks, with their messages
     on_gpu = any(ga.is_gpu_array(x) for x in inputs)
     metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
     plain = plain_inputs(metas)
     validate_inputs(entry.inputs, plain)
+    flat = flatten_inputs(
+        entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
+    )
+    flat = [x.item() if isinstance(x, np.generic) else x for x in flat]
+    fusion = _stream_fusion(fd)
+    target = device_target(flat) if on_gpu else DEFAULT_TARGET
+    key = (Signature.of(fusion, flat), target, num_streams)
+    exes: dict[tuple[Any, ...], Any] = fd.__dict__.setdefault("_stream_executables", {})
+    exe = exes.get(key)
+    if exe is None:
+        try:
+            exe = exes[key] = compile(fusion, key[0], target, stream_passes(num_streams))
+        except CompileError as e:
+            raise ValueError(f"fusion {entry.id}: {e}") from None
     if on_gpu:
-        from fuser.runtime.segmented_gpu import stream_evaluator
+        from fuser.runtime.gpu_program import GpuProgram
 
-        flat = flatten_inputs(
-            entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
-        )
-        ev: Any = stream_evaluator(fd, module, num_streams, flat)
-        outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
-        entry.last_run = ev.launcher  # a RecordingLauncher: the kernels it launched
-    else:
-        flat = flatten_inputs(entry.inputs, plain, draw_rng=True)
-        ev = HostEvaluator(module, num_streams)
-        outs = ev.run([x.item() if isinstance(x, np.generic) else x for x in flat])
-        if any(is_torch_tensor(x) for x in inputs):
-            outs = [numpy_to_torch(o) for o in outs]
-        entry.last_run = "cpu"
+        programs: dict[tuple[Any, ...], GpuProgram] = fd.__dict__.setdefault("_stream_gpu_programs", {})
+        pkey = (key, entry.gpu_key(inputs))
+        prog = programs.get(pkey)
+        if prog is None:
+            prog = programs[pkey] = GpuProgram(exe, flat, num_streams=num_streams)
+        outs = prog.run(flat)
+        entry.last_run = prog
+        fd.last_stream_evaluator = prog.evaluator
+        return outs
+    ev = HostEvaluator(exe.module, num_streams)
+    outs = ev.run(flat, "main")
+    if any(is_torch_tensor(x) for x in inputs):
+        outs = [numpy_to_torch(o) for o in outs]
+    entry.last_run = "cpu"
     fd.last_stream_evaluator = ev
     return outs
+
+
+def _stream_fusion(fd: Any) -> FusionOp:
+    """The fusion of ``stream_module(fd)``, made once per set of marks
+    (``parallelize_stream`` clears it with the compiled programs)."""
+    fusion = fd.__dict__.get("_stream_fusion")
+    if fusion is None:
+        fusion = fd.__dict__["_stream_fusion"] = next(
+            op for op in stream_module(fd).ops if isinstance(op, FusionOp)
+        )
+    return fusion

@@ -1,7 +1,7 @@
 """Compile a segment for concrete inputs and launch it on the GPU.
 
-``launch_fusion(fusion, args, outs, stream)`` is what the GPU host evaluator calls for
-every ``hir.launch``: it looks up (or builds) the compiled kernels of ``fusion`` for
+``launch_fusion(fusion, args, outs, stream, compiler)`` is what the GPU host
+evaluator's launcher (``fuser.runtime.gpu_program``) calls for every ``hir.launch``: it looks up (or builds) the compiled kernels of ``fusion`` for
 the layouts of ``args`` — scheduler selection, lowering to kernel IR, CUDA printing,
 NVRTC (through the kernel cache), module load — and launches them in order on
 ``stream``, with scratch buffers from a small pool. Kernels are specialized for the
@@ -91,15 +91,16 @@ def kernel_signature(fusion: F.FusionOp, lowered_args: Sequence[Any]) -> str:
 
 
 class FusionCompiler:
-    """Compiled segments by (fusion, input layouts, scalar size values)."""
+    """Compiled segments by (segment name, input layouts, output layouts, scalar size
+    values). One compiler belongs to one program (a ``GpuProgram``, a stream
+    evaluator), whose module keeps its segment fusions and gives them unique names:
+    there is no process-wide compiler and no cache keyed by object identity."""
 
     def __init__(self, target: Any = None) -> None:
         self.target = target
         self._cache: dict[tuple, CompiledSegment] = {}
-        self._fusions: dict[int, F.FusionOp] = {}  # keeps keyed fusions alive (ids stay unique)
         self._lock = threading.Lock()
         self.compiles = 0
-        self.last: CompiledSegment | None = None
 
     def get(
         self,
@@ -108,7 +109,7 @@ class FusionCompiler:
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None = None,
     ) -> CompiledSegment:
-        key = (id(fusion), tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+        key = (fusion.sym_name.data, tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
         seg = self._cache.get(key)
         if seg is None:
             with self._lock:
@@ -116,9 +117,11 @@ class FusionCompiler:
                 if seg is None:
                     seg = self._build(fusion, layouts, scalars, out_layouts)
                     self._cache[key] = seg
-                    self._fusions[id(fusion)] = fusion
-        self.last = seg
         return seg
+
+    def segments(self) -> list[CompiledSegment]:
+        """The segments compiled so far, in compile order."""
+        return list(self._cache.values())
 
     def _build(
         self,
@@ -145,16 +148,6 @@ def _without_preamble(src: str) -> str:
     """The kernels of a printed module without the shared preamble (one per source)."""
     cut = src.find('extern "C"')
     return src[cut:] if cut >= 0 else src
-
-
-_default: FusionCompiler | None = None
-
-
-def default_compiler() -> FusionCompiler:
-    global _default
-    if _default is None:
-        _default = FusionCompiler()
-    return _default
 
 
 class ScratchPool:
@@ -204,19 +197,18 @@ def launch_fusion(
     fusion: F.FusionOp,
     args: Sequence[Any],
     outs: Sequence[Any] | None,
-    stream: int | None = None,
-    compiler: FusionCompiler | None = None,
-) -> list[Any]:
+    stream: int | None,
+    compiler: FusionCompiler,
+) -> tuple[list[Any], CompiledSegment]:
     """Run ``fusion`` on the GPU: ``args`` are its inputs (GPU arrays of any kind the
     runtime reads, Python scalars), ``outs`` the buffers of its returned outputs, or
     None to allocate them (the caller's array kind). Aliased outputs are written into
-    their input's buffer. Returns the returned outputs; the compiled segment (with its
-    CUDA source) is ``default_compiler().last``."""
+    their input's buffer. Returns the returned outputs and the compiled segment (with
+    its CUDA source), from ``compiler``."""
     from fuser.runtime import cuda_driver as drv
     from fuser.runtime.gpu_arrays import array_info, current_stream
     from fuser.runtime.gpu_arrays import is_gpu_array as ga_is_gpu
 
-    compiler = compiler or default_compiler()
     torch_args = any(type(a).__module__.startswith("torch") for a in args)
     if stream is None:
         if torch_args:
@@ -259,7 +251,7 @@ def launch_fusion(
             out_layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
     seg = compiler.get(fusion, layouts, scalars, out_layouts)
     run_compiled(seg, values, out_ptrs, stream)
-    return list(outs)
+    return list(outs), seg
 
 
 def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[int], stream: int) -> None:

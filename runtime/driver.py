@@ -22,14 +22,14 @@ kernels of each ``hir.launch`` are lowered by ``lower-to-kernels``' lowering
 for the layouts the launch really sees (``Executable.launch_layouts``: the caller's
 strides and alignment for program inputs, dense buffers for intermediates).
 
-Status (issue 13): ``compile``, ``run_on_cpu`` and ``launch_layouts`` are what this
-module provides and tests; moving ``fd.execute`` (CPU and GPU), ``fd.plan`` and
-``fd.cuda_code_for`` onto it is work in progress (branch ``issue13-driver``:
-``fuser.runtime.gpu_program.GpuProgram``), so today those still take their own
-routes.
+Every route from a definition to something that runs calls ``compile``: ``fd.execute``
+on the CPU (``run_on_cpu``) and on the GPU (``fuser.runtime.gpu_program.GpuProgram``),
+``fd.plan``, the kernel strings and ``execute_kernels_on_cpu``; the pipeline they use
+is the fusion's ``fd.pipeline`` (``PASSES`` by default).
 
-A pipeline without some pass (``compile(..., passes=...)``) changes what runs:
-without ``strip-bookend-views`` the views stay inside the segment fusions.
+A pipeline without some pass (``compile(..., passes=...)``, ``fd.pipeline``)
+changes what runs: without ``strip-bookend-views`` the views stay inside the
+segment fusions, and so inside the kernels.
 """
 
 from __future__ import annotations

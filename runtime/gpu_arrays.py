@@ -69,6 +69,35 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def view_strides(
+    shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int]
+) -> tuple[int, ...] | None:
+    """The strides of ``new_shape`` viewing the elements of a ``shape``/``strides``
+    array in the same row-major order without a copy, or None when no strides can
+    (torch's ``view`` rule: each run of axes that ``new_shape`` splits or merges must
+    be contiguous within itself). The element counts must be equal."""
+    if math.prod(shape) == 0 or not shape:
+        return contiguous_strides(new_shape)
+    out = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_stride = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        # The end of a run: the next-outer axis does not continue this one.
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                out[view_d] = view_numel * chunk_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_stride = strides[d - 1]
+                tensor_numel = view_numel = 1
+    return tuple(out) if view_d == -1 else None
+
+
 # ---- dtypes -----------------------------------------------------------------------
 
 _TORCH_DTYPES: dict[Any, DType] | None = None
@@ -397,6 +426,7 @@ def output_kind(infos: Sequence[ArrayInfo]) -> str:
 __all__ = [
     "ArrayError", "ArrayInfo", "DeviceArray", "array_info", "contiguous_strides",
     "current_stream", "dlpack_info", "empty", "is_gpu_array", "output_kind", "torch_dtype",
+    "view_strides",
 ]
 
 

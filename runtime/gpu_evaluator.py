@@ -61,6 +61,7 @@ from fuser.runtime.gpu_arrays import (
     array_info,
     contiguous_strides,
     torch_dtype,
+    view_strides,
 )
 from fuser.runtime.program_walker import HostIrError, HostProgramWalker
 
@@ -95,10 +96,10 @@ def _da_view(x: DeviceArray, shape: Sequence[int], strides: Sequence[int], offse
 
 
 def _da_reshape(x: DeviceArray, shape: Sequence[int]) -> DeviceArray | None:
-    """A view with ``shape`` when ``x`` is contiguous (row-major), else None."""
-    if x.size > 1 and x.strides_elements != contiguous_strides(x.shape):
-        return None
-    return _da_view(x, shape, contiguous_strides(shape))
+    """A view with ``shape`` when one exists (``gpu_arrays.view_strides``, torch's
+    rule), else None."""
+    strides = view_strides(x.shape, x.strides_elements, shape)
+    return None if strides is None else _da_view(x, shape, strides)
 
 
 # ---- the evaluator ------------------------------------------------------------------

@@ -111,7 +111,7 @@ class GpuPlan:
         from fuser.codegen.lower import concrete_shapes
         from fuser.codegen.lower.common import TensorLayout
         from fuser.ir.view_chains import view_chain
-        from fuser.runtime.compile_fusion import default_compiler, launch_fusion
+        from fuser.runtime.compile_fusion import FusionCompiler, launch_fusion
 
         self.fusion = fusion
         infos = [ga.array_info(x) if ga.is_gpu_array(x) else None for x in flat]
@@ -149,12 +149,11 @@ class GpuPlan:
         self.segment = None
         self.tensor_inputs = [i is not None for i in infos]
         self.aliases = list(term.get_alias_inputs())
+        self.compiler = FusionCompiler()
         if self.launches:
             outs = self._allocate()
-            launch_fusion(fusion, flat, outs)
-            self.segment = default_compiler().last
+            _, self.segment = launch_fusion(fusion, flat, outs, None, self.compiler)
             self._first = outs
-        self.compiler = default_compiler()
 
     def cuda_sources(self) -> list[str]:
         """The CUDA C of the kernels this plan launches (none when its outputs are
@@ -191,7 +190,6 @@ class GpuPlan:
                 ptrs = [_ptr(x) if is_t else _scalar(x) for x, is_t in zip(flat, self.tensor_inputs, strict=True)]
                 out_ptrs = _output_pointers(self.aliases, ptrs, outs)
             _run_compiled(seg, ptrs, out_ptrs, ga.current_stream(self.kind, self.device))
-            self.compiler.last = seg
         elif self.on_host:
             return self._run_on_host(flat)
         else:

@@ -1,31 +1,32 @@
-"""Execution plans: which scheduler runs each segment of a fusion, with which
+"""Execution plans: which scheduler runs each kernel launch of a fusion, with which
 parameters, and why the others were rejected.
 
-``make_plan(fusion, inputs, target)`` asks the registry about the whole fusion: a
-plan with one segment, whose ``scheduler`` is None when no scheduler accepts it
-(``str(plan)`` then says it must be segmented). With ``segment=True`` (what
-``fd.plan`` uses) such a fusion is segmented (``fuser.runtime.segmented.segment_fusion``,
-the ``segment`` pass) and the plan holds every segment in launch order, each with
-the scheduler and parameters the registry picks at its own concrete sizes, and the
-groups of views done on the host (``scheduler == "host"``, no kernel).
-``plan.host_views`` lists what runs on the host without a copy: outputs that are
-views of inputs (reshape/permute/squeeze/slice/broadcast chains) and, for a
-segmented fusion, every host view op of the program (views stripped from the ends
-of segments)::
+``executable_plan(exe, fusion, inputs)`` (what ``fd.plan`` returns) describes a
+compiled ``fuser.runtime.driver.Executable``: one segment per ``hir.launch`` of its
+program, in launch order, each with the scheduler ``select-schedulers`` chose and the
+registry's reasons; when the driver cut the fusion in several kernels (or the user
+marked a cut) the registry's answer for the whole fusion, which says why; a program
+that launches nothing is one ``no_op`` segment. ``plan.host_views`` lists the
+program's host view chains (views stripped from the ends of segments, outputs that
+are views of inputs)::
 
-    >>> print(make_plan(softmax, [(4, 1 << 21)], H100, segment=True))
-    plan for @softmax on h100: 3 segment(s), 3 kernel(s)
-      no single scheduler accepts @softmax; segmented
+    >>> print(fd.plan([np.empty((4, 1 << 21), np.float32)]))
+    plan for @nvfuser_fusion_id0 on h100: 3 segment(s), 3 kernel(s)
+      no single scheduler accepts @nvfuser_fusion_id0; segmented
         rejected: inner_persistent: persistent buffers need 8388608 B per row; ...
       segment 0: reduction  ReductionParams(fastest_dim=True, ...)
         rejected: no_op: not alias-only: output #0 is computed by fuser.max
         ...
+
+``make_plan(fusion, inputs, target)`` only asks the registry about the whole fusion
+(one segment, ``scheduler`` None when no scheduler accepts it): ``fd.plan`` returns
+it, with the error, for a fusion the driver cannot compile.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from xdsl.ir import BlockArgument
@@ -42,15 +43,11 @@ class Segment:
     fusion: FusionOp | None
     """The segment's fusion; None for a group of host views."""
     scheduler: str | None
-    """The chosen scheduler's kind, None when no scheduler accepts the segment,
-    ``"host"`` for views done on the host."""
+    """The chosen scheduler's kind, None when no scheduler accepts the segment.
+    (Which original values a segment reads and writes: ``fd.segment``'s maps.)"""
     params: Params | None
     rejections: tuple[tuple[str, str], ...]
     launches_kernel: bool
-    input_map: tuple[int, ...] = ()
-    """Original value index (inputs, then op results) of each segment input
-    (segmented plans only)."""
-    output_map: tuple[int, ...] = ()
     kernels: int | None = None
     """Kernels the segment's lowering launches (``fd.plan`` lowers each segment to count
     them: an outer reduction split over blocks is a partials, a finish and an apply
@@ -132,8 +129,6 @@ class Plan:
                 )
                 if self.error:
                     lines.append(f"    segmentation failed: {self.error}")
-            elif s.scheduler == "host":
-                lines.append(f"  segment {i}: host views (no kernel)")
             else:
                 lines.append(f"  segment {i}: {s.scheduler}  {s.params}")
             lines += [f"    rejected: {k}: {r}" for k, r in s.rejections]
@@ -180,33 +175,38 @@ def _program_views(program: Any) -> list[HostView]:
     return out
 
 
-def _segmented_plan(
-    fusion: FusionOp, input_shapes: Sequence[object], target: GpuTarget, whole: Segment
-) -> Plan:
-    from fuser.ir.dialects import hir as H
+def executable_plan(exe: Any, fusion: FusionOp, input_shapes: Sequence[object]) -> Plan:
+    """The plan of a compiled ``fuser.runtime.driver.Executable`` of ``fusion``: one
+    segment per ``hir.launch`` of its program, in order, with the scheduler
+    ``select-schedulers`` recorded (``fuser.schedule``) and the registry's reasons
+    for it (a program with no launch: one ``no_op`` segment); the program's host
+    views; and, when the driver cut the fusion in
+    several kernels or a cut was marked, the registry's answer for the whole
+    fusion."""
     from fuser.passes.segment import host_shapes
-    from fuser.runtime.segmented import segment_fusion
 
-    shapes = [_shape_of(x) for x in input_shapes]
-    module, infos = segment_fusion(fusion, shapes, target)
-    program = next(op for op in module.walk() if isinstance(op, H.ProgramOp))
-    env = host_shapes(program, {i: s for i, s in enumerate(shapes) if s is not None})
-    launch_args: dict[str, list[object]] = {}
-    for op in program.walk():
-        if isinstance(op, H.LaunchOp):
-            launch_args.setdefault(op.callee.root_reference.data, [env.get(a) for a in op.args])
+    target = exe.target
+    shapes = {i: s for i, s in enumerate(_shape_of(x) for x in input_shapes) if s is not None}
+    env = host_shapes(exe.program, shapes)
     segments: list[Segment] = []
-    for info in infos:
-        if info.fusion is None:
-            segments.append(
-                Segment(None, "host", None, (), False, info.input_map, info.output_map)
-            )
-            continue
-        args = launch_args.get(info.fusion.sym_name.data)
-        sel = select(info.fusion, bind_sizes(info.fusion, args), target)
-        seg = Segment.from_selection(info.fusion, sel)
-        segments.append(replace(seg, input_map=info.input_map, output_map=info.output_map))
-    return Plan(fusion.sym_name.data, target, tuple(segments), tuple(_program_views(program)), whole)
+    for op in exe.launches:
+        seg = exe.callee(op)
+        sel = select(seg, bind_sizes(seg, [env.get(a) for a in op.args]), target)
+        segments.append(Segment.from_selection(seg, sel))
+    if not segments:
+        # The program launches nothing (every output is an input or a host view of
+        # one): the no_op scheduler's answer, whatever the fusion's dead ops are.
+        no_op = Segment(fusion, "no_op", None, (), False)
+        return Plan(fusion.sym_name.data, target, (no_op,), tuple(_program_views(exe.program)))
+    whole = Segment.from_selection(fusion, select(fusion, bind_sizes(fusion, input_shapes), target))
+    cut = len(segments) > 1 or whole.scheduler is None or has_segment_boundary(fusion)
+    return Plan(
+        fusion.sym_name.data,
+        target,
+        tuple(segments),
+        tuple(_program_views(exe.program)),
+        whole if cut else None,
+    )
 
 
 def _shape_of(x: object) -> tuple[int, ...] | None:
@@ -236,18 +236,12 @@ def make_plan(
     fusion: FusionOp,
     input_shapes: Sequence[object],
     target: GpuTarget = DEFAULT_TARGET,
-    *,
-    segment: bool = False,
 ) -> Plan:
-    """Decide, without running anything, how ``fusion`` runs for these inputs
-    (shapes, arrays, or scalar values; see ``analysis.sizes.bind_sizes``); with
-    ``segment``, a fusion no scheduler accepts is segmented (module docstring)."""
+    """The registry's answer for the whole of ``fusion`` at these inputs (shapes,
+    arrays, or scalar values; see ``analysis.sizes.bind_sizes``), without compiling
+    anything: one segment, whose ``scheduler`` is None when no scheduler accepts it.
+    ``executable_plan`` is the plan of what the compiler driver made of it."""
     sizes = bind_sizes(fusion, input_shapes)
     sel = select(fusion, sizes, target)
     whole = Segment.from_selection(fusion, sel)
-    if segment and needs_segmentation(fusion, sel):
-        try:
-            return _segmented_plan(fusion, input_shapes, target, whole)
-        except Exception as e:  # noqa: BLE001 - reported in the plan
-            return Plan(fusion.sym_name.data, target, (whole,), error=f"{type(e).__name__}: {e}")
     return Plan(fusion.sym_name.data, target, (whole,), tuple(_output_views(fusion)))

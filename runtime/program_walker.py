@@ -42,6 +42,11 @@ from fuser.ir.shapes import DYN, normalize_dim
 __all__ = ["HostIrError", "HostProgramWalker"]
 
 
+def stride_order_of(t: F.TensorType) -> tuple[int, ...] | None:
+    """The stride order a buffer of type ``t`` is allocated in; None: row-major."""
+    return None if t.has_default_layout else t.get_stride_order()
+
+
 class HostIrError(ValueError):
     """A run-time error of a host program; the message names the op."""
 
@@ -319,6 +324,13 @@ class HostProgramWalker(ABC):
     def _empty(self, shape: list[int], dtype: DType) -> Any:
         """A new uninitialized buffer."""
 
+    def _new_buffer(self, shape: list[int], dtype: DType, stride_order: tuple[int, ...] | None) -> Any:
+        """A new dense buffer for ``hir.allocate``: row-major, or in ``stride_order``
+        (``stride_order_of`` its type)."""
+        if stride_order is None:
+            return self._empty(shape, dtype)
+        return self._empty_in_order(shape, dtype, stride_order)
+
     def _empty_in_order(self, shape: list[int], dtype: DType, stride_order: tuple[int, ...]) -> Any:
         """A new buffer whose strides follow ``stride_order`` (the ``fuser.tensor``
         layout: ``stride_order[i]`` ranks axis ``i``'s stride); dense by default."""
@@ -333,10 +345,8 @@ class HostProgramWalker(ABC):
         assert isinstance(t, F.TensorType)
         shape = self._shape(op, t.get_shape(), op.sizes)
         buf = self._prealloc.get(op)
-        if buf is None and not t.has_default_layout:
-            buf = self._empty_in_order(shape, t.dtype, t.get_stride_order())
-        elif buf is None:
-            buf = self._empty(shape, t.dtype)
+        if buf is None:
+            buf = self._new_buffer(shape, t.dtype, stride_order_of(t))
         elif list(self._shape_of(buf)) != shape:
             raise ValueError(
                 f"preallocated output for hir.allocate must have shape {shape}, got "
@@ -360,27 +370,30 @@ class HostProgramWalker(ABC):
     # ---- views --------------------------------------------------------------------
     def _view(self, op: H.HostViewOp) -> Any:
         x = self._read(op.view_input(), op)
-        shape = list(self._shape_of(x))
+        hook, args = self._view_call(op, list(self._shape_of(x)))
+        return hook(x, *args)
+
+    def _view_call(self, op: H.HostViewOp, shape: list[int]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        """The hook that computes ``op``'s view of an input of ``shape`` and the
+        arguments after the input (size operands read from the environment)."""
         if isinstance(op, H.ReshapeOp):
-            new = self._shape(op, [int(d) for d in op.new_shape.get_values()], op.sizes)
-            return self._view_reshape(x, new)
+            return self._view_reshape, (self._shape(op, [int(d) for d in op.new_shape.get_values()], op.sizes),)
         if isinstance(op, H.PermuteOp):
-            return self._view_permute(x, op.get_dims())
+            return self._view_permute, (op.get_dims(),)
         if isinstance(op, H.SqueezeOp):
             dims = op.get_dims()
             bad = [d for d in dims if shape[d] != 1]
             if bad:
                 raise HostIrError(f"hir.squeeze: axis {bad[0]} has extent {shape[bad[0]]}, not 1")
-            return self._view_squeeze(x, dims)
+            return self._view_squeeze, (dims,)
         if isinstance(op, H.BroadcastOp):
             out_shape = self._shape(op, [int(d) for d in op.shape.get_values()], op.sizes)
-            bdims = [int(d) for d in op.broadcast_dims.get_values()]
-            return self._view_broadcast(x, out_shape, bdims)
+            return self._view_broadcast, (out_shape, [int(d) for d in op.broadcast_dims.get_values()])
         if isinstance(op, H.SliceOp):
             starts = [int(v) for v in op.starts.get_values()]
             ends = [int(v) for v in op.ends.get_values()]
             steps = [int(v) for v in op.strides.get_values()]
-            return self._view_slice(x, starts, ends, steps)
+            return self._view_slice, (starts, ends, steps)
         assert isinstance(op, H.AliasSelectOp)
         axis = op.get_axis()
         i = self._int(op.index, op)
@@ -389,7 +402,7 @@ class HostProgramWalker(ABC):
                 f"hir.alias_select: index {i} is out of range for axis {axis} of extent "
                 f"{shape[axis]}"
             )
-        return self._view_select(x, axis, i)
+        return self._view_select, (axis, i)
 
     @abstractmethod
     def _view_reshape(self, x: Any, new: list[int]) -> Any:

@@ -11,7 +11,6 @@ from fuser import DataType, FusionDefinition
 from fuser.codegen.lower import concrete_shapes
 from fuser.codegen.lower.common import LoweringError
 from fuser.codegen.lower.rows import analyze
-from fuser.runtime.cpu_runner import run_segment_on_cpu
 from fuser.schedulers.analysis.sizes import bind_sizes
 from fuser.schedulers.inner_persistent import InnerPersistentScheduler
 from fuser.schedulers.target import H100
@@ -41,14 +40,13 @@ def test_seed000_at_nvfuser_sizes_segments_and_runs_its_kernels(cols: int) -> No
         return
     assert [s.scheduler for s in plan.segments] == ["reduction", "pointwise"]
     assert code.count("// segment ") == 2
-    # The CPU analogue of the GPU run: each segment's kernels in the interpreter.
-    values: dict[int, np.ndarray] = {0: t0, 1: t1}
-    for seg in plan.segments:
-        assert seg.fusion is not None
-        outs, _ = run_segment_on_cpu(seg.fusion, [values[i] for i in seg.input_map])
-        values.update(zip(seg.output_map, outs, strict=True))
+    # The CPU analogue of the GPU run: the compiled program with each launch's
+    # kernels in the interpreter.
+    from fuser.frontend.execution import execute_kernels_on_cpu
+
+    (out,) = execute_kernels_on_cpu(fd._ensure_defined(), [t0, t1])
     expected = t1 + t0.sum(1, keepdims=True)
-    np.testing.assert_allclose(values[max(values)], expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_row_scheduler_rejects_what_rows_cannot_lower_with_the_lowerings_message() -> None:

@@ -1,6 +1,7 @@
 """Segmented fusions and stream loops on the GPU (``pytest -m gpu``): ``fd.execute``
-on torch CUDA tensors falls back to ``fuser.runtime.segmented_gpu.SegmentedGpuPlan`` when
-no single kernel takes the fusion (or a ``segment_set`` marks a cut), the argument
+on torch CUDA tensors runs the compiled program (``fuser.runtime.gpu_program.GpuProgram``)
+with one launch per segment when no single kernel takes the fusion (or a
+``segment_set`` marks a cut), the argument
 manager of ``fd.segment`` runs segment definitions on the GPU, and stream-parallel
 fusions run on a real stream pool; results against torch in float64."""
 
@@ -11,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fuser import DataType, FusionDefinition  # noqa: E402
-from fuser.runtime.segmented_gpu import SegmentedGpuPlan  # noqa: E402
+from fuser.passes.select_schedulers import SCHEDULE_ATTR  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -57,8 +58,9 @@ def test_seed000_with_segment_set_runs_two_kernels() -> None:
         assert out.is_cuda and out.shape == (1024, 3072) and out.dtype == torch.float32
         assert rel_err(out, ref) < 1e-6
     (plan,) = gpu_plans(fd)
-    assert isinstance(plan, SegmentedGpuPlan)
-    assert [s.scheduler for s in plan.segments] == ["reduction", "pointwise"]
+    kinds = [plan.exe.callee(op).attributes[SCHEDULE_ATTR].data["kind"].data for op in plan.exe.launches]
+    assert kinds == ["reduction", "pointwise"]
+    assert len(plan.cuda_sources()) == 2
 
 
 def test_softmax_with_rows_of_2_pow_21_floats_is_segmented() -> None:
@@ -69,12 +71,12 @@ def test_softmax_with_rows_of_2_pow_21_floats_is_segmented() -> None:
         (out,) = fd.execute([x])
         assert rel_err(out, ref) < 1e-5
     (plan,) = gpu_plans(fd)
-    assert isinstance(plan, SegmentedGpuPlan) and plan.num_kernels == 3
+    assert plan.num_kernels == 3
     # the same definition still runs as one kernel for short rows
     small = torch.randn(64, 1024, device="cuda")
     (out,) = fd.execute([small])
     assert rel_err(out, torch.softmax(small.double(), dim=1)) < 1e-5
-    assert sum(isinstance(p, SegmentedGpuPlan) for p in gpu_plans(fd)) == 1
+    assert sorted(p.num_kernels for p in gpu_plans(fd)) == [1, 3]
 
 
 def test_fd_segment_argument_manager_on_the_gpu() -> None:

@@ -1,0 +1,189 @@
+"""An ``Executable`` on the GPU: its ``hir.program`` run by the GPU host evaluator,
+every ``hir.launch`` compiled (once per layout) and launched with generated kernels.
+
+::
+
+    exe = driver.compile(fusion, Signature.of(fusion, flat), target)
+    prog = GpuProgram(exe, flat)
+    outs = prog.run(flat)        # first run: walks the program, compiles each segment
+    outs = prog.run(flat)        # same signature: the replay (below), kernels cached
+
+``fd.execute`` on GPU arrays keeps one ``GpuProgram`` per input signature (dtypes,
+shapes, strides, alignment classes: ``CacheEntry.gpu_key``), so everything decided
+from the signature is decided once:
+
+* **launches**: the launcher lowers the launch's segment for the layouts it sees
+  (``fuser.codegen.lower.lower_segment``, reading the segment's ``fuser.schedule``),
+  prints CUDA, compiles with NVRTC (through the disk cache) and loads it, in the
+  program's own ``FusionCompiler``. A launch whose tensors have no element (zero-size
+  extents: nothing for a kernel to do, and a reduction over an empty axis only
+  produces identities) runs its segment with the reference interpreter on host copies.
+* **the replay**: after the first run, a straight-line program (host views,
+  ``hir.allocate`` of static shapes, ``hir.launch ... outs(...)``, ``hir.alias``,
+  ``hir.deallocate``, ``hir.return``: what ``segment`` emits without stream loops)
+  is replayed on later runs by a ``fuser.runtime.gpu_replay.Replay``: host views are
+  composed into pointer offsets when the program is built, so a call only reads
+  pointers, allocates the outputs and launches. The input checks are the
+  signature's (the cache key). Any other program is walked every time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
+from fuser.runtime import gpu_arrays as ga
+from fuser.runtime.compile_fusion import CompiledSegment, FusionCompiler, launch_fusion
+from fuser.runtime.driver import Executable
+from fuser.runtime.gpu_evaluator import GpuEvaluator
+from fuser.runtime.gpu_replay import Place, Replay
+
+__all__ = ["GpuProgram"]
+
+
+class _Evaluator(GpuEvaluator):
+    """The GPU evaluator; ``torch_buffers`` makes every buffer a torch tensor (a
+    fusion without tensor inputs on the default GPU returns torch tensors)."""
+
+    def __init__(self, *args: Any, torch_buffers: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.torch_buffers = torch_buffers
+
+    def _prepare(self, inputs: Sequence[Any], preallocated_outputs: Sequence[Any | None] | None) -> None:
+        super()._prepare(inputs, preallocated_outputs)
+        self._torch = self._torch or self.torch_buffers
+
+
+def _numel(x: Any) -> int:
+    return int(np.prod(ga.array_info(x).shape)) if ga.is_gpu_array(x) else 1
+
+
+def _to_numpy(x: Any) -> Any:
+    if not ga.is_gpu_array(x):
+        return x
+    if ga._torch_tensor(x) is not None:
+        from fuser.runtime.torch_arrays import torch_to_numpy
+
+        return torch_to_numpy(x.detach().cpu())
+    return x.to_numpy() if hasattr(x, "to_numpy") else ga.DeviceArray(
+        ga.array_info(x).shape, ga.array_info(x).dtype, ptr=ga.array_info(x).ptr
+    ).to_numpy()
+
+
+def _upload_into(dst: Any, host: np.ndarray) -> None:
+    host = np.ascontiguousarray(host)
+    if ga._torch_tensor(dst) is not None:
+        from fuser.runtime.torch_arrays import numpy_to_torch
+
+        dst.copy_(numpy_to_torch(host).reshape(dst.shape))
+        return
+    from fuser.runtime import cuda_driver as drv
+
+    if host.nbytes:
+        drv.memcpy_htod(ga.array_info(dst).ptr, host)
+
+
+class GpuProgram:
+    """An ``Executable`` run on the GPU for one input signature (module docstring)."""
+
+    def __init__(
+        self, exe: Executable, flat: Sequence[Any], torch_outputs: bool = False, num_streams: int = 1
+    ) -> None:
+        self.exe = exe
+        infos = [ga.array_info(x) for x in flat if ga.is_gpu_array(x)]
+        self.device = infos[0].device if infos else 0
+        self.compiler = FusionCompiler(exe.target)
+        self.evaluator = _Evaluator(
+            exe.module, self._launch, num_streams, self.device, torch_buffers=torch_outputs
+        )
+        self._launched: dict[str, CompiledSegment | None] = {}
+        self._replay: Replay | None = None
+        self.runs = 0
+
+    # ---- what it runs -------------------------------------------------------------
+    @property
+    def num_kernels(self) -> int:
+        """Launches per run (segments with a kernel)."""
+        return len(self.exe.launches)
+
+    def compiled_segments(self) -> list[CompiledSegment]:
+        """The compiled segments launched so far, in first-launch order (a launch run
+        on the host, zero-size, has none)."""
+        return [seg for seg in self._launched.values() if seg is not None]
+
+    def cuda_sources(self) -> list[str]:
+        """The CUDA C of the segments launched so far, in first-launch order."""
+        return [seg.source for seg in self.compiled_segments()]
+
+    # ---- running ------------------------------------------------------------------
+    def run(self, flat: Sequence[Any], first: bool = False) -> list[Any]:
+        del first
+        self.runs += 1
+        if self._replay is not None:
+            return self._replay(flat)
+        args = [x.item() if hasattr(x, "item") and not ga.is_gpu_array(x) else x for x in flat]
+        outs = self.evaluator.run(args)
+        if self.runs == 1:
+            self._replay = self._build_replay(flat)
+        return outs
+
+    def _launch(self, fusion: F.FusionOp, args: list[Any], outs: list[Any] | None, stream: int) -> list[Any]:
+        """The evaluator's launcher (``GpuEvaluator``'s ``Launcher``)."""
+        name = fusion.sym_name.data
+        if outs is None:
+            outs = self._allocate(fusion, args)
+        if any(_numel(x) == 0 for x in (*args, *outs)):
+            self._launched.setdefault(name, None)
+            self._host_launch(fusion, args, outs)
+            return outs
+        outs, seg = launch_fusion(fusion, args, outs, stream, self.compiler)
+        if self._launched.setdefault(name, seg) is not seg:
+            self._replay_ok = False  # one segment at two layouts: walk every run
+        return outs
+
+    def _allocate(self, fusion: F.FusionOp, args: Sequence[Any]) -> list[Any]:
+        from fuser.codegen.lower import concrete_shapes
+
+        shapes = concrete_shapes(fusion, [ga.array_info(a).shape if ga.is_gpu_array(a) else a for a in args])
+        return [
+            self.evaluator._empty(list(shapes[v]), F.dtype_of(v.type))  # noqa: SLF001
+            for v in fusion.output_op.returned_values()
+        ]
+
+    def _host_launch(self, fusion: F.FusionOp, args: Sequence[Any], outs: Sequence[Any]) -> None:
+        from fuser.ir.reference import run_fusion
+
+        self._replay_ok = False
+        host = [_to_numpy(x) for x in args]
+        results = run_fusion(fusion, host)
+        for dst, r in zip(outs, results, strict=True):
+            _upload_into(dst, np.asarray(r))
+        for alias in fusion.output_op.get_alias_inputs():
+            if alias >= 0 and ga.is_gpu_array(args[alias]):
+                _upload_into(args[alias], host[alias])
+
+    # ---- the replay ----------------------------------------------------------------
+    _replay_ok = True
+
+    def _build_replay(self, flat: Sequence[Any]) -> Replay | None:
+        if not self._replay_ok:
+            return None
+        places: list[Place | None] = []
+        for k, x in enumerate(flat):
+            if ga.is_gpu_array(x):
+                info = ga.array_info(x)
+                places.append(Place(k, 0, tuple(info.shape), tuple(info.strides)))
+            else:
+                places.append(None)
+        ev = self.evaluator
+
+        def view(op: H.HostViewOp, x: ga.DeviceArray) -> ga.DeviceArray:
+            hook, args = ev._view_call(op, list(x.shape))  # noqa: SLF001 - the walk's own view rules
+            return hook(x, *args)
+
+        kind = "torch" if ev._torch else "fuser"  # noqa: SLF001 - the first run's buffer kind: fixed by the signature
+        return Replay.build(self.exe.program, places, self._launched, view, kind, self.device)

@@ -1,0 +1,81 @@
+"""The GPU path runs the compiler driver's pipeline (issue 13, ``pytest -m gpu``):
+dropping ``strip-bookend-views`` from ``fd.pipeline`` changes what ``fd.execute``
+launches, in ``fd.plan`` and in the CUDA ``fd.last_cuda_code`` shows; the outputs
+stay the same."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fuser import DataType, FusionDefinition  # noqa: E402
+from fuser.runtime.driver import PASSES  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def test_dropping_a_pass_changes_what_execute_launches() -> None:
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.ops.reshape(t0, [64, 128, 3072])
+        t9 = fd.ops.mul(fd.ops.mul(t1, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(t1, 0.707107)), 1.0))
+        fd.add_output(fd.ops.reshape(t9, [8192, 3072]))
+    x = torch.randn(8192, 3072, device="cuda")
+    (want,) = fd.execute([x])
+    code, plan = fd.last_cuda_code(), fd.plan([x])
+    assert len(plan.host_views) == 2
+    program = fd._entry.last_run
+    assert program.exe.pipeline.endswith(",".join(PASSES))
+    try:
+        fd.pipeline = [p for p in PASSES if p != "strip-bookend-views"]
+        (got,) = fd.execute([x])
+        assert "strip-bookend-views" not in fd._entry.last_run.exe.pipeline
+        assert fd.plan([x]).host_views == ()
+        assert fd.last_cuda_code() != code
+        torch.testing.assert_close(got, want)
+    finally:
+        fd.pipeline = PASSES
+    ref = 0.5 * x.double() * (1 + torch.erf(x.double() * 0.707107))
+    torch.testing.assert_close(want.double(), ref, rtol=1e-5, atol=1e-5)
+
+
+def _views_and_in_place(fd: FusionDefinition) -> None:
+    a = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float)
+    t = fd.ops.set(fd.ops.permute(fd.ops.reshape(a, [4, 6, 8, 16]), [0, 2, 1, 3]))
+    fd.add_output(fd.ops.reshape(t, [32, 96]))  # a view of a whole kernel output
+    fd.add_output(fd.ops.permute(a, [2, 0, 1]))  # a view of the input
+    fd.add_output(fd.ops.exp(fd.ops.slice(a, [1, 0, 2], [20, 8, 16])))  # a host slice feeding a kernel
+    b = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+    fd.add_output(fd.ops.add(b, 1.0), alias_input=b)  # written in place
+
+
+def _segments(fd: FusionDefinition) -> None:  # seed 000 cut: two kernels, an intermediate
+    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    s = fd.ops.segment_set(fd.ops.broadcast(fd.ops.sum(t0, [1]), [False, True]))
+    fd.add_output(fd.ops.sub(t1, s))  # not test_gpu_segmented's seed000_cut: no shared cache entry
+
+
+@pytest.mark.parametrize(
+    "define,shapes",
+    [(_views_and_in_place, [(24, 8, 16), (100,)]), (_segments, [(64, 4096), (64, 4096)])],
+)
+def test_the_replay_computes_what_the_walk_computes(define, shapes) -> None:  # noqa: ANN001
+    """Later calls replay the program (``fuser.runtime.gpu_replay``): on new data
+    each time they give what the reference interpreter gives, in place too."""
+    with FusionDefinition() as fd:
+        define(fd)
+    for _ in range(3):
+        xs = [torch.randn(*s, device="cuda") for s in shapes]
+        host = [x.cpu().numpy() for x in xs]
+        want = fd.execute(host)
+        got = fd.execute(xs)
+        assert fd._entry.last_run._replay is not None  # built by the first call
+        for g, w in zip(got, want, strict=True):
+            torch.testing.assert_close(g.cpu(), torch.from_numpy(w), rtol=1e-5, atol=1e-4)
+        if define is _views_and_in_place:
+            assert got[1].data_ptr() == xs[0].data_ptr()
+            torch.testing.assert_close(xs[1].cpu(), torch.from_numpy(host[1]))  # in place on both
+        else:
+            assert fd._entry.last_run.num_kernels == 2
