@@ -122,7 +122,7 @@ def stream_passes(num_streams: int) -> tuple[str, ...]:
     """The driver's pipeline after ``bind-sizes`` for a fusion with stream marks:
     ``lower-stream-loops`` cuts it into per-slice launches, ``select-schedulers``
     picks each launch's scheduler."""
-    return (f"lower-stream-loops{{num-streams={num_streams}}}", "select-schedulers")
+    return (f"lower-stream-loops{{num-streams={num_streams}}}", "select-schedulers{debug=true}")
 
 
 def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:

@@ -2,8 +2,8 @@
 
 For every ``fuser.fusion`` of the module the pass builds the kernels that run it
 (``fuser.codegen.lower.lower_segment``: the scheduler's parameters, then the pointwise,
-row, column, inner-outer or transpose lowering) at the concrete sizes of its inputs
-— static extents, or the ``sizes`` option (``select-schedulers``' syntax) — and
+row, column, inner-outer or transpose lowering) at the static extents of its inputs
+(``bind-sizes`` binds symbolic ones) and
 inserts them after the fusion as ``kernel.func`` ops. A fusion annotated by
 ``select-schedulers`` (``fuser.schedule``) is lowered with exactly those parameters;
 otherwise the registry decides. The fusion stays (host programs launch it by
@@ -43,7 +43,7 @@ from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweringError, TensorLayout
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
-from fuser.passes.sizes_option import input_sizes, parse_sizes
+from fuser.passes.sizes_option import static_sizes
 from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import SizeBindingError
 from fuser.schedulers.params import ScheduleAttrError, read_schedule
@@ -61,15 +61,13 @@ class LowerToKernelsPass(ModulePass):
 
     name = "lower-to-kernels"
 
-    sizes: str = ""
     gpu: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = resolve_target(op, self.gpu, self.name)
-        given = parse_sizes(self.sizes, self.name)
         for fusion in [f for f in op.ops if isinstance(f, FusionOp)]:
             name = f"@{fusion.sym_name.data}"
-            shapes = input_sizes(fusion, given, self.name)
+            shapes = static_sizes(fusion, self.name)
             layouts: list[TensorLayout | None] = []
             scalars: list[object] = []
             for a, s in zip(fusion.inputs, shapes, strict=True):

@@ -34,8 +34,8 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
 returned outputs), on non-reduction ids of at most 16 bytes; other tensors keep that
 id serial. Extents stay symbolic (``?``) when the types are: the splits use the
 params' static factors. A vectorized axis must be divisible by the vector width, so a
-symbolic one needs concrete ``sizes`` (``select-schedulers`` syntax,
-``"0=4x1024,1=1024"``) that the pass checks.
+symbolic one must be bound first (``bind-sizes{sizes="0=4x1024,1=1024"}``): the pass
+checks the bound extents.
 
 Before (after ``select-schedulers``)::
 
@@ -84,7 +84,6 @@ from fuser.ir.reshape_analysis import analyze_reshape
 from fuser.ir.schedule import Schedule, emit_reshape_view
 from fuser.ir.shapes import DYN, fmt_shape
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
-from fuser.passes.sizes_option import parse_sizes
 from fuser.schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
 from fuser.schedulers.analysis.graph import (
     body_ops,
@@ -566,30 +565,24 @@ def read_params(fusion: FusionOp) -> tuple[str, object] | None:
         ) from None
 
 
-def concrete_sizes(fusion: FusionOp, given: dict[int, Any], need: bool) -> ConcreteSizes | None:
-    """Concrete sizes of every value from ``given`` (or the static types); None when
-    some input is symbolic and not given and ``need`` is False."""
+def concrete_sizes(fusion: FusionOp, need: bool) -> ConcreteSizes | None:
+    """Concrete sizes of every value from the static types of the inputs (``bind-sizes``
+    writes them); None when some input is symbolic and ``need`` is False."""
     name = f"@{fusion.sym_name.data}"
     inputs: list[object] = []
-    if given and max(given) >= len(fusion.inputs):
-        raise ScheduleFusionsError(
-            f"schedule-fusions: sizes name input #{max(given)} but {name} has "
-            f"{len(fusion.inputs)} inputs"
-        )
     for i, a in enumerate(fusion.inputs):
         if isinstance(a.type, TensorType):
-            if i not in given and DYN in a.type.get_shape():
+            if DYN in a.type.get_shape():
                 if not need:
                     return None
                 raise ScheduleFusionsError(
                     f"schedule-fusions: {name}: input #{i} has symbolic extents "
-                    f"{fmt_shape(a.type.get_shape())} and the schedule vectorizes; give them with "
-                    f'sizes="{i}=..." so that the vector width can be checked'
+                    f"{fmt_shape(a.type.get_shape())} and the schedule vectorizes; bind them "
+                    f'first (bind-sizes{{sizes="{i}=..."}}) so that the vector width can be checked'
                 )
-            inputs.append(given.get(i, a.type.get_shape()))
+            inputs.append(a.type.get_shape())
         else:
-            v = given.get(i)
-            inputs.append(v[0] if isinstance(v, tuple) and len(v) == 1 else None)
+            inputs.append(None)
     try:
         return bind_sizes(fusion, inputs)
     except SizeBindingError as e:
@@ -624,7 +617,6 @@ class _FusionScheduler:
     fusion: FusionOp
     kind: str
     params: Any
-    given: dict[int, Any]
 
     def __post_init__(self) -> None:
         self.name = f"@{self.fusion.sym_name.data}"
@@ -647,9 +639,7 @@ class _FusionScheduler:
             getattr(getattr(p, "inner", None), "vectorization", 1)
         ]
         # Bound before the iterdomain ops exist (size binding replays fuser ops only).
-        self.concrete = concrete_sizes(
-            self.fusion, self.given, need=max(vecs) > 1 or bool(self.given)
-        )
+        self.concrete = concrete_sizes(self.fusion, need=max(vecs) > 1)
         for op in body_ops(self.fusion):
             if isinstance(op, ReshapeOp):
                 with_static_view(op)
@@ -660,7 +650,7 @@ class _FusionScheduler:
 
     # ---- helpers ------------------------------------------------------------------
     def sizes(self, vec: int) -> ConcreteSizes | None:
-        """The concrete sizes (None when symbolic and not given: then ``vec`` is 1)."""
+        """The concrete sizes (None when symbolic: then ``vec`` is 1)."""
         return self.concrete
 
     def emit_ref(self, ref: SSAValue, steps: Steps) -> None:
@@ -829,13 +819,13 @@ class _FusionScheduler:
         self.propagate(ref, s1, identity_only=False)
 
 
-def schedule_fusion(fusion: FusionOp, given: dict[int, Any] | None = None) -> bool:
+def schedule_fusion(fusion: FusionOp) -> bool:
     """Schedule one fusion from its ``fuser.schedule``; False when it has none."""
     read = read_params(fusion)
     if read is None:
         return False
     kind, params = read
-    _FusionScheduler(fusion, kind, params, dict(given or {})).run()
+    _FusionScheduler(fusion, kind, params).run()
     return True
 
 
@@ -843,20 +833,17 @@ def schedule_fusion(fusion: FusionOp, given: dict[int, Any] | None = None) -> bo
 class ScheduleFusions(ModulePass):
     """Write every scheduled fusion's loop domains (see the module docstring).
 
-    Options: ``sizes`` (concrete input shapes, ``select-schedulers`` syntax), needed
-    when a vectorized axis is symbolic; ``strict`` (default true): a fusion without
+    Options: ``strict`` (default true): a fusion without
     ``fuser.schedule`` is an error (false: it is left as it is).
     """
 
     name = "schedule-fusions"
 
-    sizes: str = ""
     strict: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        given = parse_sizes(self.sizes, self.name)
         for fusion in [f for f in op.walk() if isinstance(f, FusionOp)]:
-            if not schedule_fusion(fusion, given) and self.strict:
+            if not schedule_fusion(fusion) and self.strict:
                 raise ScheduleFusionsError(
                     f"{self.name}: @{fusion.sym_name.data} has no {SCHEDULE_ATTR} attribute; "
                     "run select-schedulers first"

@@ -1,4 +1,4 @@
-"""``segment{gpu=h100 sizes="..."}``: cut each launched fusion into a DAG of segments
+"""``segment{gpu=h100}``: cut each launched fusion into a DAG of segments
 that one scheduler each accepts, and emit the ``hir`` program that runs them.
 
 The algorithm is nvFuser's segmenter (seed 000):
@@ -18,10 +18,10 @@ The algorithm is nvFuser's segmenter (seed 000):
 4. ``fuser.segment_set`` is a boundary: the group of a ``segment_set`` never merges
    with the group producing its operand.
 
-Concrete sizes come from the ``sizes`` option, the shapes of the program inputs in the
-grammar every pass's ``sizes`` shares (``sizes_option``: ``sizes="0=128x1024,1=128x1024"``,
-or by position ``"128x1024,128x1024"``), propagated through the host program (views, launches);
-without it the static extents are used.
+Concrete sizes are the static extents of the program inputs (of the fusion's inputs
+when the module has no program yet), propagated through the host program (views,
+launches): symbolic ones are bound first by ``bind-sizes``
+(``bind-sizes{sizes="0=128x1024,1=128x1024"},segment``, what the compiler driver runs).
 
 The emitted program, for each launch of a segmented fusion ``@f``:
 
@@ -35,32 +35,35 @@ The emitted program, for each launch of a segmented fusion ``@f``:
 * each intermediate is dropped by ``hir.deallocate`` right after its last use
   (host views of it included).
 
-Before (seed 000, ``segment{sizes="0=128x1024,1=128x1024"}``)::
+Before (seed 000 with nvFuser's cut marked, after ``bind-sizes{sizes="0=128x1024,1=128x1024"}``)::
 
-    fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
+    fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<128x1024xf32>, %t1 : !fuser.tensor<128x1024xf32>) -> !fuser.tensor<128x1024xf32> {
       %t2 = fuser.sum %t0 {dims = array<i64: 1>} : ...
       %t3 = fuser.broadcast %t2 {is_broadcast_dim = array<i1: false, true>} : ...
-      %t4 = fuser.add %t1, %t3 : ...
-      fuser.output %t4 : !fuser.tensor<?x?xf32>
+      %t3s = fuser.segment_set %t3 : ...
+      %t4 = fuser.add %t1, %t3s : ...
+      fuser.output %t4 : !fuser.tensor<128x1024xf32>
     }
 
-After (the reduction scheduler rejects the broadcast back to full size, so two
-segments)::
+After ``segment`` (two segments: the ``segment_set`` is a boundary)::
 
-    fuser.fusion @sum_broadcast_add_seg0(%0 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x1xf32> {
-      %t2 = fuser.sum %0 ... ; %t3 = fuser.broadcast %t2 ...
-      fuser.output %t3 : !fuser.tensor<?x1xf32>
+    fuser.fusion @sum_broadcast_add_seg0(%t0: !fuser.tensor<128x1024xf32>) -> !fuser.tensor<128x1xf32> {
+      %t2 = fuser.sum %t0 ... ; %t3 = fuser.broadcast %t2 ...
+      fuser.output %t3 : !fuser.tensor<128x1xf32>
     }
-    fuser.fusion @sum_broadcast_add_seg1(%0 : !fuser.tensor<?x?xf32>, %1 : !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32> { ... }
-    hir.program @main(%0 : !fuser.tensor<?x?xf32>, %1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
-      %2 = fuser.size %0 {dim = 0 : i64} : ...
-      %3 = hir.allocate sizes(%2 : i64) : !fuser.tensor<?x1xf32>
-      %4 = hir.launch @sum_broadcast_add_seg0(%0) outs(%3 : ...) : ...
-      ...
-      %8 = hir.launch @sum_broadcast_add_seg1(%1, %4) outs(%7 : ...) : ...
-      hir.deallocate %3 : !fuser.tensor<?x1xf32>
-      hir.return %7 : !fuser.tensor<?x?xf32>
+    fuser.fusion @sum_broadcast_add_seg1(%t1: !fuser.tensor<128x1024xf32>, %t3: !fuser.tensor<128x1xf32>) -> !fuser.tensor<128x1024xf32> { ... }
+    hir.program @main(%0: !fuser.tensor<128x1024xf32>, %1: !fuser.tensor<128x1024xf32>) -> !fuser.tensor<128x1024xf32> {
+      %2 = hir.allocate : !fuser.tensor<128x1xf32>
+      %3 = hir.launch @sum_broadcast_add_seg0(%0) outs(%2 : ...) : ...
+      %4 = hir.allocate {preallocated} : !fuser.tensor<128x1024xf32>
+      %5 = hir.launch @sum_broadcast_add_seg1(%1, %3) outs(%4 : ...) : ...
+      hir.deallocate %2 : !fuser.tensor<128x1xf32>
+      hir.return %4 : !fuser.tensor<128x1024xf32>
     }
+
+Extents that only a size operand gives (a reshape to sizes read from scalar inputs)
+stay symbolic: their buffers are allocated from ``fuser.size`` values
+(``hir.allocate sizes(...)``).
 
 The segment records (``segment_module``) keep, for each segment, its ops, the
 original values of its inputs and outputs and its scheduler: the Python side
@@ -105,7 +108,6 @@ from fuser.passes.mark_aliases import (
     inplace_to_aliases,
 )
 from fuser.passes.mark_aliases import preallocate_outputs as _preallocate
-from fuser.passes.sizes_option import parse_sizes
 from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.registry import select
@@ -642,8 +644,8 @@ def segment_fusion_launches(
         if isinstance(a.type, F.TensorType):
             if a not in env:
                 raise HostPassError(
-                    f"segment: input #{i} of @{name} has symbolic extents ({a.type}); give "
-                    'the shapes of the program inputs with sizes="0=..."'
+                    f"segment: input #{i} of @{name} has symbolic extents ({a.type}); bind "
+                    'the program\'s input shapes first with bind-sizes{sizes="0=..."}'
                 )
             shapes.append(env[a])
         else:
@@ -812,10 +814,8 @@ class SegmentPass(ModulePass):
     name = "segment"
 
     gpu: str = ""
-    sizes: str | None = None
     preallocate: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = resolve_target(op, self.gpu, self.name)
-        given = parse_sizes(self.sizes, self.name) if self.sizes else None
-        segment_module(op, given, target, self.preallocate)
+        segment_module(op, None, target, self.preallocate)

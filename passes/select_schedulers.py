@@ -1,21 +1,18 @@
 """``select-schedulers``: annotate each fusion with the scheduler that runs it.
 
-Options: ``gpu`` (``h100`` (default), ``h200`` or ``device``), ``sizes`` (concrete
-input shapes in the grammar of ``sizes_option``, ``"0=4x1024,1=1024"``: input index
-``=`` extents joined by ``x``; a
-scalar input may be given a value, ``2=7``; inputs not named keep their static
-extents), ``debug`` (also record why the schedulers tried first rejected the
-fusion; ``fuser-opt --debug-schedulers`` sets it on every ``select-schedulers`` of the
-pipeline). Sizes apply
-to every fusion of the module.
+Options: ``gpu`` (``h100`` (default), ``h200`` or ``device``; a module's
+``fuser.target`` wins), ``debug`` (also record why the schedulers tried first rejected
+the fusion; ``fuser-opt --debug-schedulers`` sets it on every ``select-schedulers`` of
+the pipeline). The schedulers decide at the extents of the inputs' types: symbolic
+ones are bound first by ``bind-sizes`` (``bind-sizes{sizes="0=4x1024"},select-schedulers``).
 
 Before::
 
-    fuser.fusion @row_sum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> { ... }
+    fuser.fusion @row_sum(%x : !fuser.tensor<4x1024xf32>) -> !fuser.tensor<4xf32> { ... }
 
-After ``select-schedulers{sizes="0=4x1024"}``::
+After ``select-schedulers``::
 
-    fuser.fusion @row_sum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+    fuser.fusion @row_sum(%x : !fuser.tensor<4x1024xf32>) -> !fuser.tensor<4xf32>
         attributes {fuser.schedule = {kind = "reduction", fastest_dim = true,
                     vectorization = 4 : i64, threads_per_row = 256 : i64, ...}} { ... }
 
@@ -33,14 +30,11 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from fuser.ir.dialects.fuser import FusionOp
-from fuser.passes.sizes_option import input_sizes, parse_sizes
+from fuser.passes.sizes_option import static_sizes
 from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
-from fuser.schedulers.params import params_entries
+from fuser.schedulers.params import REJECTIONS_ATTR, SCHEDULE_ATTR, params_entries
 from fuser.schedulers.registry import select
-
-SCHEDULE_ATTR = "fuser.schedule"
-REJECTIONS_ATTR = "fuser.schedule_rejections"
 
 
 class SelectSchedulersError(DiagnosticException):
@@ -54,19 +48,17 @@ class SelectSchedulers(ModulePass):
     name = "select-schedulers"
 
     gpu: str = ""
-    sizes: str = ""
     debug: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = resolve_target(op, self.gpu, self.name)
-        given = parse_sizes(self.sizes, self.name)
         debug = self.debug
         for fusion in op.walk():
             if not isinstance(fusion, FusionOp):
                 continue
             name = f"@{fusion.sym_name.data}"
             try:
-                concrete = bind_sizes(fusion, input_sizes(fusion, given, self.name))
+                concrete = bind_sizes(fusion, static_sizes(fusion, self.name))
             except SizeBindingError as e:
                 raise SelectSchedulersError(f"select-schedulers: {e}") from None
             sel = select(fusion, concrete, target)

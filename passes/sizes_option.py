@@ -1,6 +1,6 @@
-"""The ``sizes`` option, one grammar for every pass that takes it (``segment``,
-``select-schedulers``, ``schedule-fusions``, ``lower-to-kernels``): the concrete shapes
-of inputs whose types have symbolic extents.
+"""The ``sizes`` option of ``bind-sizes`` (the one pass that takes concrete shapes:
+the passes after it read the bound types, ``static_sizes``): the concrete shapes of
+inputs whose types have symbolic extents.
 
 Entries are separated by commas. Each is ``INDEX=EXTENTS`` or, by position,
 ``EXTENTS`` (the entry's position is the input index); extents are joined by ``x``
@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.ir.shapes import DYN, fmt_shape
 
-__all__ = ["SizesOptionError", "input_sizes", "parse_sizes"]
+__all__ = ["SizesOptionError", "input_sizes", "parse_sizes", "static_sizes"]
 
 
 class SizesOptionError(DiagnosticException):
@@ -87,4 +87,22 @@ def input_sizes(
         else:
             v = given.get(i)
             out.append(v[0] if v is not None and len(v) == 1 else None)
+    return out
+
+
+def static_sizes(fusion: FusionOp, pass_name: str) -> list[object]:
+    """What ``bind_sizes`` takes for ``fusion`` from its types alone (the passes after
+    ``bind-sizes``): the static shape of each tensor input, None for scalars. A
+    symbolic extent is an error naming ``pass_name`` and pointing at ``bind-sizes``."""
+    out: list[object] = []
+    for i, a in enumerate(fusion.inputs):
+        if isinstance(a.type, TensorType):
+            if DYN in a.type.get_shape():
+                raise SizesOptionError(
+                    f"{pass_name}: input #{i} of @{fusion.sym_name.data} has symbolic extents "
+                    f'{fmt_shape(a.type.get_shape())}; bind them first with bind-sizes{{sizes="{i}=..."}}'
+                )
+            out.append(a.type.get_shape())
+        else:
+            out.append(None)
     return out

@@ -10,7 +10,7 @@
 
 The pipeline is ``bind-sizes{sizes="<signature>"}`` followed by ``PASSES``::
 
-    canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers
+    canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers{debug=true}
 
 on a module holding a copy of the fusion and the target (``fuser.target``, the
 ``set-target`` attribute). Its result is an ``hir.program @main`` that launches
@@ -59,9 +59,11 @@ PASSES: tuple[str, ...] = (
     "strip-bookend-views",
     "mark-aliases",
     "segment",
-    "select-schedulers",
+    "select-schedulers{debug=true}",
 )
-"""The passes after ``bind-sizes``, in order: what ``fd.execute`` runs."""
+"""The passes after ``bind-sizes``, in order: what ``fd.execute`` runs.
+``select-schedulers`` records why the schedulers before the chosen one rejected each
+segment (``debug``): ``fd.plan`` reads them from the IR."""
 
 
 class CompileError(ValueError):

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 from xdsl.ir import BlockArgument
 
 from fuser.ir.dialects.fuser import VIEW_OPS, FusionOp, SegmentSetOp, TensorType
@@ -52,6 +53,22 @@ class Segment:
     """Kernels the segment's lowering launches (``fd.plan`` lowers each segment to count
     them: an outer reduction split over blocks is a partials, a finish and an apply
     kernel); None when not lowered, counted as one per launching segment."""
+
+    @staticmethod
+    def from_schedule(fusion: FusionOp) -> Segment:
+        """What ``select-schedulers`` recorded on a segment fusion: its
+        ``fuser.schedule`` and, with ``debug`` (the driver's pipeline), its
+        ``fuser.schedule_rejections``."""
+        from fuser.schedulers.params import REJECTIONS_ATTR, SCHEDULE_ATTR, read_schedule
+        from fuser.schedulers.registry import get_scheduler
+
+        kind, params = read_schedule(fusion.attributes[SCHEDULE_ATTR])
+        rejected = fusion.attributes.get(REJECTIONS_ATTR)
+        rejections = tuple(
+            (k, v.data) for k, v in (rejected.data.items() if isinstance(rejected, DictionaryAttr) else ())
+            if isinstance(v, StringAttr)
+        )
+        return Segment(fusion, kind, params, rejections, get_scheduler(kind).launches_kernel)  # type: ignore[arg-type]
 
     @staticmethod
     def from_selection(fusion: FusionOp, sel: Selection) -> Segment:
@@ -177,22 +194,14 @@ def _program_views(program: Any) -> list[HostView]:
 
 def executable_plan(exe: Any, fusion: FusionOp, input_shapes: Sequence[object]) -> Plan:
     """The plan of a compiled ``fuser.runtime.driver.Executable`` of ``fusion``: one
-    segment per ``hir.launch`` of its program, in order, with the scheduler
-    ``select-schedulers`` recorded (``fuser.schedule``) and the registry's reasons
-    for it (a program with no launch: one ``no_op`` segment); the program's host
-    views; and, when the driver cut the fusion in
-    several kernels or a cut was marked, the registry's answer for the whole
-    fusion."""
-    from fuser.passes.segment import host_shapes
-
+    segment per ``hir.launch`` of its program, in order, with what ``select-schedulers``
+    recorded on it (``fuser.schedule`` and, the driver running it with ``debug``, the
+    rejections: no scheduler is asked again; a program with no launch: one ``no_op``
+    segment); the program's host views; and, when the driver cut the fusion in
+    several kernels or a cut was marked, the registry's answer for the whole fusion
+    (why it was cut)."""
     target = exe.target
-    shapes = {i: s for i, s in enumerate(_shape_of(x) for x in input_shapes) if s is not None}
-    env = host_shapes(exe.program, shapes)
-    segments: list[Segment] = []
-    for op in exe.launches:
-        seg = exe.callee(op)
-        sel = select(seg, bind_sizes(seg, [env.get(a) for a in op.args]), target)
-        segments.append(Segment.from_selection(seg, sel))
+    segments = [Segment.from_schedule(exe.callee(op)) for op in exe.launches]
     if not segments:
         # The program launches nothing (every output is an input or a host view of
         # one): the no_op scheduler's answer, whatever the fusion's dead ops are.

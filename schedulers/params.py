@@ -28,6 +28,13 @@ from fuser.ir.dialects.fuser import FusionOp
 
 Dim3 = tuple[int, int, int]
 
+SCHEDULE_ATTR = "fuser.schedule"
+"""The attribute ``select-schedulers`` writes on a fusion (``{kind = ..., <params>}``)
+and the lowering reads (``read_schedule``)."""
+REJECTIONS_ATTR = "fuser.schedule_rejections"
+"""``select-schedulers{debug=true}``: why each scheduler tried before the chosen one
+rejected the fusion (``{kind = "reason", ...}``); ``fd.plan`` reads it."""
+
 
 @dataclass(frozen=True)
 class NoParams:

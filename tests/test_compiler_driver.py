@@ -164,3 +164,33 @@ fuser.fusion @ramp(%n : i64) -> !fuser.tensor<?xi64> {
     exe = compile(fusion, Signature((5,)))
     assert exe.pipeline.startswith('bind-sizes{sizes="0=5"}')
     np.testing.assert_array_equal(exe.run_on_cpu([5])[0], 2 + 3 * np.arange(5))
+
+
+def test_the_lowering_reads_the_schedule_select_schedulers_recorded() -> None:
+    """No scheduler is asked again after select-schedulers: a segment's kernels follow
+    its ``fuser.schedule`` (edit the parameters in the IR and the kernel changes), and
+    ``fd.plan``'s rejections are the ones the pass recorded (``debug``)."""
+    import dataclasses
+
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    from fuser.codegen.lower import lower_segment
+    from fuser.schedulers.params import (
+        REJECTIONS_ATTR,
+        SCHEDULE_ATTR,
+        params_entries,
+        read_schedule,
+    )
+
+    fusion = _fusion(SEED000)
+    exe = compile(fusion, Signature(((64, 1024), (64, 1024))))
+    (seg,) = exe.fusions.values()
+    assert set(seg.attributes[REJECTIONS_ATTR].data) >= {"no_op", "pointwise"}
+    kind, params = read_schedule(seg.attributes[SCHEDULE_ATTR])
+    layouts = [TensorLayout.contiguous((64, 1024))] * 2
+    before = lower_segment(seg, layouts).kernels[0]
+    assert before.block == params.block
+    edited = dataclasses.replace(params, rows_per_block=1, block=(params.block[0], 1, 1), grid=(64, 1, 1))
+    seg.attributes[SCHEDULE_ATTR] = DictionaryAttr({"kind": StringAttr(kind), **params_entries(edited)})
+    after = lower_segment(seg, layouts).kernels[0]
+    assert after.block == edited.block and after.grid == edited.grid != before.grid

@@ -16,6 +16,7 @@ from fuser.ir.context import make_context, parse_module
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import kernel as K
 from fuser.ir.reference import run_fusion
+from fuser.passes.bind_sizes import BindSizes
 from fuser.passes.lower_to_kernels import LowerToKernelsPass
 from fuser.passes.select_schedulers import SelectSchedulers
 from fuser.passes.sizes_option import SizesOptionError
@@ -102,12 +103,13 @@ def test_without_select_schedulers_the_registry_decides() -> None:
     assert [a.root_reference.data for a in fusion.attributes["fuser.kernels"].data] == ["chain_kernel"]
 
 
-def test_symbolic_sizes_need_the_option() -> None:
+def test_symbolic_sizes_are_bound_by_bind_sizes() -> None:
     module = parse_module(COLUMN_SUM.replace("37x40", "?x40"))
     with pytest.raises(SizesOptionError, match="lower-to-kernels: input #0 of @cols has symbolic extents"):
         LowerToKernelsPass().apply(make_context(), module)
     module = parse_module(COLUMN_SUM.replace("37x40", "?x40"))
-    LowerToKernelsPass(sizes="0=37x40").apply(make_context(), module)
+    BindSizes("0=37x40").apply(make_context(), module)
+    LowerToKernelsPass().apply(make_context(), module)
     assert any(isinstance(op, K.FuncOp) for op in module.ops)
 
 

@@ -17,8 +17,10 @@ from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.ir.dialects.iterdomain import LoopOp, ParallelType, RfactorOp
 from fuser.ir.reference import run_fusion
 from fuser.ir.schedule import LoopStructure, loop_structure
+from fuser.passes.bind_sizes import BindSizes
 from fuser.passes.schedule_fusions import ScheduleFusions, ScheduleFusionsError
 from fuser.passes.select_schedulers import SelectSchedulers
+from fuser.passes.sizes_option import SizesOptionError
 from tests.test_strip_bookend_views import TRANSPOSE
 
 SOFTMAX = """
@@ -113,12 +115,15 @@ fuser.fusion @f(%x : !fuser.tensor<6x40xf32>) -> !fuser.tensor<6x1x40xf32> {
 
 
 def schedule(text: str, sizes: str = "") -> tuple[ModuleOp, FusionOp, FusionOp]:
-    """(module, fusion before scheduling, fusion after select-schedulers + schedule)."""
+    """(module, fusion before scheduling, fusion after [bind-sizes +] select-schedulers
+    + schedule-fusions)."""
     ctx: Context = make_context()
     module = parse_module(text)
     before = next(op for op in module.walk() if isinstance(op, FusionOp)).clone()
-    SelectSchedulers(sizes=sizes).apply(ctx, module)
-    ScheduleFusions(sizes=sizes).apply(ctx, module)
+    if sizes:
+        BindSizes(sizes).apply(ctx, module)
+    SelectSchedulers().apply(ctx, module)
+    ScheduleFusions().apply(ctx, module)
     module.verify()
     fusion = next(op for op in module.walk() if isinstance(op, FusionOp))
     return module, before, fusion
@@ -244,7 +249,9 @@ def test_reshape_is_scheduled_through_its_view() -> None:
     )
 
 
-def test_symbolic_extents_stay_symbolic_with_sizes() -> None:
+def test_schedules_are_written_at_the_bound_sizes() -> None:
+    """select-schedulers and schedule-fusions read the extents bind-sizes wrote; a
+    symbolic fusion is refused with a pointer to bind-sizes."""
     text = """
 fuser.fusion @row_sum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
   %s = fuser.sum %x {dims = array<i64: 1>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
@@ -253,14 +260,11 @@ fuser.fusion @row_sum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
     _, _, fusion = schedule(text, sizes="0=5x64")
     s = fusion.output_op.values[0]
     ls = loop_structure(fusion, s)
-    assert ls.loops[0].static_extent is None  # rows stay symbolic
-    hits = covered(ls, {"N0": 5, "N1": 64})
+    assert all(a.static_extent is not None for a in ls.loops)  # every extent bound
+    hits = covered(ls)
     assert sorted(hits) == list(itertools.product(range(5), range(64)))
-    with pytest.raises(ScheduleFusionsError, match="symbolic extents"):
-        ctx = make_context()
-        module = parse_module(text)
-        SelectSchedulers(sizes="0=5x64").apply(ctx, module)
-        ScheduleFusions().apply(ctx, module)
+    with pytest.raises(SizesOptionError, match=r"bind them first with bind-sizes\{sizes=\"0=\.\.\.\"\}"):
+        SelectSchedulers().apply(make_context(), parse_module(text))
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.ir.dtypes import DType
 from fuser.ir.reference import run_fusion
+from fuser.passes.bind_sizes import BindSizes
 from fuser.passes.host_rewrites import HostPassError
 from fuser.passes.mark_aliases import MarkAliases
 from fuser.passes.segment import SegmentPass
@@ -134,7 +135,9 @@ def test_plain_seed000_is_one_persistent_kernel() -> None:
 
 
 def test_seed000_program_deallocates_the_intermediate() -> None:
-    module = check_pipeline(SUM_BROADCAST_ADD, [SegmentPass(sizes="0=8x16,1=8x16")], [(8, 16), (8, 16)])
+    module = check_pipeline(
+        SUM_BROADCAST_ADD, [BindSizes("0=8x16,1=8x16"), SegmentPass()], [(8, 16), (8, 16)]
+    )
     program = next(op for op in module.ops if isinstance(op, H.ProgramOp))
     ops = list(program.body.block.ops)
     kinds = [op.name for op in ops]
@@ -236,10 +239,10 @@ def test_layer_norm_differential() -> None:
 
 
 def test_bad_sizes_are_diagnostics() -> None:
-    with pytest.raises(SizesOptionError, match="segment: bad sizes entry 'q'"):
-        parse_sizes("q", "segment")
+    with pytest.raises(SizesOptionError, match="bind-sizes: bad sizes entry 'q'"):
+        parse_sizes("q", "bind-sizes")
     module = parse_module(SUM_BROADCAST_ADD)
-    with pytest.raises(HostPassError, match="symbolic extents"):
+    with pytest.raises(HostPassError, match="symbolic extents.*bind-sizes"):
         SegmentPass().apply(make_context(), module)
 
 
@@ -253,17 +256,14 @@ def test_bad_sizes_are_diagnostics() -> None:
     ],
 )
 def test_one_sizes_grammar(text: str, parsed: dict[int, tuple[int, ...]]) -> None:
-    assert parse_sizes(text, "segment") == parsed
+    assert parse_sizes(text, "bind-sizes") == parsed
 
 
 @pytest.mark.parametrize("text", ["q", "0=4xq", "-1=4", "0=-4", "0=4,0=8", "1=4,4"])
 def test_bad_sizes_name_the_pass(text: str) -> None:
-    """Every pass that takes ``sizes`` reads it with ``sizes_option.parse_sizes``, and
-    its diagnostics name that pass (schedule-fusions used to report select-schedulers'
-    message with the name replaced in the text)."""
-    for name in ("segment", "select-schedulers", "schedule-fusions", "lower-to-kernels"):
-        with pytest.raises(SizesOptionError, match=f"^{name}: "):
-            parse_sizes(text, name)
+    """``sizes_option.parse_sizes`` (bind-sizes' option) names the pass it reads for."""
+    with pytest.raises(SizesOptionError, match="^bind-sizes: "):
+        parse_sizes(text, "bind-sizes")
 
 
 # ---- random fusions through the whole pipeline ---------------------------------------

@@ -136,13 +136,14 @@ def test_errors_exit_1_with_a_diagnostic(
 @pytest.mark.parametrize(
     "args",
     [
-        ["--select-schedulers=sizes=0=8x1024"],
-        ["-p", "select-schedulers{sizes=0=8x1024"],
+        ["--bind-sizes=sizes=0=8x1024"],
+        ["-p", "bind-sizes{sizes=0=8x1024"],
+        ["-p", 'select-schedulers{sizes="0=8x1024"}'],
         ["-p", ",,"],
         ["-t", "cuda{"],
         ["-t", "no-such-target"],
         ["--no-such-flag"],
-        ["-p", 'lower-to-kernels{sizes="0=8x1x2"}'],
+        ["-p", 'bind-sizes{sizes="0=8x1x2"},lower-to-kernels'],
     ],
 )
 def test_malformed_options_exit_1_without_traceback(

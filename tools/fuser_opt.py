@@ -270,6 +270,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (ValueError, DiagnosticException) as e:
         # An unknown pass, a malformed pass option, an unknown target.
         _error(str(e))
+        if '["sizes"] not found' in str(e):
+            sys.stderr.write(
+                "fuser-opt: note: input sizes are bound once, by bind-sizes, before the "
+                "passes that need them: -p 'bind-sizes{sizes=\"0=...\"},PASS'\n"
+            )
         sys.exit(1)
     except ArgSpecParseError as e:
         # A malformed pipeline or target spec (xDSL raises a BaseException here).

@@ -1,9 +1,10 @@
 """Lowering of scheduled segments to kernel IR, one module per scheduler kind.
 
-``lower_segment(fusion, in_layouts, target)`` asks the scheduler registry which
-scheduler takes the segment for these concrete sizes (or uses the one given), and
-hands the fusion, its concrete shapes and the scheduler's parameters to the matching
-lowering:
+``lower_segment(fusion, in_layouts, target)`` takes the scheduler and parameters
+``select-schedulers`` recorded on the segment (``fuser.schedule``: the compiler
+driver's segments always have one), or the ones given, or for a fusion without either
+asks the scheduler registry which scheduler takes it at these concrete sizes, and hands
+the fusion, its concrete shapes and the parameters to the matching lowering:
 
 ==========================  =====================================================
 scheduler                   lowering
@@ -65,6 +66,7 @@ def lower_segment(
     such as ``benchmarks/tune.py`` use it to try variants without editing heuristics).
     """
     from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.params import SCHEDULE_ATTR, ScheduleAttrError, read_schedule
     from fuser.schedulers.registry import select
     from fuser.schedulers.target import H100
 
@@ -76,14 +78,25 @@ def lower_segment(
     shapes = concrete_shapes(fusion, shape_args)
     if scheduler is None and UNSCHEDULED in fusion.attributes:
         return lower_unscheduled(fusion, shapes, in_layouts, out_layouts, name)
-    selection = select(fusion, sizes, target)
-    if selection.scheduler is None:
-        raise LoweringError(
-            f"no scheduler accepts @{fusion.sym_name.data} for these sizes:\n{selection.explain()}"
-        )
-    kind = scheduler or selection.kind
-    if params is None:
-        params = selection.params
+    recorded = fusion.attributes.get(SCHEDULE_ATTR)
+    if scheduler is None and recorded is not None:
+        # What select-schedulers chose (the compiler driver's segments): the registry
+        # is not asked again.
+        try:
+            scheduler, chosen = read_schedule(recorded)
+        except ScheduleAttrError as e:
+            raise LoweringError(f"@{fusion.sym_name.data}: {SCHEDULE_ATTR}: {e}") from None
+        params = chosen if params is None else params
+    if scheduler is None or params is None:
+        selection = select(fusion, sizes, target)
+        if selection.scheduler is None:
+            raise LoweringError(
+                f"no scheduler accepts @{fusion.sym_name.data} for these sizes:\n{selection.explain()}"
+            )
+        scheduler = scheduler or selection.kind
+        if params is None:
+            params = selection.params
+    kind = scheduler
     name = name or fusion.sym_name.data
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)

@@ -15,6 +15,7 @@ from xdsl.ir import SSAValue
 
 from fuser.ir.dialects import fuser as F
 
+from ..params import REJECTIONS_ATTR, SCHEDULE_ATTR
 from .graph import is_reduction, reduction_dims
 
 
@@ -56,9 +57,13 @@ def split_by_reduction_kind(fusion: F.FusionOp) -> tuple[list[int], list[int]] |
 
 def half_fusion(fusion: F.FusionOp, keep: Sequence[int], suffix: str) -> F.FusionOp:
     """``fusion`` with only the ``fuser.output`` operands ``keep`` (pure ops that no
-    kept output needs are removed; inputs stay)."""
+    kept output needs are removed; inputs stay). The half is a new fusion: the
+    schedule recorded on ``fusion`` (``fuser.schedule``, its rejections) is not its own
+    and is dropped."""
     clone = fusion.clone()
     clone.properties["sym_name"] = StringAttr(f"{fusion.sym_name.data}_{suffix}")
+    for attr in (SCHEDULE_ATTR, REJECTIONS_ATTR):
+        clone.attributes.pop(attr, None)
     term = clone.output_op
     aliases = term.get_alias_inputs()
     values = [term.values[i] for i in keep]

@@ -1,12 +1,11 @@
-// RUN: not fuser-opt %s --select-schedulers=sizes=0=8x1024 2>&1 | filecheck %s --check-prefix=UNQUOTED
-// RUN: not fuser-opt %s -p 'select-schedulers{sizes=0=8x1024' 2>&1 | filecheck %s --check-prefix=UNCLOSED
+// RUN: not fuser-opt %s --bind-sizes=sizes=0=8x1024 2>&1 | filecheck %s --check-prefix=UNQUOTED
+// RUN: not fuser-opt %s -p 'bind-sizes{sizes=0=8x1024' 2>&1 | filecheck %s --check-prefix=UNCLOSED
 // RUN: not fuser-opt %s -p ',,' 2>&1 | filecheck %s --check-prefix=EMPTY
 // RUN: not fuser-opt %s -t 'cuda{' 2>&1 | filecheck %s --check-prefix=TARGET
-// RUN: not fuser-opt %s -p 'lower-to-kernels{sizes="0=8x1x2"}' 2>&1 | filecheck %s --check-prefix=RANK
-// RUN: not fuser-opt %s -p 'select-schedulers{sizes="0=8"}' 2>&1 | filecheck %s --check-prefix=RANK-SEL
+// RUN: not fuser-opt %s -p 'bind-sizes{sizes="0=8x1x2"},lower-to-kernels' 2>&1 | filecheck %s --check-prefix=RANK
 
 // Malformed pass options and pipeline strings are diagnostics (exit status 1), never a
-// Python traceback; sizes of the wrong rank are rejected before the lowering indexes them.
+// Python traceback; sizes of the wrong rank are rejected by bind-sizes before a lowering indexes them.
 
 fuser.fusion @f(%a : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
   %0 = fuser.add %a, %a : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32>
@@ -23,6 +22,5 @@ fuser.fusion @f(%a : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
 // EMPTY: Expected pass name here
 // TARGET: fuser-opt: error: Error parsing pass pipeline specification:
 // TARGET-NOT: Traceback
-// RANK: fuser-opt: error: lower-to-kernels: @f: input #0 has type !fuser.tensor<?x?xf32> but the given shape is [8, 1, 2]
+// RANK: fuser-opt: error: bind-sizes: @f: input #0 has type !fuser.tensor<?x?xf32> but the given shape is [8, 1, 2]
 // RANK-NOT: internal error
-// RANK-SEL: fuser-opt: error: select-schedulers: @f: input #0 has type !fuser.tensor<?x?xf32> but the given shape is [8]

@@ -1,7 +1,7 @@
-// RUN: fuser-opt %s --split-input-file -p 'segment{sizes="0=128x1024,1=128x1024"}' | filecheck %s
-// RUN: fuser-opt %s --split-input-file -p 'segment{sizes="128x1024,128x1024" gpu=h200}' | filecheck %s
+// RUN: fuser-opt %s --split-input-file -p 'bind-sizes{sizes="0=128x1024,1=128x1024"},segment' | filecheck %s
+// RUN: fuser-opt %s --split-input-file -p 'bind-sizes{sizes="128x1024,128x1024"},segment{gpu=h200}' | filecheck %s
 
-// Seed 000: reduction + broadcast + add, symbolic extents, sizes given. nvFuser
+// Seed 000: reduction + broadcast + add, symbolic extents bound by bind-sizes. nvFuser
 // cuts it in two (its reduction scheduler takes no epilogue at full size); fuser's
 // inner-persistent scheduler takes the whole fusion as one kernel: the add reads
 // t1 on the same rows after the row sum, with no buffer to keep.
@@ -13,21 +13,22 @@ fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tenso
   fuser.output %t4 : !fuser.tensor<?x?xf32>
 }
 
-// CHECK-LABEL: fuser.fusion @sum_broadcast_add_seg0(%t0: !fuser.tensor<?x?xf32>, %t1: !fuser.tensor<?x?xf32>)
+// CHECK-LABEL: fuser.fusion @sum_broadcast_add_seg0(%t0: !fuser.tensor<128x1024xf32>, %t1: !fuser.tensor<128x1024xf32>)
 // CHECK-NEXT:    %t2 = fuser.sum %t0 {dims = array<i64: 1>}
 // CHECK-NEXT:    %t3 = fuser.broadcast %t2
 // CHECK-NEXT:    %t4 = fuser.add %t1, %t3
-// CHECK-NEXT:    fuser.output %t4 : !fuser.tensor<?x?xf32>
-// CHECK-LABEL: hir.program @main(%0: !fuser.tensor<?x?xf32>, %1: !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
-// CHECK:         %5 = hir.launch @sum_broadcast_add_seg0(%0, %1) outs(%4 : !fuser.tensor<?x?xf32>)
-// CHECK-NEXT:    hir.return %4 : !fuser.tensor<?x?xf32>
+// CHECK-NEXT:    fuser.output %t4 : !fuser.tensor<128x1024xf32>
+// CHECK-LABEL: hir.program @main(%0: !fuser.tensor<128x1024xf32>, %1: !fuser.tensor<128x1024xf32>) -> !fuser.tensor<128x1024xf32> {
+// CHECK-NEXT:    %2 = hir.allocate {preallocated} : !fuser.tensor<128x1024xf32>
+// CHECK-NEXT:    %3 = hir.launch @sum_broadcast_add_seg0(%0, %1) outs(%2 : !fuser.tensor<128x1024xf32>)
+// CHECK-NEXT:    hir.return %2 : !fuser.tensor<128x1024xf32>
 
 // -----
 
 // The same fusion with the boundary nvFuser's segmenter picks, marked with a
 // segment_set: two segments exactly as in seed 000 (sum and broadcast, then the
-// add). The reduction's output is an intermediate: allocated from the input's
-// extent, deallocated after the add.
+// add). The reduction's output is an intermediate: allocated at its bound shape,
+// deallocated after the add.
 
 fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
   %t2 = fuser.sum %t0 {dims = array<i64: 1>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
@@ -37,22 +38,19 @@ fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tenso
   fuser.output %t4 : !fuser.tensor<?x?xf32>
 }
 
-// CHECK-LABEL: fuser.fusion @sum_broadcast_add_seg0(%t0: !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x1xf32>
+// CHECK-LABEL: fuser.fusion @sum_broadcast_add_seg0(%t0: !fuser.tensor<128x1024xf32>) -> !fuser.tensor<128x1xf32>
 // CHECK-NEXT:    %t2 = fuser.sum %t0 {dims = array<i64: 1>}
 // CHECK-NEXT:    %t3 = fuser.broadcast %t2
-// CHECK-NEXT:    fuser.output %t3 : !fuser.tensor<?x1xf32>
-// CHECK-LABEL: fuser.fusion @sum_broadcast_add_seg1(%t1: !fuser.tensor<?x?xf32>, %t3: !fuser.tensor<?x1xf32>)
+// CHECK-NEXT:    fuser.output %t3 : !fuser.tensor<128x1xf32>
+// CHECK-LABEL: fuser.fusion @sum_broadcast_add_seg1(%t1: !fuser.tensor<128x1024xf32>, %t3: !fuser.tensor<128x1xf32>)
 // CHECK-NEXT:    %t3s = fuser.segment_set %t3
 // CHECK-NEXT:    %t4 = fuser.add %t1, %t3s
-// CHECK-NEXT:    fuser.output %t4 : !fuser.tensor<?x?xf32>
-// CHECK-LABEL: hir.program @main(%0: !fuser.tensor<?x?xf32>, %1: !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
-// CHECK-NEXT:    %2 = fuser.size %0 {dim = 0 : i64}
-// CHECK-NEXT:    %3 = hir.allocate sizes(%2 : i64) : !fuser.tensor<
-// CHECK-NEXT:    %4 = hir.launch @sum_broadcast_add_seg0(%0) outs(%3 :
-// CHECK-NEXT:    %5 = fuser.size %1 {dim = 0 : i64}
-// CHECK-NEXT:    %6 = fuser.size %1 {dim = 1 : i64}
-// CHECK-NEXT:    %7 = hir.allocate sizes(%5, %6 : i64, i64) {preallocated} : !fuser.tensor<?x?xf32>
-// CHECK-NEXT:    %8 = hir.launch @sum_broadcast_add_seg1(%1, %4) outs(%7 : !fuser.tensor<?x?xf32>)
-// CHECK-NEXT:    hir.deallocate %3
-// CHECK-NEXT:    hir.return %7 : !fuser.tensor<?x?xf32>
+// CHECK-NEXT:    fuser.output %t4 : !fuser.tensor<128x1024xf32>
+// CHECK-LABEL: hir.program @main(%0: !fuser.tensor<128x1024xf32>, %1: !fuser.tensor<128x1024xf32>) -> !fuser.tensor<128x1024xf32> {
+// CHECK-NEXT:    %2 = hir.allocate : !fuser.tensor<128x1xf32>
+// CHECK-NEXT:    %3 = hir.launch @sum_broadcast_add_seg0(%0) outs(%2 : !fuser.tensor<128x1xf32>)
+// CHECK-NEXT:    %4 = hir.allocate {preallocated} : !fuser.tensor<128x1024xf32>
+// CHECK-NEXT:    %5 = hir.launch @sum_broadcast_add_seg1(%1, %3) outs(%4 : !fuser.tensor<128x1024xf32>)
+// CHECK-NEXT:    hir.deallocate %2
+// CHECK-NEXT:    hir.return %4 : !fuser.tensor<128x1024xf32>
 // CHECK-NEXT:  }

@@ -1,9 +1,9 @@
-// The same symbolic softmax is persistent for short rows and unschedulable as one
-// kernel for rows of 2^21 floats (segmentation splits it).
-// RUN: fuser-opt %s -p 'select-schedulers{sizes="0=4x1024" gpu=h200 debug=true}' | filecheck %s
-// RUN: not fuser-opt %s -p 'select-schedulers{sizes="0=4x2097152"}' 2>&1 | filecheck %s --check-prefix=BIG
+// The same symbolic softmax, bound to two sizes: persistent for short rows and
+// unschedulable as one kernel for rows of 2^21 floats (segmentation splits it).
+// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=4x1024"},select-schedulers{gpu=h200 debug=true}' | filecheck %s
+// RUN: not fuser-opt %s -p 'bind-sizes{sizes="0=4x2097152"},select-schedulers' 2>&1 | filecheck %s --check-prefix=BIG
 
-// CHECK-LABEL: fuser.fusion @softmax(%x: !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32>
+// CHECK-LABEL: fuser.fusion @softmax(%x: !fuser.tensor<4x1024xf32>) -> !fuser.tensor<4x1024xf32>
 // CHECK-SAME: fuser.schedule = {kind = "inner_persistent"
 // CHECK-SAME: fuser.schedule_rejections = {no_op = "not alias-only: output #0 is computed by fuser.div", expr_eval = "output #0 is a tensor; only scalar outputs are host work", reduction = "the fusion has 2 persistent buffer(s); a persistent scheduler keeps them", transpose = "the fusion has reductions", pointwise = "the fusion has reductions (fuser.max, fuser.sum)"}
 
