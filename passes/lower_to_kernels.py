@@ -41,6 +41,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweringError, TensorLayout
+from fuser.codegen.lower.loop_nest import has_loop_nest
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
 from fuser.passes.sizes_option import static_sizes
@@ -77,7 +78,8 @@ class LowerToKernelsPass(ModulePass):
                 else:
                     layouts.append(None)
                     scalars.append(s)
-            kind, params = _schedule_of(fusion)
+            # A written schedule (iterdomain ops) is lowered from its loop nest.
+            kind, params = (None, None) if has_loop_nest(fusion) else _schedule_of(fusion)
             try:
                 lowered = lower_segment(
                     fusion, layouts, scalars, None, target, f"{fusion.sym_name.data}_kernel", kind, params

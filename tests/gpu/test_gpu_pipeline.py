@@ -79,3 +79,26 @@ def test_the_replay_computes_what_the_walk_computes(define, shapes) -> None:  # 
             torch.testing.assert_close(xs[1].cpu(), torch.from_numpy(host[1]))  # in place on both
         else:
             assert fd._entry.last_run.num_kernels == 2
+
+
+def test_schedule_fusions_in_the_pipeline_runs_the_written_loop_nest() -> None:
+    """With ``schedule-fusions`` appended to ``fd.pipeline`` the GPU runs the kernel the
+    loop nest gives (``codegen/lower/loop_nest.py``): the rows of this 2-D pointwise
+    schedule on blockIdx.y; same results as the per-scheduler lowering."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.add(fd.ops.mul(x, 2.0), fd.ops.broadcast(w, [True, False])))
+    xs = [torch.randn(300, 1000, device="cuda"), torch.randn(1000, device="cuda")]
+    (want,) = fd.execute(xs)
+    template = fd.last_cuda_code()
+    try:
+        fd.pipeline = [*PASSES, "schedule-fusions"]
+        (got,) = fd.execute(xs)
+        code = fd.last_cuda_code()
+        (got2,) = fd.execute(xs)  # the replay
+    finally:
+        fd.pipeline = PASSES
+    assert code != template and "blockIdx.y" in code
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(got2, xs[0] * 2 + xs[1][None, :])

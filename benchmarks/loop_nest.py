@@ -1,0 +1,79 @@
+"""Kernels from the written schedule against the per-scheduler lowering, on the H100.
+
+    python3 benchmarks/loop_nest.py [--json out.jsonl]
+
+For the pointwise anchor workloads (and the 2-D broadcast of docs/examples/scale_bias),
+``fd.execute`` with the driver's pipeline (``fuser.schedule`` lowered by
+``codegen/lower/pointwise.py``) and with ``schedule-fusions`` appended (the loop nest
+it writes lowered by ``codegen/lower/loop_nest.py``): the outputs must agree, and
+each is timed with ``benchmarks.run.bench`` (device events, median).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.run import bench, kernel_only_us  # noqa: E402
+from benchmarks.workloads import build, workloads  # noqa: E402
+
+
+def scale_bias(fd, dtype) -> None:  # noqa: ANN001
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
+    fd.add_output(fd.ops.add(fd.ops.mul(x, 2.0), fd.ops.broadcast(w, [True, False])))
+
+
+def main() -> None:
+    import torch
+
+    from fuser import DataType, FusionDefinition
+    from fuser.runtime.driver import PASSES
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", default="")
+    args = parser.parse_args()
+    cases = []
+    for dt in ("float32", "bfloat16"):
+        for w in workloads():
+            if w.name in ("gelu_bookend_views", "transpose_bookend_views"):
+                cases.append((w.name, dt, lambda w=w, dt=dt: build(w, dt), w.shapes))
+        fdt = DataType.Float if dt == "float32" else DataType.BFloat16
+
+        def make(fdt=fdt):  # noqa: ANN001, ANN202
+            with FusionDefinition() as fd:
+                scale_bias(fd, fdt)
+            return fd
+
+        cases.append(("scale_bias_8192x3072", dt, make, [[8192, 3072], [3072]]))
+    for name, dt, make, shapes in cases:
+        torch.manual_seed(0)
+        inputs = [torch.randn(*s, device="cuda", dtype=getattr(torch, dt)) for s in shapes]
+        row = {"workload": name, "dtype": dt}
+        for label, passes in (("template", PASSES), ("loop_nest", (*PASSES, "schedule-fusions"))):
+            fd = make()
+            fd.pipeline = list(passes)
+            try:
+                (out,) = fd.execute(inputs)
+                row[f"{label}_us"] = round(bench(lambda fd=fd, inputs=inputs: fd.execute(inputs)), 2)
+                row[f"{label}_kernel_us"] = kernel_only_us(fd, inputs)
+                row[f"{label}_out"] = out
+            except Exception as e:  # noqa: BLE001 - reported in the row
+                row[f"{label}_error"] = f"{type(e).__name__}: {e}"[:300]
+        if "template_out" in row and "loop_nest_out" in row:
+            a, b = row.pop("template_out").float(), row.pop("loop_nest_out").float()
+            row["max_abs_diff"] = float((a - b).abs().max())
+        row.pop("template_out", None)
+        row.pop("loop_nest_out", None)
+        print(json.dumps(row), flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
