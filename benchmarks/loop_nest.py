@@ -2,9 +2,9 @@
 
     python3 benchmarks/loop_nest.py [--json out.jsonl]
 
-For the pointwise anchor workloads (and the 2-D broadcast of docs/examples/scale_bias),
+For the pointwise and row-sum anchor workloads (and the 2-D broadcast of docs/examples/scale_bias),
 ``fd.execute`` with the driver's pipeline (``fuser.schedule`` lowered by
-``codegen/lower/pointwise.py``) and with ``schedule-fusions`` appended (the loop nest
+``codegen/lower/pointwise.py`` or ``rows.py``) and with ``schedule-fusions`` appended (the loop nest
 it writes lowered by ``codegen/lower/loop_nest.py``): the outputs must agree, and
 each is timed with ``benchmarks.run.bench`` (device events, median).
 """
@@ -40,7 +40,7 @@ def main() -> None:
     cases = []
     for dt in ("float32", "bfloat16"):
         for w in workloads():
-            if w.name in ("gelu_bookend_views", "transpose_bookend_views"):
+            if w.name in ("gelu_bookend_views", "transpose_bookend_views") or w.name.startswith("row_sum"):
                 cases.append((w.name, dt, lambda w=w, dt=dt: build(w, dt), w.shapes))
         fdt = DataType.Float if dt == "float32" else DataType.BFloat16
 

@@ -49,12 +49,14 @@ def _fusion(text: str) -> F.FusionOp:
     return next(op for op in parse_module(text).ops if isinstance(op, F.FusionOp))
 
 
-def _check(fusion: F.FusionOp, inputs: list[np.ndarray]) -> None:
+def _check(fusion: F.FusionOp, inputs: list[np.ndarray], atol: float = 1e-6) -> None:
+    """The kernels in the CPU interpreter against the reference (``atol``: sums in
+    another order differ by rounding)."""
     got, lowered = run_segment_on_cpu(fusion, inputs)  # NVRTC compiles it too
     assert lowered.kernels, "no kernel"
     want = run_fusion(fusion, inputs)
     for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=atol)
 
 
 def test_a_split_with_a_tail_and_rows_on_tidy() -> None:
@@ -188,13 +190,73 @@ def test_outputs_with_different_loop_nests_are_a_diagnostic() -> None:
         lower_segment(fusion, [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))])
 
 
-def test_a_written_reduction_schedule_is_refused_by_name() -> None:
-    fusion = _fusion("""
-fuser.fusion @rows(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4xf32> {
-  %s = fuser.sum %x {dims = array<i64: 1>} : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4xf32>
-  %r, %k = iterdomain.logical %s : !fuser.tensor<4xf32> -> !iterdomain.id<4>, !iterdomain.id<8, reduction>
-  iterdomain.loop %s [%r, %k] : !fuser.tensor<4xf32> [!iterdomain.id<4>, !iterdomain.id<8, reduction>]
-  fuser.output %s : !fuser.tensor<4xf32>
-}""")
-    with pytest.raises(LoweringError, match="fuser.sum reduces; lowering a written schedule of a reduction"):
-        lower_segment(fusion, [TensorLayout.contiguous((4, 8))])
+ROW_REDUCTION = """
+fuser.fusion @rows(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
+  %s = fuser.KIND %x {dims = array<i64: 1>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  %c = fuser.constant 2.000000e+00 : f64
+  %y = fuser.mul %s, %c : (!fuser.tensor<?xf32>, f64) -> !fuser.tensor<?xf32>
+  fuser.output %y : !fuser.tensor<?xf32>
+}"""
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+@pytest.mark.parametrize("shape", [(16, 1024), (4, 4096), (128, 512), (128, 64), (5, 37), (3, 7)])
+def test_schedule_fusions_reductions_lower_from_the_loop_nest(kind: str, shape: tuple[int, int]) -> None:
+    """The reduction schedules schedule-fusions writes (one block or warp per row,
+    rows on TIDy for short rows, the row split by vector and threads) lowered from the
+    loop nest: the block/warp reduction, the epilogue at the row's index."""
+    from fuser.ir.context import make_context
+    from fuser.passes.bind_sizes import BindSizes
+    from fuser.passes.schedule_fusions import ScheduleFusions
+    from fuser.passes.select_schedulers import SelectSchedulers
+
+    module = parse_module(ROW_REDUCTION.replace("KIND", kind))
+    ctx = make_context()
+    BindSizes(f"0={shape[0]}x{shape[1]}").apply(ctx, module)
+    SelectSchedulers().apply(ctx, module)
+    ScheduleFusions().apply(ctx, module)
+    fusion = next(op for op in module.ops if isinstance(op, F.FusionOp))
+    x = np.random.default_rng(shape[1]).standard_normal(shape).astype(np.float32)
+    _check(fusion, [x], atol=1e-6 * shape[1])
+    (kernel,) = lower_segment(fusion, [TensorLayout.contiguous(shape)]).kernels
+    params = fusion.attributes["fuser.schedule"].data
+    assert list(kernel.block) == list(params["block"].get_values())
+
+
+HAND_REDUCTION = """
+fuser.fusion @rows(%x : !fuser.tensor<6x10xf32>) -> !fuser.tensor<6xf32> {
+  %s = fuser.sum %x {dims = array<i64: 1>} : (!fuser.tensor<6x10xf32>) -> !fuser.tensor<6xf32>
+  %r, %k = iterdomain.logical %s : !fuser.tensor<6xf32> -> !iterdomain.id<6>, !iterdomain.id<10, reduction>
+  %ko, %ki = iterdomain.split %k by 3 : !iterdomain.id<10, reduction> -> !iterdomain.id<4, reduction>, !iterdomain.id<3, reduction>
+  %rb = iterdomain.parallelize %r to BIDx : !iterdomain.id<6> -> !iterdomain.id<6, BIDx>
+  %kt = iterdomain.parallelize %ko to TIDx : !iterdomain.id<4, reduction> -> !iterdomain.id<4, reduction, TIDx>
+  iterdomain.loop %s [%rb, %kt, %ki] : !fuser.tensor<6xf32> [!iterdomain.id<6, BIDx>, !iterdomain.id<4, reduction, TIDx>, !iterdomain.id<3, reduction>]
+  fuser.output %s : !fuser.tensor<6xf32>
+}"""
+
+
+def test_a_hand_written_reduction_split_with_a_tail() -> None:
+    """Rows on blocks, the row split by 3 (10 = 3 + 3 + 3 + 1) with the outer part on 4
+    threads: the tail's element contributes nothing, the threads' partials combine."""
+    fusion = _fusion(HAND_REDUCTION)
+    x = np.random.default_rng(5).standard_normal((6, 10)).astype(np.float32)
+    _check(fusion, [x])
+    (kernel,) = lower_segment(fusion, [TensorLayout.contiguous((6, 10))]).kernels
+    assert (kernel.grid, kernel.block) == ((6, 1, 1), (4, 1, 1))
+    assert "fuser_block_reduce" in print_cuda(kernel.module)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (HAND_REDUCTION.replace("%ko to TIDx", "%ko to TIDy").replace("reduction, TIDx>", "reduction, TIDy>"),
+         "reduction loop #1 is bound to TIDy"),
+        (HAND_REDUCTION.replace("fuser.output %s : !fuser.tensor<6xf32>", "fuser.output %s, %x : !fuser.tensor<6xf32>, !fuser.tensor<6x10xf32>")
+         .replace("-> !fuser.tensor<6xf32> {\n  %s", "-> (!fuser.tensor<6xf32>, !fuser.tensor<6x10xf32>) {\n  %s"),
+         "output #1 has shape \\[6, 10\\], the reduction \\[6\\]"),
+    ],
+)
+def test_written_reduction_schedules_not_lowered_yet_are_diagnostics(text: str, message: str) -> None:
+    fusion = _fusion(text)
+    with pytest.raises(LoweringError, match=message):
+        lower_segment(fusion, [TensorLayout.contiguous((6, 10))])

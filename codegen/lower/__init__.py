@@ -78,12 +78,19 @@ def lower_segment(
     shapes = concrete_shapes(fusion, shape_args)
     if scheduler is None and UNSCHEDULED in fusion.attributes:
         return lower_unscheduled(fusion, shapes, in_layouts, out_layouts, name)
-    from fuser.codegen.lower.loop_nest import has_loop_nest, lower_scheduled
+    from fuser.codegen.lower.loop_nest import has_loop_nest, lower_scheduled, reductions_of
 
     if scheduler is None and params is None and has_loop_nest(fusion):
         # A written schedule (iterdomain ops): the loop nest is the kernel.
         if out_layouts is None:
             out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+        reductions = reductions_of(fusion)
+        if reductions:
+            from fuser.codegen.lower.loop_nest_reduction import lower_scheduled_reduction
+
+            return lower_scheduled_reduction(
+                fusion, reductions, shapes, in_layouts, out_layouts, name or fusion.sym_name.data
+            )
         return lower_scheduled(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
     recorded = fusion.attributes.get(SCHEDULE_ATTR)
     if scheduler is None and recorded is not None:

@@ -10,8 +10,9 @@
 // pipeline. The 2-D pointwise schedule (break_point = 1) becomes grid (2, 64): the
 // rows on blockIdx.y, 128 threads of 4-wide vectors over the columns.
 //
-// A written reduction schedule is not lowered yet: a diagnostic, not a traceback
-// (this pipeline used to stop with "internal error (KeyError)").
+// A written normalization schedule (seed 000's inner persistent sum + broadcast + add)
+// is not lowered yet: a diagnostic, not a traceback (this pipeline used to stop with
+// "internal error (KeyError)").
 
 fuser.fusion @scale_bias(%x : !fuser.tensor<?x?xf32>, %w : !fuser.tensor<?xf32>) -> !fuser.tensor<?x?xf32> {
   %c = fuser.constant 2.000000e+00 : f64
@@ -28,5 +29,5 @@ fuser.fusion @scale_bias(%x : !fuser.tensor<?x?xf32>, %w : !fuser.tensor<?xf32>)
 // CHECK:         Vec<float, 4> x_v = *reinterpret_cast<const Vec<float, 4>*>
 // CHECK:         *reinterpret_cast<Vec<float, 4>*>(&out0[
 
-// REDUCTION: fuser-opt: error: lower-to-kernels: cannot lower @sum_broadcast_add: @sum_broadcast_add: fuser.sum reduces; lowering a written schedule of a reduction is not implemented yet
+// REDUCTION: fuser-opt: error: lower-to-kernels: cannot lower @sum_broadcast_add: @sum_broadcast_add: output #0 has shape [8192, 3072], the reduction [8192]; a written reduction schedule writes outputs of the reduction's shape (normalizations are not lowered from it yet)
 // REDUCTION-NOT: Traceback

@@ -1,0 +1,192 @@
+"""Index arithmetic of a written loop nest, shared by the loop-nest lowerings
+(``loop_nest.py`` for pointwise fusions, ``loop_nest_reduction.py`` for a reduction).
+
+A schedule's logical indices are ``fuser.ir.schedule.Expr`` trees over the loop
+indices ``i0, i1, ...`` (``loop_structure``). Here they become kernel arithmetic
+(``emit_index``), and three static facts are read from them: an upper bound over the
+loop ranges (``max_value``, which decides where a predicate is needed), whether an
+index moves one-for-one with a vector lane (``lane_form``, which decides vector
+loads and stores), and the launch shape the parallel types give (``launch_shape``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.ir import SSAValue
+
+from fuser.codegen.lower.common import LoweringError
+from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, ParallelType
+from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
+
+__all__ = [
+    "BLOCK_DIMS", "GRID_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index", "lane_form",
+    "launch_shape", "max_value", "ops_of", "parallel_index", "tensor_name", "vars_of",
+]
+
+GRID_DIMS = {ParallelType.BIDx: 0, ParallelType.BIDy: 1, ParallelType.BIDz: 2}
+BLOCK_DIMS = {ParallelType.TIDx: 0, ParallelType.TIDy: 1, ParallelType.TIDz: 2}
+SERIAL_TYPES = (ParallelType.serial, ParallelType.unroll, ParallelType.unswitch)
+
+
+def tensor_name(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else "the output"
+
+
+def emit_index(b: Any, e: Expr, env: dict[str, int | SSAValue], memo: dict[Expr, int | SSAValue]) -> int | SSAValue:
+    """``e`` as kernel index arithmetic; ``memo`` shares the subexpressions of one index
+    (all emitted at the same insertion point)."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        return env[e.name]
+    hit = memo.get(e)
+    if hit is not None:
+        return hit
+    assert isinstance(e, BinOp)
+    lhs, rhs = emit_index(b, e.lhs, env, memo), emit_index(b, e.rhs, env, memo)
+    fn: Callable[..., int | SSAValue] = {
+        "+": b.add, "-": b.sub, "*": b.mul, "/": b.div, "%": b.rem, "ceilDiv": b.ceil_div,
+    }[e.op]
+    out = memo[e] = fn(lhs, rhs)
+    return out
+
+
+def launch_shape(
+    fname: str, ls: LoopStructure, v: SSAValue
+) -> tuple[tuple[int, int, int], tuple[int, int, int], int | None]:
+    grid, block = [1, 1, 1], [1, 1, 1]
+    bound: dict[ParallelType, int] = {}
+    vec: int | None = None
+    for k, a in enumerate(ls.loops):
+        pt, ext = a.parallel_type, a.static_extent
+        assert ext is not None
+        if pt in GRID_DIMS or pt in BLOCK_DIMS:
+            if pt in bound:
+                raise LoweringError(
+                    f"{fname}: loops #{bound[pt]} and #{k} of {tensor_name(v)} are both bound to {pt}"
+                )
+            bound[pt] = k
+            (grid if pt in GRID_DIMS else block)[(GRID_DIMS | BLOCK_DIMS)[pt]] = ext
+        elif pt == ParallelType.vectorize:
+            if k != len(ls.loops) - 1:
+                raise LoweringError(
+                    f"{fname}: loop #{k} of {tensor_name(v)} is vectorized but is not the innermost loop"
+                )
+            vec = k
+        elif pt not in SERIAL_TYPES:
+            raise LoweringError(f"{fname}: loop #{k} of {tensor_name(v)} is bound to {pt}, which a kernel cannot run")
+    if math.prod(block) > MAX_THREADS_PER_BLOCK:
+        raise LoweringError(f"{fname}: block {block} has more than {MAX_THREADS_PER_BLOCK} threads")
+    return (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]), vec
+
+
+
+def bounded_index(
+    b: Any, exprs: Sequence[tuple[Expr, int]], env: dict[str, int | SSAValue], extents: Sequence[int]
+) -> tuple[list[int | SSAValue], list[SSAValue | bool]]:
+    """The values of index expressions ``(expr, axis extent)`` at ``env`` and the
+    predicates that keep them inside their axes: ``< extent`` unless ``max_value``
+    proves it over the loop ``extents``, ``>= 0`` after a resize (pad)."""
+    memo: dict[Expr, int | SSAValue] = {}
+    values: list[int | SSAValue] = []
+    conds: list[SSAValue | bool] = []
+    for e, extent in exprs:
+        value = emit_index(b, e, env, memo)
+        values.append(value)
+        if "-" in ops_of(e):
+            conds.append(b.cmp("sge", value, 0))
+        if max_value(e, extents) >= extent:
+            conds.append(b.cmp("slt", value, extent))
+    return values, conds
+
+
+def parallel_index(b: Any, pt: ParallelType) -> int | SSAValue:
+    """The index of a loop bound to ``pt`` (a ``BID``/``TID`` type): the block or
+    thread index along its dimension."""
+    if pt in GRID_DIMS:
+        return b.block_id("xyz"[GRID_DIMS[pt]])
+    return b.thread_id("xyz"[BLOCK_DIMS[pt]])
+
+
+# ---- static facts ------------------------------------------------------------------
+
+
+def vars_of(e: Expr) -> set[str]:
+    if isinstance(e, Var):
+        return {e.name}
+    if isinstance(e, BinOp):
+        return vars_of(e.lhs) | vars_of(e.rhs)
+    return set()
+
+
+def ops_of(e: Expr) -> set[str]:
+    if isinstance(e, BinOp):
+        return {e.op} | ops_of(e.lhs) | ops_of(e.rhs)
+    return set()
+
+
+def lane_form(e: Expr, lane: str, width: int) -> tuple[int, bool] | None:
+    """How ``e`` moves with the vector lane ``lane`` in ``[0, width)``: ``(c, m)`` when
+    ``e(lane) = e(0) + c * lane`` for every lane, ``m`` telling that ``e(0)`` is a
+    multiple of ``width``; None when neither is proven. A flat index split by the
+    width and then unravelled (``(x * 4 + lane) % 3072``, ``... / 3072``) keeps its
+    lanes in one row when the row length is a multiple of the width."""
+    if isinstance(e, Const):
+        return 0, e.value % width == 0
+    if isinstance(e, Var):
+        return (1, True) if e.name == lane else (0, False)
+    assert isinstance(e, BinOp)
+    a, b = lane_form(e.lhs, lane, width), lane_form(e.rhs, lane, width)
+    if a is None or b is None:
+        return None
+    (ca, ma), (cb, mb) = a, b
+    if e.op in ("+", "-"):
+        return (ca + cb if e.op == "+" else ca - cb), ma and mb
+    if e.op == "*":
+        if isinstance(e.rhs, Const):
+            return ca * e.rhs.value, ma or e.rhs.value % width == 0
+        if isinstance(e.lhs, Const):
+            return cb * e.lhs.value, mb or e.lhs.value % width == 0
+        return (0, ma or mb) if ca == cb == 0 else None
+    if cb != 0 or not isinstance(e.rhs, Const):
+        return None
+    if ca == 0:
+        return 0, False
+    if ca == 1 and ma and e.rhs.value % width == 0:
+        # e.lhs = base + lane with base a multiple of the width, as is the divisor:
+        # the lanes share the quotient, and the remainder moves with the lane.
+        if e.op == "/":
+            return 0, False
+        if e.op == "%":
+            return 1, True
+    return None
+
+
+def max_value(e: Expr, extents: Sequence[int]) -> int:
+    """An upper bound of ``e`` over loop indices ``i<k>`` in ``[0, extents[k])``
+    (indices are non-negative; a subtraction gives no useful bound)."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        return extents[int(e.name[1:])] - 1 if e.name.startswith("i") else math.inf  # type: ignore[return-value]
+    assert isinstance(e, BinOp)
+    a = max_value(e.lhs, extents)
+    if e.op == "+":
+        return a + max_value(e.rhs, extents)
+    if e.op == "*":
+        return a * max_value(e.rhs, extents)
+    if e.op == "/" and isinstance(e.rhs, Const):
+        return a // e.rhs.value
+    if e.op == "%" and isinstance(e.rhs, Const):
+        return min(a, e.rhs.value - 1)
+    return math.inf  # type: ignore[return-value]
+
+
+def all_of(b: object, conds: Sequence[SSAValue | bool]) -> SSAValue | bool:
+    out: SSAValue | bool = True
+    for c in conds:
+        out = c if out is True else b.and_(out, c)  # type: ignore[attr-defined, arg-type]
+    return out

@@ -1,0 +1,218 @@
+"""Lower a written reduction schedule: the loop nest of a reduction tensor's
+``iterdomain`` IR (``lower_segment`` dispatches here for a written schedule of a
+fusion that reduces; pointwise ones go to ``loop_nest.py``).
+
+The reduction result carries the loop domain (what ``schedule-fusions`` writes for the
+``reduction`` kind, or a hand-written one); its logical ids are the reduced input's
+axes, the reduction ids included, so ``loop_structure`` gives the input's index in
+the loop indices. The loops are read as:
+
+* iteration loops (ids that are not reductions) first: ``BID``/``TID`` bound ones are
+  block and thread indices, serial ones ``scf.for``; they pick the output element;
+* then the reduction loops: serial and unrolled ones are ``scf.for`` loops carrying
+  the accumulator; the innermost one, when serial and at most 16 bytes of the input,
+  is unrolled into lanes whose loads become one vector load when consecutive and
+  aligned; one reduction loop may be bound to ``TIDx``: after the per-thread loops
+  the threads of the row combine their partials (``kernel.warp_reduce`` for 32
+  threads, ``kernel.block_reduce`` otherwise) and thread 0 writes;
+* an element outside the input (a split that does not divide) contributes nothing
+  (its load is not issued); the cross-thread combine runs in every thread.
+
+Outputs are the reduction result or values computed from it at its index (an
+epilogue such as ``sum * 2``), all of the reduction's shape::
+
+    iterdomain.loop %s [%s_bidx, %4, %s_tidx, %3] : !fuser.tensor<256xf32>
+        [!iterdomain.id<256, BIDx>, !iterdomain.id<2, reduction>,
+         !iterdomain.id<128, reduction, TIDx>, !iterdomain.id<4, reduction>]
+
+is one block per row, 128 threads each summing 2 vectors of 4 floats, a block
+reduction, and thread 0 storing the row's sum.
+
+Not yet: several reductions in one fusion, Welford/variance, reductions bound to
+``TIDy``/``BID`` (grid reductions), and outputs at the input's size (normalizations):
+each is a diagnostic naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
+from fuser.codegen.lower.elementwise import Dim, begin_kernel, offset_in
+from fuser.codegen.lower.loop_index import (
+    BLOCK_DIMS,
+    GRID_DIMS,
+    all_of,
+    bounded_index,
+    lane_form,
+    launch_shape,
+    parallel_index,
+)
+from fuser.codegen.lower.rows import RowReduction
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects.iterdomain import MAX_VECTOR_BYTES, IterType, ParallelType
+from fuser.ir.schedule import Expr, loop_structure
+
+__all__ = ["lower_scheduled_reduction"]
+
+_PARALLEL = {**GRID_DIMS, **BLOCK_DIMS}
+
+
+def lower_scheduled_reduction(
+    fusion: F.FusionOp,
+    reductions: Sequence[Operation],
+    shapes: dict[SSAValue, tuple[int, ...]],
+    in_layouts: Sequence[TensorLayout | None],
+    out_layouts: Sequence[TensorLayout],
+    name: str,
+) -> LoweredFusion:
+    """One kernel from the loop nest written on the reduction of ``fusion``."""
+    fname = f"@{fusion.sym_name.data}"
+    if len(reductions) != 1:
+        raise LoweringError(
+            f"{fname}: {len(reductions)} reductions; a written schedule is lowered for one reduction so far"
+        )
+    (red,) = reductions
+    if not isinstance(red, F.ReductionOp):
+        raise LoweringError(f"{fname}: {red.name}: written schedules of Welford/variance reductions are not lowered yet")
+    result = red.result
+    try:
+        ls = loop_structure(fusion, result)
+    except ValueError as e:
+        raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
+    outs = list(fusion.output_op.values)
+    for j, v in enumerate(outs):
+        if not isinstance(v.type, F.TensorType) or shapes[v] != shapes[result]:
+            raise LoweringError(
+                f"{fname}: output #{j} has shape {list(shapes.get(v, ()))}, the reduction "
+                f"{list(shapes[result])}; a written reduction schedule writes outputs of the "
+                "reduction's shape (normalizations are not lowered from it yet)"
+            )
+    extents: list[int] = []
+    for k, a in enumerate(ls.loops):
+        if a.static_extent is None:
+            raise LoweringError(f"{fname}: loop #{k} of the reduction has symbolic extent {a.extent}; bind the sizes first")
+        extents.append(a.static_extent)
+    is_red = [a.iter_type == IterType.reduction for a in ls.loops]
+    first_red = is_red.index(True) if any(is_red) else len(is_red)
+    if any(is_red[:first_red]) or not all(is_red[first_red:]):
+        raise LoweringError(f"{fname}: the reduction's loops must be its iteration loops, then its reduction loops")
+    tpr = 1
+    for k in range(first_red, len(ls.loops)):
+        pt = ls.loops[k].parallel_type
+        if pt == ParallelType.TIDx:
+            tpr = extents[k]
+        elif pt not in (ParallelType.serial, ParallelType.unroll):
+            raise LoweringError(
+                f"{fname}: reduction loop #{k} is bound to {pt}; a written reduction is lowered with "
+                "serial loops and TIDx so far"
+            )
+    grid, block, _ = launch_shape(fname, ls, result)
+    b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, block, math.prod(extents))
+    acc = RowReduction(red, ev, math.prod(shapes[red.input][int(d)] for d in red.dims.get_values()))
+    src = red.input  # type: ignore[attr-defined]
+    in_shape = shapes[src]
+    axes = ls.logical  # the input's axes, in order
+    out_axes = [a for a in axes if a.tensor_axis is not None]
+
+    def in_bounds(exprs: Sequence[tuple[Expr, int]], env: dict, _memo: dict) -> tuple[list, list[SSAValue | bool]]:
+        return bounded_index(b, exprs, env, extents)
+
+    last = len(ls.loops) - 1
+    itemsize = F.dtype_of(src.type).itemsize
+    lanes_loop = (
+        last if last >= first_red and ls.loops[last].parallel_type == ParallelType.serial
+        and extents[last] * itemsize <= MAX_VECTOR_BYTES and extents[last] > 1 else None
+    )
+
+    def accumulate(env: dict, state: list[SSAValue]) -> list[SSAValue]:
+        """Fold the input elements at ``env`` (all lanes of the innermost loop when it
+        is unrolled into lanes) into ``state``."""
+        lane_var = f"i{lanes_loop}" if lanes_loop is not None else None
+        width = extents[lanes_loop] if lanes_loop is not None else 1
+        exprs = [(a.index, e) for a, e in zip(axes, in_shape, strict=True)]
+        together = lane_var is not None and lane_form(axes[-1].index, lane_var, width) == (1, True) and all(
+            lane_form(a.index, lane_var, width) in ((0, True), (0, False)) for a in axes[:-1]
+        ) and in_shape[-1] % width == 0
+        groups: list[list[int]] = [list(range(width))] if together or lane_var is None else [[j] for j in range(width)]
+        for group in groups:
+            lane_env = dict(env)
+            if lane_var is not None:
+                lane_env[lane_var] = group[0]
+            values, conds = in_bounds(exprs, lane_env, {})
+            first = [ev.as_dim(v) for v in values]
+            if len(group) > 1:
+                base = first[-1]
+                base = Dim(base.base, base.offset, width) if base.base is not None else base
+                lanes = [(*first[:-1], base.shifted(j)) for j in group]
+            else:
+                lanes = [tuple(first)]
+
+            def fold(lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
+                ev.prefetch(src, lanes)
+                return acc.update(state, [(ev.value(src, i), None) for i in lanes])
+
+            pred = all_of(b, conds)
+            if pred is True:
+                state = fold()
+            else:
+                state = b.if_(pred, ev.in_scope(fold), lambda state=state: state, [v.type for v in state])  # type: ignore[arg-type]
+        return state
+
+    def reduce_loops(k: int, env: dict, state: list[SSAValue]) -> list[SSAValue]:
+        if k > last or k == lanes_loop:
+            return accumulate(env, state)
+        a = ls.loops[k]
+        if a.parallel_type in _PARALLEL or extents[k] == 1:
+            return reduce_loops(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type) if extents[k] > 1 else 0}, state)
+
+        def body(iv: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            return reduce_loops(k + 1, {**env, f"i{k}": iv}, carried)
+
+        return b.for_(0, extents[k], 1, ev.in_scope(body), inits=state,  # type: ignore[arg-type]
+                      unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")
+
+    def finish(env: dict) -> None:
+        # Every thread reaches the cross-thread combine (a barrier); the reduction
+        # TIDx index is bound in env by the loops below.
+        state = reduce_loops(first_red, env, acc.init())
+        results = acc.results(acc.cross(state, tpr))
+        for r, v in zip(red.results, results, strict=True):
+            ev.hooks[r] = lambda _idx, v=v: v
+        idx_values, conds = in_bounds([(a.index, shapes[result][a.tensor_axis]) for a in out_axes if a.iter_type != IterType.reduction], env, {})
+        it = iter(idx_values)
+        idx = tuple(Dim.const(0) if a.iter_type == IterType.reduction else ev.as_dim(next(it)) for a in out_axes)
+        if tpr > 1:
+            conds.append(b.cmp("eq", b.thread_id("x"), 0))
+
+        def store() -> list[SSAValue]:
+            for j, v in enumerate(outs):
+                lay = out_layouts[j]
+                val = b.to_storage(ev.value(v, idx), F.dtype_of(v.type).to_xdsl())
+                b.store(val, out_args[j], [offset_in(ev, lay.shape, lay.strides, idx)])
+            return []
+
+        b.if_(all_of(b, conds), ev.in_scope(store))
+
+    def iterate(k: int, env: dict) -> None:
+        if k == first_red:
+            finish(env)
+            return
+        a = ls.loops[k]
+        if a.parallel_type in _PARALLEL or extents[k] == 1:
+            iterate(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type) if extents[k] > 1 else 0})
+            return
+
+        def body(iv: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            iterate(k + 1, {**env, f"i{k}": iv})
+            return []
+
+        b.for_(0, extents[k], 1, ev.in_scope(body), unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")  # type: ignore[arg-type]
+
+    iterate(0, {})
+    module = b.finish()
+    return LoweredFusion(red.name.split(".", 1)[1], [LoweredKernel(module, name, block, grid, args)])
+
