@@ -260,3 +260,26 @@ def test_written_reduction_schedules_not_lowered_yet_are_diagnostics(text: str, 
     fusion = _fusion(text)
     with pytest.raises(LoweringError, match=message):
         lower_segment(fusion, [TensorLayout.contiguous((6, 10))])
+
+
+def test_seed000_segments_run_from_their_loop_nests() -> None:
+    """Seed 000 at nvFuser's sizes, segmented and scheduled by the driver's passes plus
+    schedule-fusions: the reduction segment (its sum broadcast back to [2, 1]) and the
+    pointwise segment, each lowered from its loop nest, compute the reference."""
+    from pathlib import Path
+
+    from xdsl.passes import PassPipeline
+
+    from fuser.ir.context import make_context
+    from fuser.passes import all_passes
+
+    text = (Path(__file__).parents[1] / "examples" / "sum_broadcast_add.mlir").read_text()
+    module = parse_module(text)
+    spec = 'bind-sizes{sizes="0=2x32,1=2x128"},canonicalize,strip-bookend-views,mark-aliases,segment,select-schedulers,schedule-fusions'
+    PassPipeline.parse_spec(all_passes(), spec).apply(make_context(), module)
+    segments = [op for op in module.ops if isinstance(op, F.FusionOp)]
+    assert [s.attributes["fuser.schedule"].data["kind"].data for s in segments] == ["reduction", "pointwise"]
+    rng = np.random.default_rng(7)
+    for seg in segments:
+        inputs = [rng.standard_normal(a.type.get_shape()).astype(np.float32) for a in seg.inputs]
+        _check(seg, inputs, atol=1e-5)

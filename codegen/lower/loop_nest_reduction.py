@@ -19,7 +19,8 @@ the loop indices. The loops are read as:
   (its load is not issued); the cross-thread combine runs in every thread.
 
 Outputs are the reduction result or values computed from it at its index (an
-epilogue such as ``sum * 2``), all of the reduction's shape::
+epilogue such as ``sum * 2``), all of the reduction's shape up to axes of extent 1
+(seed 000's sum broadcast back to ``[rows, 1]``)::
 
     iterdomain.loop %s [%s_bidx, %4, %s_tidx, %3] : !fuser.tensor<256xf32>
         [!iterdomain.id<256, BIDx>, !iterdomain.id<2, reduction>,
@@ -85,11 +86,12 @@ def lower_scheduled_reduction(
         raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
     outs = list(fusion.output_op.values)
     for j, v in enumerate(outs):
-        if not isinstance(v.type, F.TensorType) or shapes[v] != shapes[result]:
+        if not isinstance(v.type, F.TensorType) or not _same_elements(shapes[v], shapes[result]):
             raise LoweringError(
                 f"{fname}: output #{j} has shape {list(shapes.get(v, ()))}, the reduction "
                 f"{list(shapes[result])}; a written reduction schedule writes outputs of the "
-                "reduction's shape (normalizations are not lowered from it yet)"
+                "reduction's shape, up to axes of extent 1 (normalizations are not lowered "
+                "from it yet)"
             )
     extents: list[int] = []
     for k, a in enumerate(ls.loops):
@@ -191,8 +193,9 @@ def lower_scheduled_reduction(
         def store() -> list[SSAValue]:
             for j, v in enumerate(outs):
                 lay = out_layouts[j]
-                val = b.to_storage(ev.value(v, idx), F.dtype_of(v.type).to_xdsl())
-                b.store(val, out_args[j], [offset_in(ev, lay.shape, lay.strides, idx)])
+                out_idx = _reindex(idx, shapes[result], shapes[v])
+                val = b.to_storage(ev.value(v, out_idx), F.dtype_of(v.type).to_xdsl())
+                b.store(val, out_args[j], [offset_in(ev, lay.shape, lay.strides, out_idx)])
             return []
 
         b.if_(all_of(b, conds), ev.in_scope(store))
@@ -216,3 +219,17 @@ def lower_scheduled_reduction(
     module = b.finish()
     return LoweredFusion(red.name.split(".", 1)[1], [LoweredKernel(module, name, block, grid, args)])
 
+
+def _same_elements(shape: Sequence[int], ref: Sequence[int]) -> bool:
+    """``shape`` is ``ref`` with axes of extent 1 added or removed (a broadcast of the
+    reduction back to its input's rank, ``keepdim``)."""
+    return [d for d in shape if d != 1] == [d for d in ref if d != 1]
+
+
+def _reindex(idx: tuple[Dim, ...], ref: Sequence[int], shape: Sequence[int]) -> tuple[Dim, ...]:
+    """``idx`` (an index of ``ref``) as an index of ``shape`` (``_same_elements``):
+    the axes of extent > 1 in order, 0 on the others."""
+    if tuple(shape) == tuple(ref):
+        return idx
+    it = iter(d for d, e in zip(idx, ref, strict=True) if e != 1)
+    return tuple(next(it) if e != 1 else Dim.const(0) for e in shape)
