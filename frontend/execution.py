@@ -208,9 +208,6 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     the caller's array type; ``torch_outputs`` (a fusion without tensor inputs on the
     default GPU, ``execute_options.set_default_device``) makes them torch CUDA
     tensors."""
-    from fuser.runtime import gpu_arrays as ga
-    from fuser.runtime.gpu_executor import meta_array
-
     inputs = spread_lists(inputs)  # the scalars of define_vector(n) may come as a list
     key = entry.gpu_key(inputs)
     plans = entry.gpu_plans
@@ -221,20 +218,8 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
         entry.last_run = plan[0]
         flat = flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs], draw_rng=True)
         return with_aliased_inputs(plan[1], plan[0].run(flat), flat)
-    metas: list[Any] = []
-    for x in inputs:
-        if ga.is_gpu_array(x):
-            metas.append(meta_array(ga.array_info(x)))
-        elif isinstance(x, np.ndarray) and x.ndim > 0:
-            raise ValueError("execute: inputs mix host (numpy) and GPU arrays; move them to one device")
-        else:
-            metas.append(x)
-    plain = plain_inputs(metas)
-    validate_inputs(entry.inputs, plain)
+    plain, flat = validated_gpu_inputs(entry, inputs)
     rt = runtime_for(entry, plain)
-    flat = flatten_inputs(
-        entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
-    )
     from fuser.runtime.driver import CompileError
     from fuser.runtime.gpu_program import GpuProgram
 
@@ -252,6 +237,31 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     except ValueError as e:
         raise ValueError(f"fusion {entry.id}: {e}") from None
     return with_aliased_inputs(rt, outs, flat)
+
+
+def validated_gpu_inputs(entry: CacheEntry, inputs: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """``inputs`` validated as ``fd.execute`` does on the CPU, GPU arrays by their
+    metadata (``meta_array``), and flattened for the program: (the plain inputs, the
+    flat arguments with the GPU arrays as given). Host (numpy) arrays beside GPU
+    arrays are an error."""
+    from fuser.runtime import gpu_arrays as ga
+    from fuser.runtime.gpu_executor import meta_array
+
+    on_gpu = any(ga.is_gpu_array(x) for x in inputs)
+    metas: list[Any] = []
+    for x in inputs:
+        if ga.is_gpu_array(x):
+            metas.append(meta_array(ga.array_info(x)))
+        elif on_gpu and isinstance(x, np.ndarray) and x.ndim > 0:
+            raise ValueError("execute: inputs mix host (numpy) and GPU arrays; move them to one device")
+        else:
+            metas.append(x)
+    plain = plain_inputs(metas)
+    validate_inputs(entry.inputs, plain)
+    flat = flatten_inputs(
+        entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
+    )
+    return plain, flat
 
 
 def device_target(flat: Sequence[Any]) -> Any:

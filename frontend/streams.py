@@ -133,16 +133,10 @@ def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> lis
     too) or as a ``fuser.runtime.gpu_program.GpuProgram`` (a real stream pool) for
     GPU arrays. The evaluator of the last run is ``fd.last_stream_evaluator`` (its
     ``stream_log`` on the CPU)."""
-    from fuser.frontend.execution import device_target
-    from fuser.frontend.validation import (
-        flatten_inputs,
-        is_torch_tensor,
-        plain_inputs,
-        validate_inputs,
-    )
+    from fuser.frontend.execution import device_target, validated_gpu_inputs
+    from fuser.frontend.validation import is_torch_tensor
     from fuser.runtime import gpu_arrays as ga
     from fuser.runtime.driver import CompileError, Signature, compile
-    from fuser.runtime.gpu_executor import meta_array
     from fuser.runtime.host_evaluator import HostEvaluator
     from fuser.runtime.torch_arrays import numpy_to_torch
     from fuser.schedulers.target import DEFAULT_TARGET
@@ -152,12 +146,7 @@ def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> lis
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
     stream_program(fd, num_streams)  # checks num_streams and the marks, with their messages
     on_gpu = any(ga.is_gpu_array(x) for x in inputs)
-    metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
-    plain = plain_inputs(metas)
-    validate_inputs(entry.inputs, plain)
-    flat = flatten_inputs(
-        entry.inputs, [x if ga.is_gpu_array(x) else p for x, p in zip(inputs, plain, strict=True)], draw_rng=True
-    )
+    _, flat = validated_gpu_inputs(entry, inputs)
     flat = [x.item() if isinstance(x, np.generic) else x for x in flat]
     fusion = _stream_fusion(fd)
     target = device_target(flat) if on_gpu else DEFAULT_TARGET

@@ -41,7 +41,6 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweringError, TensorLayout
-from fuser.codegen.lower.loop_nest import has_loop_nest
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
 from fuser.passes.sizes_option import static_sizes
@@ -78,12 +77,11 @@ class LowerToKernelsPass(ModulePass):
                 else:
                     layouts.append(None)
                     scalars.append(s)
-            # A written schedule (iterdomain ops) is lowered from its loop nest.
-            kind, params = (None, None) if has_loop_nest(fusion) else _schedule_of(fusion)
+            _check_schedule(fusion)
             try:
-                lowered = lower_segment(
-                    fusion, layouts, scalars, None, target, f"{fusion.sym_name.data}_kernel", kind, params
-                )
+                # lower_segment reads the loop nest (iterdomain ops) or else the
+                # recorded fuser.schedule itself.
+                lowered = lower_segment(fusion, layouts, scalars, None, target, f"{fusion.sym_name.data}_kernel")
             except (LoweringError, SizeBindingError) as e:
                 raise LowerToKernelsError(f"lower-to-kernels: cannot lower {name}: {e}") from None
             anchor = fusion
@@ -99,14 +97,14 @@ class LowerToKernelsPass(ModulePass):
             fusion.attributes[KERNELS_ATTR] = ArrayAttr(names)
 
 
-def _schedule_of(fusion: FusionOp) -> tuple[str | None, object]:
-    """The scheduler kind and parameters recorded by ``select-schedulers``
-    (``read_schedule``), or ``(None, None)`` when there are none."""
+def _check_schedule(fusion: FusionOp) -> None:
+    """A ``fuser.schedule`` that ``read_schedule`` refuses is this pass's diagnostic
+    (naming the fusion), before ``lower_segment`` reads it."""
     attr = fusion.attributes.get(SCHEDULE_ATTR)
     if attr is None:
-        return None, None
+        return
     try:
-        return read_schedule(attr)
+        read_schedule(attr)
     except ScheduleAttrError as e:
         raise LowerToKernelsError(
             f"lower-to-kernels: @{fusion.sym_name.data}: {SCHEDULE_ATTR}: {e}"

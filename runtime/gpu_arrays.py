@@ -338,6 +338,14 @@ class DeviceArray:
     def ndim(self) -> int:
         return len(self.shape)
 
+    def strided_view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> DeviceArray:
+        """A view of this array's memory: ``shape``/``strides`` (elements) starting
+        ``offset`` elements in (nothing is checked or copied)."""
+        return DeviceArray(
+            shape, self.dtype, device=self.device, strides=strides,
+            ptr=self.ptr + offset * self.dtype.itemsize, base=self if self.base is None else self.base,
+        )
+
     @property
     def size(self) -> int:
         return math.prod(self.shape)
@@ -418,13 +426,24 @@ def empty(shape: Sequence[int], dtype: DType, *, like: str = "fuser",
     return DeviceArray(shape, dtype, device=device, strides=strides)
 
 
+def data_ptr(x: Any) -> int:
+    """The data pointer of a GPU array of any kind the runtime takes, without building
+    its ``ArrayInfo`` for the common kinds (a ``DeviceArray``, a torch tensor)."""
+    if isinstance(x, DeviceArray):
+        return x.ptr
+    method = getattr(x, "data_ptr", None)
+    if method is not None:
+        return method()
+    return array_info(x).ptr
+
+
 def output_kind(infos: Sequence[ArrayInfo]) -> str:
     """The array type outputs should take: torch when any input was a torch tensor."""
     return "torch" if any(i.kind == "torch" for i in infos) else "fuser"
 
 
 __all__ = [
-    "ArrayError", "ArrayInfo", "DeviceArray", "array_info", "contiguous_strides",
+    "ArrayError", "ArrayInfo", "DeviceArray", "array_info", "contiguous_strides", "data_ptr",
     "current_stream", "dlpack_info", "empty", "is_gpu_array", "output_kind", "torch_dtype",
     "view_strides",
 ]

@@ -88,18 +88,11 @@ def _is_torch(x: Any) -> bool:
 # ---- strided DeviceArray views ------------------------------------------------------
 
 
-def _da_view(x: DeviceArray, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> DeviceArray:
-    return DeviceArray(
-        shape, x.dtype, device=x.device, strides=strides,
-        ptr=x.ptr + offset * x.dtype.itemsize, base=x if x.base is None else x.base,
-    )
-
-
 def _da_reshape(x: DeviceArray, shape: Sequence[int]) -> DeviceArray | None:
     """A view with ``shape`` when one exists (``gpu_arrays.view_strides``, torch's
     rule), else None."""
     strides = view_strides(x.shape, x.strides_elements, shape)
-    return None if strides is None else _da_view(x, shape, strides)
+    return None if strides is None else x.strided_view(shape, strides)
 
 
 # ---- the evaluator ------------------------------------------------------------------
@@ -284,14 +277,14 @@ class GpuEvaluator(HostProgramWalker):
     def _view_permute(self, x: Any, dims: Sequence[int]) -> Any:
         if _is_torch(x):
             return x.permute(dims)
-        return _da_view(x, [x.shape[d] for d in dims], [x.strides_elements[d] for d in dims])
+        return x.strided_view([x.shape[d] for d in dims], [x.strides_elements[d] for d in dims])
 
     def _view_squeeze(self, x: Any, dims: Sequence[int]) -> Any:
         shape = self._shape_of(x)
         keep = [i for i in range(len(shape)) if i not in dims]
         if _is_torch(x):
             return x.reshape([shape[i] for i in keep]) if dims else x
-        return _da_view(x, [shape[i] for i in keep], [x.strides_elements[i] for i in keep])
+        return x.strided_view([shape[i] for i in keep], [x.strides_elements[i] for i in keep])
 
     def _view_broadcast(self, x: Any, shape: list[int], bdims: list[int]) -> Any:
         torch_x = _is_torch(x)
@@ -304,7 +297,7 @@ class GpuEvaluator(HostProgramWalker):
                 strides[d] = x.stride(i) if torch_x else x.strides_elements[i]
         if torch_x:
             return x.as_strided(shape, strides, x.storage_offset())
-        return _da_view(x, shape, strides)
+        return x.strided_view(shape, strides)
 
     def _view_slice(self, x: Any, starts: list[int], ends: list[int], steps: list[int]) -> Any:
         if _is_torch(x):
@@ -317,15 +310,13 @@ class GpuEvaluator(HostProgramWalker):
             new_shape.append(len(r))
             new_strides.append(st * s)
             offset += (r.start if len(r) else 0) * st
-        return _da_view(x, new_shape, new_strides, offset)
+        return x.strided_view(new_shape, new_strides, offset)
 
     def _view_select(self, x: Any, axis: int, i: int) -> Any:
         if _is_torch(x):
             return x.select(axis, i)
         shape, st = self._shape_of(x), x.strides_elements
-        return _da_view(
-            x,
-            [e for k, e in enumerate(shape) if k != axis],
+        return x.strided_view([e for k, e in enumerate(shape) if k != axis],
             [s for k, s in enumerate(st) if k != axis],
             i * st[axis],
         )

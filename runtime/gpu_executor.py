@@ -187,7 +187,7 @@ class GpuPlan:
                 returned = iter(outs)
                 out_ptrs = [ptrs[a] if a >= 0 else next(returned).data_ptr() for a in self.aliases]
             else:
-                ptrs = [_ptr(x) if is_t else _scalar(x) for x, is_t in zip(flat, self.tensor_inputs, strict=True)]
+                ptrs = [ga.data_ptr(x) if is_t else _scalar(x) for x, is_t in zip(flat, self.tensor_inputs, strict=True)]
                 out_ptrs = _output_pointers(self.aliases, ptrs, outs)
             _run_compiled(seg, ptrs, out_ptrs, ga.current_stream(self.kind, self.device))
         elif self.on_host:
@@ -237,13 +237,6 @@ def _copy_into(x: Any, h: np.ndarray) -> None:
         x.copy_(numpy_to_torch(h))
 
 
-def _ptr(x: Any) -> int:
-    torch = ga._torch_tensor(x)
-    if torch is not None:
-        return x.data_ptr()
-    return ga.array_info(x).ptr
-
-
 def _scalar(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
@@ -252,7 +245,7 @@ def _scalar(x: Any) -> Any:
 
 def _output_pointers(aliases: Sequence[int], ptrs: Sequence[Any], outs: Sequence[Any]) -> list[int]:
     returned = iter(outs)
-    return [ptrs[a] if a >= 0 else _ptr(next(returned)) for a in aliases]
+    return [ptrs[a] if a >= 0 else ga.data_ptr(next(returned)) for a in aliases]
 
 
 def _run_compiled(seg: Any, ptrs: Sequence[Any], out_ptrs: Sequence[int], stream: int) -> None:

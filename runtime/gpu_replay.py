@@ -146,7 +146,7 @@ class Replay:
             x = env[k]
             env[k] = x.item() if hasattr(x, "item") else x
         for k in self.pointer_inputs:
-            ptrs[k] = _ptr(env[k])
+            ptrs[k] = ga.data_ptr(env[k])
         stream = ga.current_stream(self.kind, self.device)
         for step in self.steps:
             tag = step[0]
@@ -161,7 +161,7 @@ class Replay:
             elif tag == _ALLOCATE:
                 _, r, make, zero = step
                 buf = env[r] = make()
-                ptrs[r] = _ptr(buf)
+                ptrs[r] = ga.data_ptr(buf)
                 if zero:
                     _zero(buf, ptrs[r], stream)
             else:  # _FREE
@@ -232,7 +232,7 @@ class _Builder:
             self.num_inputs + len(self.allocations),
             sorted(self.scalars.values()),
             sorted(r for r in used if r < self.num_inputs),
-            [tuple(s[:4]) if s[0] == _ALLOCATE else tuple(s) for s in self.steps],
+            [tuple(s) for s in self.steps],
             returns,
             self.kind,
             self.device,
@@ -252,15 +252,12 @@ class _Builder:
                 continue
             if any(r == root and p is None for r, p in returns):
                 continue
-            step = next(s for s in self.steps if s[0] == _ALLOCATE and s[1] == root)
-            if step[4] is not None:  # already allocated as an earlier returned view
-                continue
             _, shape, dtype = self.allocations[root]
             if not place.covers(math.prod(shape)):
                 continue
+            step = next(s for s in self.steps if s[0] == _ALLOCATE and s[1] == root)
             step[2] = _allocator(self.kind, self.device, list(place.shape), dtype, place.strides)
-            step[4] = place
-            returns[i] = (root, None)
+            returns[i] = (root, None)  # a later view of this root is a view of this buffer
 
     def add(self, op: Operation) -> None:
         if isinstance(op, H.AliasOp):
@@ -287,7 +284,7 @@ class _Builder:
             self.allocations[root] = (op, shape, t.dtype)
             self.places[op.result] = Place(root, 0, tuple(shape), strides)
             self.steps.append(
-                [_ALLOCATE, root, _allocator(self.kind, self.device, shape, t.dtype, strides), op.is_zero_init, None]
+                [_ALLOCATE, root, _allocator(self.kind, self.device, shape, t.dtype, strides), op.is_zero_init]
             )
             return
         if isinstance(op, H.LaunchOp):
@@ -347,15 +344,6 @@ def _allocator(kind: str, device: int, shape: list[int], dtype: DType, strides: 
     return functools.partial(ga.DeviceArray, shape, dtype, device=device, strides=strides)
 
 
-def _ptr(x: Any) -> int:
-    if isinstance(x, ga.DeviceArray):
-        return x.ptr
-    data_ptr = getattr(x, "data_ptr", None)
-    if data_ptr is not None:
-        return data_ptr()
-    return ga.array_info(x).ptr
-
-
 def _zero(buf: Any, ptr: int, stream: int) -> None:
     """Zero ``buf`` on ``stream`` (the caller's current stream: torch's for torch)."""
     if isinstance(buf, ga.DeviceArray):
@@ -367,15 +355,12 @@ def _zero(buf: Any, ptr: int, stream: int) -> None:
 
 def _view(root: Any, place: Place) -> Any:
     """The returned view ``place`` of the root buffer ``root`` (one ``as_strided``)."""
-    if isinstance(root, ga.DeviceArray):
-        return ga.DeviceArray(
-            place.shape, root.dtype, device=root.device, strides=place.strides,
-            ptr=root.ptr + place.offset * root.dtype.itemsize, base=root if root.base is None else root.base,
-        )
-    if hasattr(root, "as_strided"):
+    if hasattr(root, "as_strided"):  # torch
         return root.as_strided(place.shape, place.strides, root.storage_offset() + place.offset)
-    info = ga.array_info(root)
-    return ga.DeviceArray(
-        place.shape, info.dtype, device=info.device, strides=place.strides,
-        ptr=info.ptr + place.offset * info.dtype.itemsize, base=info.owner if info.owner is not None else root,
-    )
+    if not isinstance(root, ga.DeviceArray):  # an input of another kind, wrapped
+        info = ga.array_info(root)
+        root = ga.DeviceArray(
+            info.shape, info.dtype, device=info.device, strides=info.strides, ptr=info.ptr,
+            base=info.owner if info.owner is not None else root,
+        )
+    return root.strided_view(place.shape, place.strides, place.offset)

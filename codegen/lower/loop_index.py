@@ -18,16 +18,20 @@ from typing import Any
 from xdsl.ir import SSAValue
 
 from fuser.codegen.lower.common import LoweringError
+from fuser.codegen.lower.elementwise import Dim
 from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, ParallelType
 from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
 
 __all__ = [
-    "BLOCK_DIMS", "GRID_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index", "lane_form",
-    "launch_shape", "max_value", "ops_of", "parallel_index", "tensor_name", "vars_of",
+    "BLOCK_DIMS", "GRID_DIMS", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
+    "lane_form", "lane_indices", "lanes_together", "launch_shape", "max_value", "ops_of", "parallel_index",
+    "tensor_name", "vars_of",
 ]
 
 GRID_DIMS = {ParallelType.BIDx: 0, ParallelType.BIDy: 1, ParallelType.BIDz: 2}
 BLOCK_DIMS = {ParallelType.TIDx: 0, ParallelType.TIDy: 1, ParallelType.TIDz: 2}
+PARALLEL_DIMS = {**GRID_DIMS, **BLOCK_DIMS}
+"""The parallel types a loop nest binds to a block or thread index (not loops)."""
 SERIAL_TYPES = (ParallelType.serial, ParallelType.unroll, ParallelType.unswitch)
 
 
@@ -109,6 +113,28 @@ def parallel_index(b: Any, pt: ParallelType) -> int | SSAValue:
     if pt in GRID_DIMS:
         return b.block_id("xyz"[GRID_DIMS[pt]])
     return b.thread_id("xyz"[BLOCK_DIMS[pt]])
+
+
+def lanes_together(indices: Sequence[Expr], lane: str | None, width: int, inner_extent: int) -> bool:
+    """Whether the ``width`` lanes of loop ``lane`` index consecutive elements of the
+    innermost axis (``indices``: a tensor's per-axis index expressions), in one row
+    and all in bounds together: lane 0's index is a multiple of the width, which
+    divides the innermost extent ``inner_extent``, and the other axes do not move."""
+    if lane is None or width <= 1 or not indices:
+        return False
+    if lane_form(indices[-1], lane, width) != (1, True) or inner_extent % width:
+        return False
+    return all((form := lane_form(e, lane, width)) is not None and form[0] == 0 for e in indices[:-1])
+
+
+def lane_indices(first: Sequence[Dim], width: int) -> list[tuple[Dim, ...]]:
+    """The indices of lanes ``0 .. width-1`` from lane 0's (``lanes_together``): the
+    innermost index shifted by the lane, its base known to be aligned to the width
+    (so the evaluator recognises the accesses as one vector)."""
+    base = first[-1]
+    if base.base is not None:
+        base = Dim(base.base, base.offset, width)
+    return [(*first[:-1], base.shifted(j)) for j in range(width)]
 
 
 # ---- static facts ------------------------------------------------------------------

@@ -43,12 +43,11 @@ from xdsl.ir import Operation, SSAValue
 from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
 from fuser.codegen.lower.elementwise import Dim, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
-    BLOCK_DIMS,
-    GRID_DIMS,
+    PARALLEL_DIMS,
     all_of,
     bounded_index,
-    emit_index,
-    lane_form,
+    lane_indices,
+    lanes_together,
     launch_shape,
     parallel_index,
     tensor_name,
@@ -60,7 +59,7 @@ from fuser.ir.dialects.iterdomain import (
     LoopOp,
     ParallelType,
 )
-from fuser.ir.schedule import Expr, LoopStructure, loop_structure
+from fuser.ir.schedule import LoopStructure, loop_structure
 from fuser.schedulers.analysis.graph import is_reduction
 
 __all__ = ["has_loop_nest", "lower_scheduled", "reductions_of"]
@@ -109,9 +108,6 @@ def lower_scheduled(
     b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, block, iterations)
     extents = [a.static_extent or 1 for a in ref.loops]
 
-    def emit(e: Expr, env: dict[str, int | SSAValue], memo: dict[Expr, int | SSAValue]) -> int | SSAValue:
-        return emit_index(b, e, env, memo)
-
     def store_output(j: int, env: dict[str, int | SSAValue]) -> None:
         v, ls, lay, mem = outs[j], structures[j], out_layouts[j], out_args[j]
         dt = F.dtype_of(v.type)
@@ -119,15 +115,9 @@ def lower_scheduled(
         lanes = range(extents[vec]) if vec is not None else range(1)
         lane_var = f"i{vec}" if vec is not None else None
         width = len(lanes)
-        inner = axes[-1] if axes else None
         # Lanes of one vector: consecutive along the innermost axis, all in bounds
-        # together, contiguous and aligned in the output.
-        together = (
-            width > 1 and inner is not None
-            and lane_form(inner.index, lane_var, width) == (1, True)  # type: ignore[arg-type]
-            and all(lane_form(a.index, lane_var, width) in ((0, True), (0, False)) for a in axes[:-1])  # type: ignore[arg-type]
-            and shapes[v][-1] % width == 0
-        )
+        # together, and (for one vector store) contiguous and aligned in the output.
+        together = bool(axes) and lanes_together([a.index for a in axes], lane_var, width, shapes[v][-1])
         contiguous = (
             together and lay.strides[-1] == 1 and lay.pointer_align % width == 0
             and all(s % width == 0 for s in lay.strides[:-1])
@@ -144,9 +134,7 @@ def lower_scheduled(
             # Lane 0's predicate holds for every lane: the base is a multiple of the
             # width, which divides the innermost extent.
             first, conds = index_at(0)
-            base = first[-1]
-            base = Dim(base.base, base.offset, width) if base.base is not None else base
-            lane_idx = [(*first[:-1], base.shifted(j)) for j in range(width)]
+            lane_idx = lane_indices(first, width)
 
             def body() -> list[SSAValue]:
                 ev.prefetch(v, lane_idx)
@@ -177,7 +165,7 @@ def lower_scheduled(
             return
         axis = ref.loops[k]
         pt = axis.parallel_type
-        if pt in GRID_DIMS or pt in BLOCK_DIMS:
+        if pt in PARALLEL_DIMS:
             nest(k + 1, {**env, f"i{k}": parallel_index(b, pt)})
         elif extents[k] == 1:
             nest(k + 1, {**env, f"i{k}": 0})

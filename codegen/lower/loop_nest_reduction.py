@@ -44,22 +44,21 @@ from xdsl.ir import Operation, SSAValue
 from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
 from fuser.codegen.lower.elementwise import Dim, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
-    BLOCK_DIMS,
-    GRID_DIMS,
+    PARALLEL_DIMS,
     all_of,
     bounded_index,
-    lane_form,
+    lane_indices,
+    lanes_together,
     launch_shape,
     parallel_index,
 )
 from fuser.codegen.lower.rows import RowReduction
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import MAX_VECTOR_BYTES, IterType, ParallelType
-from fuser.ir.schedule import Expr, loop_structure
+from fuser.ir.schedule import loop_structure
 
 __all__ = ["lower_scheduled_reduction"]
 
-_PARALLEL = {**GRID_DIMS, **BLOCK_DIMS}
 
 
 def lower_scheduled_reduction(
@@ -120,9 +119,6 @@ def lower_scheduled_reduction(
     axes = ls.logical  # the input's axes, in order
     out_axes = [a for a in axes if a.tensor_axis is not None]
 
-    def in_bounds(exprs: Sequence[tuple[Expr, int]], env: dict, _memo: dict) -> tuple[list, list[SSAValue | bool]]:
-        return bounded_index(b, exprs, env, extents)
-
     last = len(ls.loops) - 1
     itemsize = F.dtype_of(src.type).itemsize
     lanes_loop = (
@@ -136,22 +132,15 @@ def lower_scheduled_reduction(
         lane_var = f"i{lanes_loop}" if lanes_loop is not None else None
         width = extents[lanes_loop] if lanes_loop is not None else 1
         exprs = [(a.index, e) for a, e in zip(axes, in_shape, strict=True)]
-        together = lane_var is not None and lane_form(axes[-1].index, lane_var, width) == (1, True) and all(
-            lane_form(a.index, lane_var, width) in ((0, True), (0, False)) for a in axes[:-1]
-        ) and in_shape[-1] % width == 0
-        groups: list[list[int]] = [list(range(width))] if together or lane_var is None else [[j] for j in range(width)]
+        together = lanes_together([a.index for a in axes], lane_var, width, in_shape[-1])
+        groups: list[list[int]] = [list(range(width))] if together else [[j] for j in range(width)]
         for group in groups:
             lane_env = dict(env)
             if lane_var is not None:
                 lane_env[lane_var] = group[0]
-            values, conds = in_bounds(exprs, lane_env, {})
+            values, conds = bounded_index(b, exprs, lane_env, extents)
             first = [ev.as_dim(v) for v in values]
-            if len(group) > 1:
-                base = first[-1]
-                base = Dim(base.base, base.offset, width) if base.base is not None else base
-                lanes = [(*first[:-1], base.shifted(j)) for j in group]
-            else:
-                lanes = [tuple(first)]
+            lanes = lane_indices(first, width) if len(group) > 1 else [tuple(first)]
 
             def fold(lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
                 ev.prefetch(src, lanes)
@@ -168,7 +157,7 @@ def lower_scheduled_reduction(
         if k > last or k == lanes_loop:
             return accumulate(env, state)
         a = ls.loops[k]
-        if a.parallel_type in _PARALLEL or extents[k] == 1:
+        if a.parallel_type in PARALLEL_DIMS or extents[k] == 1:
             return reduce_loops(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type) if extents[k] > 1 else 0}, state)
 
         def body(iv: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
@@ -184,7 +173,10 @@ def lower_scheduled_reduction(
         results = acc.results(acc.cross(state, tpr))
         for r, v in zip(red.results, results, strict=True):
             ev.hooks[r] = lambda _idx, v=v: v
-        idx_values, conds = in_bounds([(a.index, shapes[result][a.tensor_axis]) for a in out_axes if a.iter_type != IterType.reduction], env, {})
+        idx_values, conds = bounded_index(
+            b, [(a.index, shapes[result][a.tensor_axis]) for a in out_axes if a.iter_type != IterType.reduction],
+            env, extents,
+        )
         it = iter(idx_values)
         idx = tuple(Dim.const(0) if a.iter_type == IterType.reduction else ev.as_dim(next(it)) for a in out_axes)
         if tpr > 1:
@@ -205,7 +197,7 @@ def lower_scheduled_reduction(
             finish(env)
             return
         a = ls.loops[k]
-        if a.parallel_type in _PARALLEL or extents[k] == 1:
+        if a.parallel_type in PARALLEL_DIMS or extents[k] == 1:
             iterate(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type) if extents[k] > 1 else 0})
             return
 
