@@ -2,11 +2,12 @@
 
     python3 benchmarks/loop_nest.py [--json out.jsonl]
 
-For the pointwise and row-sum anchor workloads (and the 2-D broadcast of docs/examples/scale_bias),
-``fd.execute`` with the driver's pipeline (``fuser.schedule`` lowered by
-``codegen/lower/pointwise.py`` or ``rows.py``) and with ``schedule-fusions`` appended (the loop nest
-it writes lowered by ``codegen/lower/loop_nest.py``): the outputs must agree, and
-each is timed with ``benchmarks.run.bench`` (device events, median).
+For the pointwise, row-sum and normalization (softmax, RMSNorm, layer norm, seed 000's sum +
+broadcast + add) anchor workloads (and the 2-D broadcast of docs/examples/scale_bias), ``fd.execute`` with the
+driver's pipeline (``fuser.schedule`` lowered by ``codegen/lower/pointwise.py`` or ``rows.py``) and
+with ``schedule-fusions`` appended (the loop nest it writes lowered by ``codegen/lower/loop_nest.py``,
+``loop_nest_reduction.py`` or, for tensors computed at a loop, ``loop_nest_compute_at.py``): the
+outputs must agree, and each is timed with ``benchmarks.run.bench`` (device events, median).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def main() -> None:
     cases = []
     for dt in ("float32", "bfloat16"):
         for w in workloads():
-            if w.name in ("gelu_bookend_views", "transpose_bookend_views") or w.name.startswith("row_sum"):
+            if w.name in ("gelu_bookend_views", "transpose_bookend_views", "sum_bcast_add_8192x3072") or w.name.startswith(
+                ("row_sum", "softmax", "rmsnorm", "layernorm")
+            ):
                 cases.append((w.name, dt, lambda w=w, dt=dt: build(w, dt), w.shapes))
         fdt = DataType.Float if dt == "float32" else DataType.BFloat16
 

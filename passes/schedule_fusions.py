@@ -19,7 +19,10 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   (persistent: ``unroll``ed) batch, rows split by ``rows_per_block`` (``TIDy``), rest
   ``BIDx``. Outer: rows split by ``vectorization`` and ``block.x`` (``TIDx``), the
   reduced axis by ``threads_per_row`` (``TIDy``). ``cross_grid``: the reduction rest
-  is split into ``grid.y`` parts on ``BIDy``.
+  is split into ``grid.y`` parts on ``BIDy``. Inner persistent also places its tensors
+  (nvFuser's computeAt and persistent buffers): every reduction at the end of its
+  iteration loops (``compute_at``), and the fusion inputs that two stages read held
+  there in registers (``memory = "registers"``); the rest is inlined.
 * ``inner_outer_persistent``: inner reductions and the row tensors as
   ``inner_persistent`` with a persistent grid (rows rest split into ``grid.x`` parts on
   ``BIDx``); each outer reduction keeps per-block partial results: its reduced rows on
@@ -66,15 +69,18 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, TensorType, ViewAttr
 from fuser.ir.dialects.iterdomain import (
     MAX_VECTOR_BYTES,
+    THREAD_TYPES,
+    IterDomainType,
     IterType,
     LoopOp,
+    MemoryType,
     ParallelType,
     RootOp,
     logical_domain_types,
@@ -276,11 +282,18 @@ def logical_classes(dmap: DomainMap, v: SSAValue) -> list[Axis]:
     return dmap.classes(v)
 
 
-def alignment(dmap: DomainMap, ref: SSAValue, v: SSAValue, identity_only: bool) -> list[int] | None:
+def alignment(
+    dmap: DomainMap, ref: SSAValue, v: SSAValue, identity_only: bool, by_extent: bool = False
+) -> list[int] | None:
     """The permutation taking ``v``'s logical ids to the reference's axis order (new
     position k = old ``perm[k]``), or None when ``v`` does not line up: each
     non-broadcast id must be in the class of a distinct reference id, the reduction
-    ids of ``v`` only where the reference has reduction ids."""
+    ids of ``v`` only where the reference has reduction ids. With ``by_extent``, an id
+    in no reference class lines up with the reference id at its position when their
+    static extents are equal (an axis met only through a broadcast of the reduced
+    axis, as seed 000's ``add(y, broadcast(sum(x)))``: nvFuser's permissive map). A
+    schedule is only a schedule: indices always come from the tensor's own loop
+    domain, so a loose match costs speed, never correctness."""
     ref_types = logical_domain_types(ref)
     v_types = logical_domain_types(v)
     if len(v_types) != len(ref_types):
@@ -293,6 +306,10 @@ def alignment(dmap: DomainMap, ref: SSAValue, v: SSAValue, identity_only: bool) 
             unit.append(i)
             continue
         if c not in ref_cls:
+            rt = ref_types[i]
+            if by_extent and t.extent != DYN and rt.extent == t.extent and perm[i] is None:  # type: ignore[attr-defined]
+                perm[i] = i
+                continue
             return None
         k = ref_cls.index(c)
         if perm[k] is not None:
@@ -668,11 +685,12 @@ class _FusionScheduler:
         steps: Steps,
         identity_only: bool = True,
         only: Sequence[SSAValue] | None = None,
+        by_extent: bool = False,
     ) -> None:
         for v in only if only is not None else fusion_tensors(self.fusion):
             if v in self.done:
                 continue
-            perm = alignment(self.dmap, ref, v, identity_only)
+            perm = alignment(self.dmap, ref, v, identity_only, by_extent)
             if perm is None:
                 continue
             try:
@@ -742,8 +760,43 @@ class _FusionScheduler:
         self._schedule_reductions(reds, p, persistent_grid=False)
 
     _reduction = _reduction_like
-    _inner_persistent = _reduction_like
     _outer_persistent = _reduction_like
+
+    def _inner_persistent(self) -> None:
+        self._reduction_like()
+        self.place_persistent()
+
+    def place_persistent(self) -> None:
+        """Where the tensors of an inner persistent kernel are computed (nvFuser's
+        computeAt and persistent buffers): every reduction at the end of its iteration
+        loops ``q`` (one per row of the block), every fusion input that two stages read
+        (two reductions, or a reduction and the outputs) at ``q`` in registers, read
+        from global memory once; other tensors are inlined into their consumers."""
+        reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
+        loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
+        ref = loops.get(reds[0].results[0])
+        if ref is None:
+            return
+        types = [v.type for v in ref.ids]
+        q = next((k for k, t in enumerate(types) if t.iter_type == IterType.reduction), len(types))  # type: ignore[attr-defined]
+        staged = [r.results[0] for r in reds]
+        if any(v not in loops for v in staged):
+            return
+        for v in staged:
+            loops[v].set_compute_at(q)
+        stages = [*staged, *(v for v in returned_outputs(self.fusion) if v not in staged)]
+        readers: dict[SSAValue, int] = {}
+        for st in stages:
+            for a in _inputs_read_inlined(st, set(staged)):
+                readers[a] = readers.get(a, 0) + 1
+        unrolled = (ParallelType.unroll, ParallelType.vectorize)
+        for a, n in readers.items():
+            loop = loops.get(a)
+            if n < 2 or loop is None:
+                continue
+            inner = [t for t in (v.type for v in loop.ids[q:]) if isinstance(t, IterDomainType)]
+            if all(t.parallel_type in unrolled or t.parallel_type in THREAD_TYPES or t.extent == 1 for t in inner):
+                loop.set_compute_at(q, MemoryType.registers)
 
     def _schedule_reductions(
         self,
@@ -767,7 +820,7 @@ class _FusionScheduler:
         others_list = [r.results[0] for r in reds[1:]]
         self.propagate(ref, steps, only=others_list)
         if others:
-            self.propagate(ref, steps)
+            self.propagate(ref, steps, by_extent=self.kind == "inner_persistent")
         return ref
 
     def _inner_outer_persistent(self) -> None:
@@ -817,6 +870,26 @@ class _FusionScheduler:
         self.emit_ref(ref, s1)
         self.propagate(ref, s2, identity_only=False, only=list(groups.group2))
         self.propagate(ref, s1, identity_only=False)
+
+
+def _inputs_read_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:
+    """The fusion inputs that computing ``v`` reads, through inlined tensors (not
+    through the tensors in ``staged``, computed before)."""
+    found: set[SSAValue] = set()
+    seen: set[SSAValue] = set()
+    owner = v.owner
+    stack = list(owner.operands) if isinstance(owner, Operation) else [v]
+    while stack:
+        u = stack.pop()
+        if u in seen or u in staged:
+            continue
+        seen.add(u)
+        if isinstance(u, BlockArgument):
+            if isinstance(u.type, TensorType):
+                found.add(u)
+        elif isinstance(u.owner, Operation):
+            stack.extend(u.owner.operands)
+    return found
 
 
 def schedule_fusion(fusion: FusionOp) -> bool:

@@ -154,8 +154,8 @@ def test_random_schedules_compute_the_reference(sched: tuple[int, int, list], ve
     w = rng.standard_normal(cols).astype(np.float32)
     try:
         lowered = lower_segment(fusion, [TensorLayout.contiguous((rows, cols)), TensorLayout.contiguous((cols,))])
-    except LoweringError as e:  # only launch limits may refuse a valid schedule
-        assert "threads" in str(e), str(e)
+    except LoweringError as e:  # launch limits, or a vectorize whose split does not divide
+        assert "threads" in str(e) or "is vectorized, but its" in str(e), str(e)
         return
     _check(fusion, [x, w])
     assert lowered.kernels[0].block[0] * lowered.kernels[0].block[1] <= 1024
@@ -179,6 +179,16 @@ def test_invalid_schedules_are_diagnostics(edit, message: str) -> None:  # noqa:
         edit(s)
         s.emit()
         Schedule(fusion.output_op.values[1]).emit()
+        lower_segment(fusion, [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))])
+
+
+def test_vectorizing_a_split_that_does_not_divide_is_a_diagnostic() -> None:
+    """8 columns split by 3: the vector lanes of the last split cross the row's end,
+    so no vector access is valid (nvFuser refuses it too)."""
+    fusion = _bias_fusion(4, 8)
+    for out in fusion.output_op.values:
+        Schedule(out).split(1, 3).parallelize(2, ParallelType.vectorize).emit()
+    with pytest.raises(LoweringError, match=r"loop #2 of %y is vectorized, but its 3 lanes are not 3 consecutive elements of the innermost axis \(extent 8\)"):
         lower_segment(fusion, [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))])
 
 

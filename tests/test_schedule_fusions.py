@@ -219,6 +219,37 @@ def test_2d_pointwise_gives_broadcast_input_broadcast_ids() -> None:
     ]
 
 
+CAST_GELU = """
+fuser.fusion @gelu(%x : !fuser.tensor<64x256xbf16>) -> !fuser.tensor<64x256xbf16> {
+  %xf = fuser.cast %x {dtype = f32} : (!fuser.tensor<64x256xbf16>) -> !fuser.tensor<64x256xf32>
+  %t = fuser.tanh %xf : (!fuser.tensor<64x256xf32>) -> !fuser.tensor<64x256xf32>
+  %y = fuser.cast %t {dtype = bf16} : (!fuser.tensor<64x256xf32>) -> !fuser.tensor<64x256xbf16>
+  fuser.output %y : !fuser.tensor<64x256xbf16>
+}
+"""
+
+
+def test_casts_join_the_domain_map() -> None:
+    """A cast maps its input's axes to its output's (the domain map used to keep them
+    apart, so a bf16 fusion cast to f32 and back had no pointwise reference): every
+    tensor takes the output's schedule, the bf16 input and output vectorized."""
+    _, _, fusion = schedule(CAST_GELU)
+    loops = {t.name_hint: op for t, op in loops_of(fusion).items()}
+    assert set(loops) == {"x", "xf", "t", "y"}
+    assert loops["x"].ids[-1].type.parallel_type == ParallelType.vectorize  # type: ignore[attr-defined]
+    assert loops["xf"].ids[-1].type.parallel_type == ParallelType.serial  # type: ignore[attr-defined]
+
+
+def test_inner_persistent_places_reductions_and_the_persistent_input() -> None:
+    """Inner persistent softmax: both reductions computed at the rows' loops, %x (read
+    by both reductions and the output) held there in registers, the rest inlined."""
+    _, _, fusion = schedule(SOFTMAX)
+    placed = {op.tensor.name_hint: (op.compute_at, str(op.memory)) for op in loops_of(fusion).values() if op.compute_at is not None}
+    q = placed["m"][0]
+    assert placed == {"m": (q, "registers"), "s": (q, "registers"), "x": (q, "registers")}
+    assert "memory" not in loops_of(fusion)[next(v for v in loops_of(fusion) if v.name_hint == "m")].properties
+
+
 def test_inner_persistent_binds_reduction_axis_to_tidx() -> None:
     _, _, fusion = schedule(SOFTMAX)
     loops = {t.name_hint: op for t, op in loops_of(fusion).items()}

@@ -84,6 +84,10 @@ def lower_segment(
         # A written schedule (iterdomain ops): the loop nest is the kernel.
         if out_layouts is None:
             out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+        from fuser.codegen.lower.loop_nest_compute_at import computed_at, lower_compute_at
+
+        if computed_at(fusion):
+            return lower_compute_at(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
         reductions = reductions_of(fusion)
         if reductions:
             from fuser.codegen.lower.loop_nest_reduction import lower_scheduled_reduction

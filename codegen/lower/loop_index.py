@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser.codegen.lower.common import LoweringError
 from fuser.codegen.lower.elementwise import Dim
@@ -25,7 +25,7 @@ from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
     "lane_form", "lane_indices", "lanes_together", "launch_shape", "max_value", "ops_of", "parallel_index",
-    "tensor_name", "vars_of",
+    "reindex", "same_elements", "scheduled_kind", "tensor_name", "vars_of",
 ]
 
 GRID_DIMS = {ParallelType.BIDx: 0, ParallelType.BIDy: 1, ParallelType.BIDz: 2}
@@ -36,7 +36,12 @@ SERIAL_TYPES = (ParallelType.serial, ParallelType.unroll, ParallelType.unswitch)
 
 
 def tensor_name(v: SSAValue) -> str:
-    return f"%{v.name_hint}" if v.name_hint else "the output"
+    """``%name`` for diagnostics; an unnamed value by what it is."""
+    if v.name_hint:
+        return f"%{v.name_hint}"
+    if isinstance(v, BlockArgument):
+        return f"input #{v.index}"
+    return f"the result of {v.owner.name}" if isinstance(v.owner, Operation) else "a tensor"
 
 
 def emit_index(b: Any, e: Expr, env: dict[str, int | SSAValue], memo: dict[Expr, int | SSAValue]) -> int | SSAValue:
@@ -216,3 +221,30 @@ def all_of(b: object, conds: Sequence[SSAValue | bool]) -> SSAValue | bool:
     for c in conds:
         out = c if out is True else b.and_(out, c)  # type: ignore[attr-defined, arg-type]
     return out
+
+
+# ---- outputs of a reduction's shape ---------------------------------------------------
+
+
+def same_elements(shape: Sequence[int], ref: Sequence[int]) -> bool:
+    """``shape`` is ``ref`` with axes of extent 1 added or removed (a broadcast of a
+    reduction back to its input's rank, ``keepdim``)."""
+    return [d for d in shape if d != 1] == [d for d in ref if d != 1]
+
+
+def reindex(idx: tuple[Dim, ...], ref: Sequence[int], shape: Sequence[int]) -> tuple[Dim, ...]:
+    """``idx`` (an index of ``ref``) as an index of ``shape`` (``same_elements``): the
+    axes of extent > 1 in order, 0 on the others."""
+    if tuple(shape) == tuple(ref):
+        return idx
+    it = iter(d for d, e in zip(idx, ref, strict=True) if e != 1)
+    return tuple(next(it) if e != 1 else Dim.const(0) for e in shape)
+
+
+def scheduled_kind(fusion: Any, default: str = "scheduled") -> str:
+    """The scheduler kind recorded on ``fusion`` (``fuser.schedule``), for the lowered
+    fusion's name; ``default`` when none is recorded."""
+    recorded = fusion.attributes.get("fuser.schedule")
+    if recorded is not None and "kind" in getattr(recorded, "data", {}):
+        return recorded.data["kind"].data  # type: ignore[no-any-return]
+    return default

@@ -50,6 +50,7 @@ from fuser.codegen.lower.loop_index import (
     lanes_together,
     launch_shape,
     parallel_index,
+    scheduled_kind,
     tensor_name,
 )
 from fuser.ir.dialects import fuser as F
@@ -118,6 +119,12 @@ def lower_scheduled(
         # Lanes of one vector: consecutive along the innermost axis, all in bounds
         # together, and (for one vector store) contiguous and aligned in the output.
         together = bool(axes) and lanes_together([a.index for a in axes], lane_var, width, shapes[v][-1])
+        if vec is not None and width > 1 and not together:
+            raise LoweringError(
+                f"{fname}: loop #{vec} of {tensor_name(v)} is vectorized, but its {width} lanes are not "
+                f"{width} consecutive elements of the innermost axis (extent {shapes[v][-1] if shapes[v] else 1}) "
+                "that are in bounds together: vectorize an innermost split that divides the axis"
+            )
         contiguous = (
             together and lay.strides[-1] == 1 and lay.pointer_align % width == 0
             and all(s % width == 0 for s in lay.strides[:-1])
@@ -178,11 +185,7 @@ def lower_scheduled(
 
     nest(0, {})
     module = b.finish()
-    recorded = fusion.attributes.get("fuser.schedule")
-    kind = "scheduled"
-    if recorded is not None and "kind" in getattr(recorded, "data", {}):
-        kind = recorded.data["kind"].data  # type: ignore[attr-defined]
-    return LoweredFusion(kind, [LoweredKernel(module, name, block, grid, args)])
+    return LoweredFusion(scheduled_kind(fusion), [LoweredKernel(module, name, block, grid, args)])
 
 
 # ---- checks -----------------------------------------------------------------------

@@ -29,9 +29,10 @@ epilogue such as ``sum * 2``), all of the reduction's shape up to axes of extent
 is one block per row, 128 threads each summing 2 vectors of 4 floats, a block
 reduction, and thread 0 storing the row's sum.
 
-Not yet: several reductions in one fusion, Welford/variance, reductions bound to
-``TIDy``/``BID`` (grid reductions), and outputs at the input's size (normalizations):
-each is a diagnostic naming it.
+Outputs at the input's size (normalizations) need the reduction placed at a loop
+(``compute_at``): ``loop_nest_compute_at.py`` lowers those. Not yet: several
+reductions without placements, Welford/variance, reductions bound to ``TIDy``/``BID``
+(grid reductions): each is a diagnostic naming it.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ from fuser.codegen.lower.loop_index import (
     lanes_together,
     launch_shape,
     parallel_index,
+    reindex,
+    same_elements,
 )
 from fuser.codegen.lower.rows import RowReduction
 from fuser.ir.dialects import fuser as F
@@ -85,12 +88,13 @@ def lower_scheduled_reduction(
         raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
     outs = list(fusion.output_op.values)
     for j, v in enumerate(outs):
-        if not isinstance(v.type, F.TensorType) or not _same_elements(shapes[v], shapes[result]):
+        if not isinstance(v.type, F.TensorType) or not same_elements(shapes[v], shapes[result]):
             raise LoweringError(
                 f"{fname}: output #{j} has shape {list(shapes.get(v, ()))}, the reduction "
                 f"{list(shapes[result])}; a written reduction schedule writes outputs of the "
-                "reduction's shape, up to axes of extent 1 (normalizations are not lowered "
-                "from it yet)"
+                "reduction's shape, up to axes of extent 1; a normalization places the "
+                "reduction at a loop (compute_at), as schedule-fusions does for the inner "
+                "persistent kind"
             )
     extents: list[int] = []
     for k, a in enumerate(ls.loops):
@@ -185,7 +189,7 @@ def lower_scheduled_reduction(
         def store() -> list[SSAValue]:
             for j, v in enumerate(outs):
                 lay = out_layouts[j]
-                out_idx = _reindex(idx, shapes[result], shapes[v])
+                out_idx = reindex(idx, shapes[result], shapes[v])
                 val = b.to_storage(ev.value(v, out_idx), F.dtype_of(v.type).to_xdsl())
                 b.store(val, out_args[j], [offset_in(ev, lay.shape, lay.strides, out_idx)])
             return []
@@ -210,18 +214,3 @@ def lower_scheduled_reduction(
     iterate(0, {})
     module = b.finish()
     return LoweredFusion(red.name.split(".", 1)[1], [LoweredKernel(module, name, block, grid, args)])
-
-
-def _same_elements(shape: Sequence[int], ref: Sequence[int]) -> bool:
-    """``shape`` is ``ref`` with axes of extent 1 added or removed (a broadcast of the
-    reduction back to its input's rank, ``keepdim``)."""
-    return [d for d in shape if d != 1] == [d for d in ref if d != 1]
-
-
-def _reindex(idx: tuple[Dim, ...], ref: Sequence[int], shape: Sequence[int]) -> tuple[Dim, ...]:
-    """``idx`` (an index of ``ref``) as an index of ``shape`` (``_same_elements``):
-    the axes of extent > 1 in order, 0 on the others."""
-    if tuple(shape) == tuple(ref):
-        return idx
-    it = iter(d for d, e in zip(idx, ref, strict=True) if e != 1)
-    return tuple(next(it) if e != 1 else Dim.const(0) for e in shape)

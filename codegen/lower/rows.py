@@ -198,6 +198,13 @@ class RowReduction:
                    "min": arith.MinSIOp}[self.kind]
         return b.val(cls(a, v))  # type: ignore[call-arg]
 
+    def merge(self, a: list[SSAValue], b: list[SSAValue]) -> list[SSAValue]:
+        """Two partial states as one (sum, prod, max, min; a Welford state is merged
+        across threads only)."""
+        if self.kind == "var":
+            raise ValueError("Welford partial states are merged across threads only")
+        return [self._combine(a[0], b[0])]
+
     def update(self, state: list[SSAValue] | None, items: Sequence[tuple[SSAValue, SSAValue | None]]) -> list[SSAValue]:
         """Fold the chunk ``items`` (value in the input's compute type, in-bounds
         predicate or None) into ``state`` (None: nothing accumulated yet)."""

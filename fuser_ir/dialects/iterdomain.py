@@ -32,6 +32,12 @@ domain; its verifier checks that the transforms reshape row-major, e.g.
 ``[2, 10, 40] -> [2, 10, 2, 20]`` is keep, keep, split by 2 (``fuser.ir.schedule``
 builds this from the op's ``#fuser.view``).
 
+Where a tensor is computed (nvFuser's computeAt) is a property of its loop:
+``iterdomain.loop %x [...] {compute_at = 1 : i64, memory = "registers"}`` computes
+``%x`` once per iteration of the kernel's first loop, in its own nest over its other
+loops, and holds it in registers for the consumers that run later in that iteration;
+a tensor without ``compute_at`` is inlined (recomputed by each consumer at its index).
+
 Verifiers check extents through every transform, that a loop (or rfactor) domain
 consumes every id of the logical (or root) domain exactly once, and the parallel
 types of a loop domain (each at most once, ``vectorize`` only innermost and static).
@@ -42,10 +48,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 from math import prod
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
+    DenseArrayBase,
     IntAttr,
     IntegerAttr,
     IntegerType,
@@ -110,6 +117,13 @@ class ParallelType(StrEnum):
     unroll = "unroll"
     unswitch = "unswitch"
     stream = "stream"
+
+
+class MemoryType(StrEnum):
+    """Where a tensor computed at a loop (``compute_at``) is held."""
+
+    registers = "registers"
+    shared = "shared"
 
 
 THREAD_TYPES = (ParallelType.TIDx, ParallelType.TIDy, ParallelType.TIDz)
@@ -911,6 +925,9 @@ class _DeclareOp(IRDLOperation):
     tensor = operand_def(TensorType)
     ids = var_operand_def(IterDomainType)
 
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ()
+    """Properties printed and parsed in the attribute dictionary."""
+
     def __init__(self, tensor: SSAValue, ids: Sequence[SSAValue]) -> None:
         super().__init__(operands=[tensor, list(ids)])
 
@@ -920,7 +937,7 @@ class _DeclareOp(IRDLOperation):
         printer.print_string(" [")
         printer.print_list(self.ids, printer.print_operand)
         printer.print_string("]")
-        printer.print_op_attributes(self.attributes)
+        printer.print_op_attributes({**self.properties, **self.attributes})
         printer.print_string(" : ")
         printer.print_attribute(self.tensor.type)
         printer.print_string(" [")
@@ -934,6 +951,7 @@ class _DeclareOp(IRDLOperation):
             parser.Delimiter.SQUARE, parser.parse_unresolved_operand
         )
         attrs = parser.parse_optional_attr_dict()
+        props = {k: attrs.pop(k) for k in cls.PROPERTY_NAMES if k in attrs}
         parser.parse_punctuation(":")
         t = parser.parse_type()
         types = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_type)
@@ -945,6 +963,7 @@ class _DeclareOp(IRDLOperation):
                 *(parser.resolve_operand(u, ty) for u, ty in zip(ids, types, strict=True)),
             ],
             attributes=attrs,
+            properties=props,
         )
 
     def verify_(self) -> None:
@@ -1070,13 +1089,100 @@ class LoopOp(_DeclareOp):
     Each parallel type other than ``serial`` appears at most once; ``vectorize`` only on
     the innermost id, of a static extent of at most 16 bytes; static thread extents fit
     a CUDA block.
+
+    ``compute_at`` (optional, in ``[0, #ids]``) places the tensor: computed at that loop
+    position, in ``memory`` (``registers`` by default, or ``shared``); without it the
+    tensor is inlined into its consumers, and a ``memory`` is an error. ``partials``
+    (a reduction's serial or unrolled reduction loop positions) rFactors it: one
+    partial result per iteration of those loops, combined after the others.
     """
 
     name = "iterdomain.loop"
 
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("compute_at", "memory", "partials")
+    compute_at_attr = opt_prop_def(IntegerAttr[IntegerType], prop_name="compute_at")
+    memory_attr = opt_prop_def(StringAttr, prop_name="memory")
+    partials_attr = opt_prop_def(DenseArrayBase, prop_name="partials")
+
+    def __init__(
+        self,
+        tensor: SSAValue,
+        ids: Sequence[SSAValue],
+        compute_at: int | None = None,
+        memory: MemoryType | str | None = None,
+    ) -> None:
+        super().__init__(tensor, ids)
+        if compute_at is not None:
+            self.set_compute_at(compute_at, memory)
+
+    def set_compute_at(self, position: int, memory: MemoryType | str | None = None) -> None:
+        """Compute the tensor at loop ``position`` (held in ``memory``; registers when
+        None)."""
+        self.properties["compute_at"] = IntegerAttr(position, i64)
+        if memory is not None:
+            self.properties["memory"] = StringAttr(str(MemoryType(memory)))
+
+    def set_partials(self, positions: Sequence[int]) -> None:
+        """Keep one partial result per iteration of the reduction loops at
+        ``positions``, combined after the other reduction loops (nvFuser's rFactor:
+        the other loops are the partial reduction, these the final one)."""
+        self.properties["partials"] = DenseArrayBase.from_list(i64, list(positions))
+
+    @property
+    def partials(self) -> tuple[int, ...]:
+        a = self.partials_attr
+        return () if a is None else tuple(int(x) for x in a.get_values())
+
+    @property
+    def compute_at(self) -> int | None:
+        """The loop position the tensor is computed at (None: inlined into its
+        consumers)."""
+        a = self.compute_at_attr
+        return None if a is None else a.value.data
+
+    @property
+    def memory(self) -> MemoryType:
+        a = self.memory_attr
+        return MemoryType.registers if a is None else MemoryType(a.data)
+
     def verify_(self) -> None:
         super().verify_()
         t = _tensor_type(self, self.tensor)
+        where = self.tensor.name_hint and f"%{self.tensor.name_hint}" or "the tensor"
+        pos = self.compute_at
+        if pos is not None and not 0 <= pos <= len(self.ids):
+            raise VerifyException(
+                f"{self.name}: {where} is computed at loop position {pos}, outside [0, "
+                f"{len(self.ids)}] (its loop domain has {len(self.ids)} ids)"
+            )
+        if self.memory_attr is not None:
+            if self.memory_attr.data not in MemoryType.__members__:
+                raise VerifyException(
+                    f"{self.name}: {where}: unknown memory '{self.memory_attr.data}' (expected "
+                    f"one of {', '.join(MemoryType.__members__)})"
+                )
+            if pos is None:
+                raise VerifyException(
+                    f"{self.name}: {where} is placed in {self.memory_attr.data} memory but has no "
+                    "compute_at position (an inlined tensor lives nowhere)"
+                )
+        partials = self.partials
+        if len(set(partials)) != len(partials):
+            raise VerifyException(f"{self.name}: {where}: partials {list(partials)} repeat a loop position")
+        for k in partials:
+            if not 0 <= k < len(self.ids):
+                raise VerifyException(
+                    f"{self.name}: {where}: partials name loop #{k}, outside the {len(self.ids)} loop ids"
+                )
+            ty = self.ids[k].type
+            assert isinstance(ty, IterDomainType)
+            if ty.iter_type != IterType.reduction or ty.parallel_type not in (
+                ParallelType.serial, ParallelType.unroll
+            ):
+                raise VerifyException(
+                    f"{self.name}: {where}: partials name loop #{k} ({ty.describe()}), which is not a "
+                    "serial or unrolled reduction id (threads keep their partials anyway)"
+                )
         _, logical = domain_of(self.tensor)
         if not logical:
             raise VerifyException(

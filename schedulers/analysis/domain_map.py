@@ -23,7 +23,6 @@ from fuser.ir.dialects.fuser import (
     BroadcastInDimOp,
     BroadcastOp,
     CatOp,
-    ElementwiseOp,
     ExpandOp,
     FusionOp,
     PadOp,
@@ -35,7 +34,7 @@ from fuser.ir.dialects.fuser import (
 )
 from fuser.ir.shapes import DYN
 
-from .graph import body_ops, is_reduction, reduction_dims, returned_outputs
+from .graph import body_ops, is_elementwise, is_reduction, reduction_dims, returned_outputs
 
 Axis = tuple[SSAValue, int]
 
@@ -112,7 +111,7 @@ def _join(op: Operation, uf: _UnionFind) -> None:
         return
     out = op.results[0]
     out_rank = _rank(out)
-    if isinstance(op, ElementwiseOp | PadOp | SliceOp | CatOp):
+    if is_elementwise(op) or isinstance(op, PadOp | SliceOp | CatOp):
         for x in op.operands:
             r = _rank(x)
             for i in range(r):

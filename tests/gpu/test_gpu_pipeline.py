@@ -102,3 +102,56 @@ def test_schedule_fusions_in_the_pipeline_runs_the_written_loop_nest() -> None:
     assert code != template and "blockIdx.y" in code
     torch.testing.assert_close(got, want)
     torch.testing.assert_close(got2, xs[0] * 2 + xs[1][None, :])
+
+
+@pytest.mark.parametrize("dtype", [DataType.Float, DataType.BFloat16])
+@pytest.mark.parametrize("shape", [(4096, 1024), (300, 1000), (37, 4096)])
+def test_written_normalization_schedules_run_on_the_gpu(dtype: DataType, shape: tuple[int, int]) -> None:
+    """Softmax with ``schedule-fusions``: its input computed at the row loop in
+    registers, both reductions at the row loop (``loop_nest_compute_at.py``): one
+    kernel, the input read from global memory once, the result torch's."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+        xf = fd.ops.cast(x, DataType.Float)
+        m = fd.ops.max(xf, [1], keepdim=True)
+        e = fd.ops.exp(fd.ops.sub(xf, m))
+        y = fd.ops.div(e, fd.ops.sum(e, [1], keepdim=True))
+        fd.add_output(fd.ops.cast(y, dtype))
+    tdt = torch.float32 if dtype == DataType.Float else torch.bfloat16
+    xs = [torch.randn(*shape, device="cuda", dtype=tdt)]
+    fd.pipeline = PASSES  # definitions are cached: another test may have set it
+    fd.execute(xs)
+    template = fd.last_cuda_code()
+    try:
+        fd.pipeline = [*PASSES, "schedule-fusions"]
+        (got,) = fd.execute(xs)
+        code = fd.last_cuda_code()
+        assert fd._entry.last_run.num_kernels == 1
+    finally:
+        fd.pipeline = PASSES
+    assert code != template
+    want = torch.softmax(xs[0].float(), dim=1).to(tdt)
+    torch.testing.assert_close(got, want, atol=1e-2 if tdt == torch.bfloat16 else 1e-6, rtol=1e-2 if tdt == torch.bfloat16 else 1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4096, 1024), (300, 1000)])
+def test_written_layer_norm_schedule_runs_on_the_gpu(shape: tuple[int, int]) -> None:
+    """Layer norm with ``schedule-fusions``: var_mean is a Welford stage at the row
+    loop; the result is torch's layer norm."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)
+        xf = fd.ops.cast(x, DataType.Float)
+        var, mean = fd.ops.var_mean(xf, [1], correction=0, keepdim=True)
+        y = fd.ops.mul(fd.ops.sub(xf, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
+        y = fd.ops.mul(y, fd.ops.broadcast(fd.ops.cast(w, DataType.Float), [True, False]))
+        fd.add_output(fd.ops.cast(y, DataType.BFloat16))
+    xs = [torch.randn(*shape, device="cuda", dtype=torch.bfloat16), torch.randn(shape[1], device="cuda", dtype=torch.bfloat16)]
+    try:
+        fd.pipeline = [*PASSES, "schedule-fusions"]
+        (got,) = fd.execute(xs)
+        assert fd._entry.last_run.num_kernels == 1
+    finally:
+        fd.pipeline = PASSES
+    want = torch.nn.functional.layer_norm(xs[0].float(), (shape[1],), xs[1].float(), eps=1e-5).bfloat16()
+    torch.testing.assert_close(got, want, atol=2e-2, rtol=2e-2)

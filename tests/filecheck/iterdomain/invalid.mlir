@@ -325,3 +325,40 @@ fuser.fusion @rfactor_resize(%c : !fuser.tensor<6xf32>) -> !fuser.tensor<6xf32> 
 }
 // CHECK: iterdomain.rfactor: a reshape is made of splits and merges, found iterdomain.resize
 
+
+// -----
+
+fuser.fusion @compute_at_range(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x8xf32> -> !iterdomain.id<4>, !iterdomain.id<8>
+  iterdomain.loop %a [%i, %j] {compute_at = 3 : i64} : !fuser.tensor<4x8xf32> [!iterdomain.id<4>, !iterdomain.id<8>]
+  fuser.output %a : !fuser.tensor<4x8xf32>
+}
+// CHECK: iterdomain.loop: %a is computed at loop position 3, outside [0, 2] (its loop domain has 2 ids)
+
+// -----
+
+fuser.fusion @memory_kind(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x8xf32> -> !iterdomain.id<4>, !iterdomain.id<8>
+  iterdomain.loop %a [%i, %j] {compute_at = 1 : i64, memory = "texture"} : !fuser.tensor<4x8xf32> [!iterdomain.id<4>, !iterdomain.id<8>]
+  fuser.output %a : !fuser.tensor<4x8xf32>
+}
+// CHECK: iterdomain.loop: %a: unknown memory 'texture' (expected one of registers, shared)
+
+// -----
+
+fuser.fusion @memory_without_position(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x8xf32> -> !iterdomain.id<4>, !iterdomain.id<8>
+  iterdomain.loop %a [%i, %j] {memory = "registers"} : !fuser.tensor<4x8xf32> [!iterdomain.id<4>, !iterdomain.id<8>]
+  fuser.output %a : !fuser.tensor<4x8xf32>
+}
+// CHECK: iterdomain.loop: %a is placed in registers memory but has no compute_at position (an inlined tensor lives nowhere)
+
+// -----
+
+fuser.fusion @partials_not_reduction(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4xf32> {
+  %s = fuser.sum %a {dims = array<i64: 1>} : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4xf32>
+  %i, %j = iterdomain.logical %s : !fuser.tensor<4xf32> -> !iterdomain.id<4>, !iterdomain.id<8, reduction>
+  iterdomain.loop %s [%i, %j] {compute_at = 1 : i64, partials = array<i64: 0>} : !fuser.tensor<4xf32> [!iterdomain.id<4>, !iterdomain.id<8, reduction>]
+  fuser.output %s : !fuser.tensor<4xf32>
+}
+// CHECK: iterdomain.loop: %s: partials name loop #0 (extent 4), which is not a serial or unrolled reduction id (threads keep their partials anyway)

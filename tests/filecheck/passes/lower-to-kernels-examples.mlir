@@ -22,8 +22,14 @@
 // RUN: diff %t.sba.one %t.sba.two
 // RUN: filecheck %s --check-prefix=SBA < %t.sba.two
 //
-// Layer norm's var_mean is a Welford reduction: its written schedule is not lowered yet.
-// RUN: not fuser-opt %S/../../../examples/layer_norm.mlir -p 'canonicalize,strip-bookend-views,mark-aliases,segment,select-schedulers,schedule-fusions,lower-to-kernels' 2>&1 | filecheck %s --check-prefix=LN
+// Layer norm (seed 004's inner persistent kind): var_mean is computed at the rows' loop
+// (a Welford stage: mean, M2 and count per thread, Chan's merge across the block),
+// the f16 input held in registers there; mean and rstd are stored once per row.
+// RUN: fuser-opt %S/../../../examples/layer_norm.mlir -p 'canonicalize,strip-bookend-views,mark-aliases,segment,select-schedulers,schedule-fusions,lower-to-kernels' -t cuda > %t.ln.one
+// RUN: fuser-opt %S/../../../examples/layer_norm.mlir -p 'canonicalize,strip-bookend-views,mark-aliases,segment,select-schedulers,schedule-fusions' > %t.ln.mlir
+// RUN: fuser-opt %t.ln.mlir -p lower-to-kernels -t cuda > %t.ln.two
+// RUN: diff %t.ln.one %t.ln.two
+// RUN: filecheck %s --check-prefix=LN < %t.ln.two
 
 // The GELU kernel: 4-wide vector loads and stores through the 3-D segment's unravelled index.
 // GELU-LABEL: void __launch_bounds__(128) gelu_seg0_kernel(
@@ -34,5 +40,11 @@
 // SBA:         fuser_warp_reduce(
 // SBA-LABEL: void __launch_bounds__(128) sum_broadcast_add_seg1_kernel(
 
-// LN: error: lower-to-kernels: cannot lower @layer_norm_seg0: @layer_norm_seg0: fuser.var_mean: written schedules of Welford/variance reductions are not lowered yet
-// LN-NOT: Traceback
+// LN-LABEL: void __launch_bounds__(128) layer_norm_seg0_kernel(
+// LN:         Vec<__half, 4> x_v = *reinterpret_cast<const Vec<__half, 4>*>(&x[
+// LN:         FuserWelford<float> welford = fuser_block_reduce<true, false, false>(
+// LN-NOT:     &x[
+// LN:         if (
+// LN:           out0[{{.*}}] = welford.mean;
+// LN-NOT:     &x[
+// LN:         *reinterpret_cast<Vec<__half, 4>*>(&out2[

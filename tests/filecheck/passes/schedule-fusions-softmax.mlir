@@ -5,6 +5,10 @@
 // threads_per_row (TIDx), the persistent batch is unrolled, rows are split into
 // BIDx x TIDy (rows_per_block rows per block). The other
 // reduction, the row tensors and the broadcast (row) tensors take the same transforms.
+// Placement (nvFuser's computeAt and persistent buffer): both reductions are computed
+// at the rows' loops (compute_at = 2: after BIDx and TIDy), and %x, which both
+// reductions and the output read, is held there in registers; the other tensors are
+// inlined into their consumers.
 
 fuser.fusion @softmax(%x : !fuser.tensor<4x1024xf32>) -> !fuser.tensor<4x1024xf32> {
   %m = fuser.max %x {dims = array<i64: 1>} : (!fuser.tensor<4x1024xf32>) -> !fuser.tensor<4xf32>
@@ -34,9 +38,9 @@ fuser.fusion @softmax_f16_rows(%x : !fuser.tensor<512x4096xf16>) -> !fuser.tenso
 // CHECK-NEXT: %m_tidy = iterdomain.parallelize %7 to TIDy : !iterdomain.id<2> -> !iterdomain.id<2, TIDy>
 // CHECK-NEXT: %m_unroll = iterdomain.parallelize %4 to unroll : !iterdomain.id<4, reduction> -> !iterdomain.id<4, reduction, unroll>
 // CHECK-NEXT: %m_tidx = iterdomain.parallelize %5 to TIDx : !iterdomain.id<64, reduction> -> !iterdomain.id<64, reduction, TIDx>
-// CHECK-NEXT: iterdomain.loop %m [%m_bidx, %m_tidy, %m_unroll, %m_tidx, %3] : !fuser.tensor<4xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<64, reduction, TIDx>, !iterdomain.id<4, reduction>]
-// CHECK:      iterdomain.loop %s [%s_bidx, %s_tidy, %s_unroll, %s_tidx, %11] : !fuser.tensor<4xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<64, reduction, TIDx>, !iterdomain.id<4, reduction>]
-// CHECK:      iterdomain.loop %x [%x_bidx, %x_tidy, %x_unroll, %x_tidx, %x_vec] : !fuser.tensor<4x1024xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<4, unroll>, !iterdomain.id<64, TIDx>, !iterdomain.id<4, vectorize>]
+// CHECK-NEXT: iterdomain.loop %m [%m_bidx, %m_tidy, %m_unroll, %m_tidx, %3] {compute_at = 2 : i64} : !fuser.tensor<4xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<64, reduction, TIDx>, !iterdomain.id<4, reduction>]
+// CHECK:      iterdomain.loop %s [%s_bidx, %s_tidy, %s_unroll, %s_tidx, %11] {compute_at = 2 : i64} : !fuser.tensor<4xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<64, reduction, TIDx>, !iterdomain.id<4, reduction>]
+// CHECK:      iterdomain.loop %x [%x_bidx, %x_tidy, %x_unroll, %x_tidx, %x_vec] {compute_at = 2 : i64, memory = "registers"} : !fuser.tensor<4x1024xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<4, unroll>, !iterdomain.id<64, TIDx>, !iterdomain.id<4, vectorize>]
 // CHECK:      iterdomain.loop %mb [%mb_bidx, %mb_tidy, %mb_unroll, %mb_tidx, %27] : !fuser.tensor<4x1xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<1, broadcast, unroll>, !iterdomain.id<64, broadcast, TIDx>, !iterdomain.id<4, broadcast>]
 // CHECK:      iterdomain.loop %y [%y_bidx, %y_tidy, %y_unroll, %y_tidx, %y_vec] : !fuser.tensor<4x1024xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<2, TIDy>, !iterdomain.id<4, unroll>, !iterdomain.id<64, TIDx>, !iterdomain.id<4, vectorize>]
 // CHECK:      fuser.output %y : !fuser.tensor<4x1024xf32>
@@ -49,8 +53,8 @@ fuser.fusion @softmax_f16_rows(%x : !fuser.tensor<512x4096xf16>) -> !fuser.tenso
 // CHECK-NEXT: %m_bidx = iterdomain.parallelize %0 to BIDx : !iterdomain.id<512> -> !iterdomain.id<512, BIDx>
 // CHECK-NEXT: %m_unroll = iterdomain.parallelize %4 to unroll : !iterdomain.id<4, reduction> -> !iterdomain.id<4, reduction, unroll>
 // CHECK-NEXT: %m_tidx = iterdomain.parallelize %5 to TIDx : !iterdomain.id<128, reduction> -> !iterdomain.id<128, reduction, TIDx>
-// CHECK-NEXT: iterdomain.loop %m [%m_bidx, %m_unroll, %m_tidx, %3] : !fuser.tensor<512xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<128, reduction, TIDx>, !iterdomain.id<8, reduction>]
-// CHECK:      iterdomain.loop %x [%x_bidx, %x_unroll, %x_tidx, %x_vec] : !fuser.tensor<512x4096xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<4, unroll>, !iterdomain.id<128, TIDx>, !iterdomain.id<8, vectorize>]
+// CHECK-NEXT: iterdomain.loop %m [%m_bidx, %m_unroll, %m_tidx, %3] {compute_at = 1 : i64} : !fuser.tensor<512xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<128, reduction, TIDx>, !iterdomain.id<8, reduction>]
+// CHECK:      iterdomain.loop %x [%x_bidx, %x_unroll, %x_tidx, %x_vec] {compute_at = 1 : i64, memory = "registers"} : !fuser.tensor<512x4096xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<4, unroll>, !iterdomain.id<128, TIDx>, !iterdomain.id<8, vectorize>]
 // CHECK:      iterdomain.loop %mb [%mb_bidx, %mb_unroll, %mb_tidx, %15] : !fuser.tensor<512x1xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<1, broadcast, unroll>, !iterdomain.id<128, broadcast, TIDx>, !iterdomain.id<8, broadcast>]
 // CHECK:      iterdomain.loop %y [%y_bidx, %y_unroll, %y_tidx, %y_vec] : !fuser.tensor<512x4096xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<4, unroll>, !iterdomain.id<128, TIDx>, !iterdomain.id<8, vectorize>]
 // CHECK:      fuser.output %y : !fuser.tensor<512x4096xf16>

@@ -1,0 +1,678 @@
+"""Lower a written schedule whose tensors are computed at a loop (``compute_at``).
+
+nvFuser's ``computeAt``: a tensor whose ``iterdomain.loop`` carries ``compute_at = q``
+is computed once per iteration of the kernel's first ``q`` loops, in its own loop nest
+over its loops ``q..``, and held (``memory``, registers) until its consumers, which run
+later in the same iteration, read it. Tensors without ``compute_at`` are inlined: each
+consumer recomputes them at its own index. This is how a normalization is one kernel::
+
+    iterdomain.loop %x [%x_bidx, %x_unroll, %x_tidx, %x_vec] {compute_at = 1 : i64, memory = "registers"}
+        : !fuser.tensor<512x4096xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<4, unroll>,
+                                       !iterdomain.id<128, TIDx>, !iterdomain.id<8, vectorize>]
+    iterdomain.loop %m [%m_bidx, %m_unroll, %m_tidx, %3] {compute_at = 1 : i64}
+        : !fuser.tensor<512xf16> [!iterdomain.id<512, BIDx>, !iterdomain.id<4, reduction, unroll>,
+                                  !iterdomain.id<128, reduction, TIDx>, !iterdomain.id<8, reduction>]
+    iterdomain.loop %y [%y_bidx, %y_unroll, %y_tidx, %y_vec] : ...
+
+becomes, in the block of row ``blockIdx.x``: the thread's 4 x 8 elements of ``%x``
+loaded (vectorized) into registers; ``%m``, their max, combined across the 128
+threads (a block reduction every thread receives); then ``%y`` computed from the
+registers and ``%m`` and stored. ``%x`` is read from global memory once.
+
+The lowering reads only the IR:
+
+* the kernel's loop nest is the outputs' loop domain (every output that is not
+  computed at a loop has the same loops); loops ``0..q-1`` are shared by every tensor
+  computed at ``q`` and must be the same loops (extent, parallel type) in each;
+* after them, in the fusion's order, each computed-at tensor runs its inner loops:
+  a reduction folds its input into a per-thread accumulator (an inner loop bound to
+  ``TIDx`` is a cross-thread combine, whose result every thread receives) and, when
+  it is an output, thread 0 stores it; another tensor is computed and kept in
+  registers, one value per iteration of its inner loops that are unrolled in the
+  kernel (``unroll``, ``vectorize``, extent 1; a serial innermost loop of at most 16
+  bytes is unrolled into vector lanes); then the outputs' inner loops compute and
+  store every output;
+* a consumer reads a tensor held in registers at its own loop indices, which is only
+  right when it asks for the element those indices hold: the lowering checks that the
+  consumer's index of every axis is the same expression of the same loops (the
+  transforms were replayed, nvFuser's ``TransformReplay``), and reports the tensor,
+  the consumer and the axis otherwise;
+* an element outside a tensor (a split that does not divide) is not loaded, folded or
+  stored; the cross-thread combine runs in every thread.
+
+Reductions are sum, prod, max, min and Welford/variance (``var_mean``: mean, M2 and
+count per thread, merged across threads by Chan's formula). Not yet (diagnostics
+naming them): tensors computed at different positions, shared memory, reduction loops
+bound to ``TIDy``/``BID``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.ir import Operation, SSAValue
+
+from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
+from fuser.codegen.lower.elementwise import Dim, Index, begin_kernel, offset_in
+from fuser.codegen.lower.loop_index import (
+    BLOCK_DIMS,
+    GRID_DIMS,
+    PARALLEL_DIMS,
+    SERIAL_TYPES,
+    all_of,
+    bounded_index,
+    lane_indices,
+    lanes_together,
+    parallel_index,
+    reindex,
+    same_elements,
+    scheduled_kind,
+    tensor_name,
+    vars_of,
+)
+from fuser.codegen.lower.rows import RowReduction
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects.iterdomain import (
+    MAX_THREADS_PER_BLOCK,
+    MAX_VECTOR_BYTES,
+    IterType,
+    LoopOp,
+    MemoryType,
+    ParallelType,
+)
+from fuser.ir.schedule import Expr, LoopStructure, loop_structure
+from fuser.schedulers.analysis.graph import is_reduction, reduction_dims
+
+__all__ = ["computed_at", "lower_compute_at"]
+
+MAX_LANES = 16
+"""A serial innermost loop of at most this many iterations is unrolled into lanes
+(their accesses become vectors of at most 16 bytes where consecutive)."""
+UNROLLED = (ParallelType.unroll, ParallelType.vectorize)
+"""Loops the kernel unrolls: a tensor in registers is indexed by their indices."""
+
+
+def computed_at(fusion: F.FusionOp) -> list[LoopOp]:
+    """The ``iterdomain.loop`` ops of ``fusion`` that carry ``compute_at``."""
+    return [op for op in fusion.body.block.ops if isinstance(op, LoopOp) and op.compute_at is not None]
+
+
+@dataclass
+class _Consumer:
+    """Who is reading, at which index: a consumer's loop structure, its loop indices
+    and its index (per axis of its logical domain: the expression and the value)."""
+
+    name: str
+    ls: LoopStructure
+    env: dict[str, int | SSAValue]
+    exprs: list[Expr]
+    dims: Sequence[Dim]
+
+
+@dataclass
+class _Held:
+    """A tensor computed at the shared position and held in registers."""
+
+    value: SSAValue
+    ls: LoopStructure
+    keys: list[int]
+    """Its loop positions the registers are indexed by (the unrolled inner loops)."""
+    regs: dict[tuple[int, ...], SSAValue] = field(default_factory=dict)
+
+
+def lower_compute_at(
+    fusion: F.FusionOp,
+    shapes: dict[SSAValue, tuple[int, ...]],
+    in_layouts: Sequence[TensorLayout | None],
+    out_layouts: Sequence[TensorLayout],
+    name: str,
+) -> LoweredFusion:
+    """One kernel from the loop nests of ``fusion``'s tensors (module docstring)."""
+    return _Lowering(fusion, shapes, in_layouts, out_layouts, name).run()
+
+
+class _Lowering:
+    def __init__(
+        self,
+        fusion: F.FusionOp,
+        shapes: dict[SSAValue, tuple[int, ...]],
+        in_layouts: Sequence[TensorLayout | None],
+        out_layouts: Sequence[TensorLayout],
+        name: str,
+    ) -> None:
+        self.fusion, self.shapes, self.name = fusion, shapes, name
+        self.in_layouts, self.out_layouts = in_layouts, out_layouts
+        self.fname = f"@{fusion.sym_name.data}"
+        self.outs = list(fusion.output_op.values)
+        self.staged = sorted(computed_at(fusion), key=lambda op: _defined_at(fusion, op.tensor))
+        self.consumer: _Consumer | None = None
+        self.held: dict[SSAValue, _Held] = {}
+
+    def error(self, msg: str) -> LoweringError:
+        return LoweringError(f"{self.fname}: {msg}")
+
+    # ---- checks -------------------------------------------------------------------
+    def structure(self, v: SSAValue) -> LoopStructure:
+        try:
+            ls = loop_structure(self.fusion, v)
+        except ValueError as e:
+            raise self.error(f"{tensor_name(v)}: {e}") from None
+        for k, a in enumerate(ls.loops):
+            if a.static_extent is None:
+                raise self.error(
+                    f"loop #{k} of {tensor_name(v)} has symbolic extent {a.extent}; bind the sizes first (bind-sizes)"
+                )
+        return ls
+
+    def check_positions(self) -> int:
+
+        pos = {op.tensor: op.compute_at for op in self.staged}
+        for op in self.staged:
+            c = op.tensor
+            for p in _producers_through_inlined(c, set(pos)):
+                if pos[p] > pos[c]:  # type: ignore[operator]
+                    raise self.error(
+                        f"{tensor_name(c)} is computed at loop {pos[c]}, outside loop #{pos[p] - 1} "  # type: ignore[operator]
+                        f"of its producer {tensor_name(p)} (computed at {pos[p]}): a consumer must be "
+                        "computed inside its producers' loops"
+                    )
+        qs = sorted({q for q in pos.values() if q is not None})
+        if len(qs) != 1:
+            raise self.error(
+                f"tensors are computed at loops {qs}; one shared compute-at position is lowered so far"
+            )
+        for op in self.staged:
+            if op.memory != MemoryType.registers:
+                raise self.error(
+                    f"{tensor_name(op.tensor)} is placed in {op.memory} memory; only registers are lowered so far"
+                )
+        return qs[0]
+
+    def check_launch(self, structures: Sequence[tuple[SSAValue, LoopStructure]], q: int) -> None:
+        """One grid and one block for every loop nest: a parallel type has one extent."""
+        bound: dict[ParallelType, tuple[int, SSAValue, int]] = {}
+        for v, ls in structures:
+            for k, a in enumerate(ls.loops):
+                pt, ext = a.parallel_type, a.static_extent
+                assert ext is not None
+                if pt in GRID_DIMS and k >= q:
+                    raise self.error(
+                        f"loop #{k} of {tensor_name(v)} is bound to {pt} but is inside the compute-at "
+                        f"position {q}: blocks do not share registers"
+                    )
+                if pt not in PARALLEL_DIMS:
+                    if pt not in (*SERIAL_TYPES, ParallelType.vectorize):
+                        raise self.error(f"loop #{k} of {tensor_name(v)} is bound to {pt}, which a kernel cannot run")
+                    continue
+                seen = bound.get(pt)
+                if seen is not None and seen[0] != ext:
+                    raise self.error(
+                        f"loop #{seen[2]} of {tensor_name(seen[1])} binds {pt} to extent {seen[0]}, loop #{k} of "
+                        f"{tensor_name(v)} to extent {ext}: a kernel has one {pt} extent"
+                    )
+                bound.setdefault(pt, (ext, v, k))
+        self.grid = tuple(bound[p][0] if p in bound else 1 for p in GRID_DIMS)
+        self.block = tuple(bound[p][0] if p in bound else 1 for p in BLOCK_DIMS)
+        if math.prod(self.block) > MAX_THREADS_PER_BLOCK:
+            raise self.error(f"block {list(self.block)} has more than {MAX_THREADS_PER_BLOCK} threads")
+
+    def check_shared(self, v: SSAValue, ls: LoopStructure, q: int) -> None:
+        for k in range(q):
+            a, r = ls.loops[k], self.ref.loops[k]
+            if (a.static_extent, a.parallel_type) != (r.static_extent, r.parallel_type):
+                raise self.error(
+                    f"{tensor_name(v)} is computed at loop {q}, but its loop #{k} is [{a.static_extent}, "
+                    f"{a.parallel_type}] and the kernel's is [{r.static_extent}, {r.parallel_type}]: "
+                    "the loops before the compute-at position are shared"
+                )
+
+    # ---- the kernel ---------------------------------------------------------------
+    def run(self) -> LoweredFusion:
+        q = self.check_positions()
+        staged_values = [op.tensor for op in self.staged]
+        reductions = [v for v in staged_values if isinstance(v.owner, Operation) and is_reduction(v.owner)]
+        self.row_outs: dict[SSAValue, SSAValue] = {}
+        """Outputs of a reduction's shape (up to extent-1 axes): stored once per row
+        after the stages, at the reduction's index."""
+        widest = max((sum(d != 1 for d in self.shapes[v]) for v in self.outs), default=0)
+        for v in self.outs:
+            rows = [r for r in reductions if r is v or (
+                v not in staged_values and sum(d != 1 for d in self.shapes[v]) < widest
+                and same_elements(self.shapes[v], self.shapes[r])
+            )]
+            if rows:
+                self.row_outs[v] = rows[0]
+            elif v in staged_values:
+                raise self.error(
+                    f"output {tensor_name(v)} is computed at a loop; outputs computed at a loop are "
+                    "reductions (stored by their stage) so far"
+                )
+        self.full = [v for v in self.outs if v not in self.row_outs]
+        self.ls = {v: self.structure(v) for v in [*staged_values, *self.full]}
+        self.ref = self.ls[self.full[0]] if self.full else self.ls[staged_values[-1]]
+        if len(self.ref.loops) < q:
+            raise self.error(f"the kernel's loop nest has {len(self.ref.loops)} loops, fewer than the compute-at position {q}")
+        for v in [*staged_values, *self.full]:
+            self.check_shared(v, self.ls[v], q)
+        for j, v in enumerate(self.full[1:], 1):
+            a, r = self.ls[v].loops, self.ref.loops
+            if [(x.static_extent, x.parallel_type) for x in a] != [(x.static_extent, x.parallel_type) for x in r]:
+                raise self.error(
+                    f"output {tensor_name(v)} has other loops than output {tensor_name(self.full[0])}; the outputs "
+                    f"that are not computed at a loop share the kernel's loop nest (#{j})"
+                )
+        self.check_launch(list(self.ls.items()), q)
+        self.q = q
+        iterations = math.prod(a.static_extent or 1 for a in self.ref.loops)
+        self.b, self.ev, args, self.out_args = begin_kernel(
+            self.fusion, self.shapes, self.in_layouts, self.out_layouts, self.name, self.block, iterations  # type: ignore[arg-type]
+        )
+        self.outer(0, {})
+        module = self.b.finish()
+        return LoweredFusion(scheduled_kind(self.fusion), [LoweredKernel(module, self.name, self.block, self.grid, args)])  # type: ignore[arg-type]
+
+    def outer(self, k: int, env: dict[str, int | SSAValue]) -> None:
+        b, ev = self.b, self.ev
+        if k == self.q:
+            self.iteration(env)
+            return
+        a = self.ref.loops[k]
+        if a.parallel_type in PARALLEL_DIMS:
+            self.outer(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type)})
+        elif a.static_extent == 1:
+            self.outer(k + 1, {**env, f"i{k}": 0})
+        else:
+            def body(iv: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                self.outer(k + 1, {**env, f"i{k}": iv})
+                return []
+
+            b.for_(0, a.static_extent, 1, ev.in_scope(body),  # type: ignore[arg-type]
+                   unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")
+
+    def iteration(self, env: dict[str, int | SSAValue]) -> None:
+        """One iteration of the shared loops: every stage, then the outputs."""
+        saved = dict(self.ev.hooks)
+        for op in self.staged:
+            v = op.tensor
+            owner = v.owner
+            if isinstance(owner, Operation) and is_reduction(owner):
+                self.reduction_stage(owner, env)
+            else:
+                self.register_stage(v, env)
+        for v, r in self.row_outs.items():
+            self.store_row(v, r, env)
+        if self.full:
+            self.output_nest(env)
+        self.ev.hooks = saved
+        self.held = {}
+
+    # ---- walking inner loops ------------------------------------------------------
+    def lanes_loop(self, ls: LoopStructure) -> int | None:
+        """The innermost loop when it is unrolled into vector lanes."""
+        k = len(ls.loops) - 1
+        if k < self.q:
+            return None
+        a = ls.loops[k]
+        ext = a.static_extent or 1
+        if ext > 1 and (
+            a.parallel_type == ParallelType.vectorize
+            or (a.parallel_type in SERIAL_TYPES and ext <= MAX_LANES)
+        ):
+            return k
+        return None
+
+    def walk(
+        self,
+        ls: LoopStructure,
+        env: dict[str, int | SSAValue],
+        lane: int | None,
+        visit: Callable[[dict[str, int | SSAValue], list[SSAValue]], list[SSAValue]],
+        state: list[SSAValue],
+        serial_ok: bool,
+        who: SSAValue,
+    ) -> list[SSAValue]:
+        """Run ``visit`` for every iteration of ``ls``'s inner loops (``q..``, the lane
+        loop excluded), threading ``state`` (an accumulator) through them."""
+        b, ev = self.b, self.ev
+
+        def go(k: int, env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+            if k == len(ls.loops) or k == lane:
+                return visit(env, state)
+            a = ls.loops[k]
+            ext = a.static_extent or 1
+            if a.parallel_type in PARALLEL_DIMS:
+                return go(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type)}, state)
+            if ext == 1 or a.parallel_type in UNROLLED:
+                for i in range(ext):
+                    state = go(k + 1, {**env, f"i{k}": i}, state)
+                return state
+            if not serial_ok:
+                raise self.error(
+                    f"loop #{k} of {tensor_name(who)} is a serial loop of {ext}, but {tensor_name(who)} is held "
+                    "in registers, indexed at compile time: unroll the loop"
+                )
+
+            def body(iv: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+                return go(k + 1, {**env, f"i{k}": iv}, carried)
+
+            return b.for_(0, ext, 1, ev.in_scope(body), inits=state, iv_name=f"i{k}")  # type: ignore[arg-type]
+
+        return go(self.q, env, state)
+
+    def lanes(
+        self,
+        ls: LoopStructure,
+        axes: Sequence[Any],
+        shape: Sequence[int],
+        env: dict[str, int | SSAValue],
+        lane: int | None,
+        who: SSAValue,
+    ) -> list[tuple[list[dict[str, int | SSAValue]], list[Index], SSAValue | bool]]:
+        """The groups of elements at ``env`` across the lane loop: (each lane's loop
+        indices, each lane's index, the group's in-bounds predicate). Lanes that are
+        consecutive elements of one row are one group (one vector access)."""
+        b, ev = self.b, self.ev
+        extents = [a.static_extent or 1 for a in ls.loops]
+        width = extents[lane] if lane is not None else 1
+        var = f"i{lane}" if lane is not None else None
+        exprs = [(a.index, e) for a, e in zip(axes, shape, strict=True)]
+        together = lanes_together([a.index for a in axes], var, width, shape[-1] if shape else 1)
+        if lane is not None and not together and ls.loops[lane].parallel_type == ParallelType.vectorize:
+            raise self.error(_not_vectorizable(ls, lane, shape, who))
+        groups = [list(range(width))] if together else [[j] for j in range(width)]
+        out = []
+        for group in groups:
+            envs = [{**env, var: j} if var is not None else dict(env) for j in group]
+            values, conds = bounded_index(b, exprs, envs[0], extents)
+            first = tuple(ev.as_dim(x) for x in values)
+            idx = lane_indices(first, width) if len(group) > 1 else [first]
+            out.append((envs, idx, all_of(b, conds)))
+        return out
+
+    # ---- reading held tensors -----------------------------------------------------
+    def hold(self, held: _Held) -> None:
+        self.held[held.value] = held
+        self.ev.hooks[held.value] = lambda idx, h=held: self.read_held(h, idx)
+
+    def read_held(self, h: _Held, idx: Index) -> SSAValue:
+        c = self.consumer
+        assert c is not None
+        producer_axes = [a for a in h.ls.logical if a.tensor_axis is not None and a.iter_type != IterType.reduction]
+        shape = self.shapes[h.value]
+        for a in producer_axes:
+            if shape[a.tensor_axis] == 1:  # type: ignore[index]
+                continue
+            matches = [j for j, e in enumerate(c.exprs) if e == a.index]
+            if not any(c.dims[j].key() == idx[a.tensor_axis].key() for j in matches):  # type: ignore[index]
+                raise self.error(
+                    f"{c.name} reads {tensor_name(h.value)} (held in registers) at another index than its "
+                    f"loops hold on axis {a.tensor_axis}: schedule both with the same transforms, or inline "
+                    f"{tensor_name(h.value)}"
+                )
+            for var in vars_of(a.index):
+                k = int(var[1:])
+                pa, ca = h.ls.loops[k], c.ls.loops[k]
+                if pa.static_extent != ca.static_extent or (
+                    (pa.parallel_type in PARALLEL_DIMS or ca.parallel_type in PARALLEL_DIMS)
+                    and pa.parallel_type != ca.parallel_type
+                ):
+                    raise self.error(
+                        f"{c.name} reads {tensor_name(h.value)} (held in registers) through its loop #{k} "
+                        f"[{ca.static_extent}, {ca.parallel_type}], where {tensor_name(h.value)} has "
+                        f"[{pa.static_extent}, {pa.parallel_type}]"
+                    )
+        key = []
+        for k in h.keys:
+            i = c.env.get(f"i{k}")
+            if not isinstance(i, int):
+                raise self.error(
+                    f"{c.name} reads {tensor_name(h.value)} (held in registers) inside its serial loop #{k}: "
+                    "registers are indexed at compile time: unroll the loop"
+                )
+            key.append(i)
+        return h.regs[tuple(key)]
+
+    def reading(self, name: str, ls: LoopStructure, env: dict[str, int | SSAValue], axes: Sequence[Any], idx: Index) -> None:
+        self.consumer = _Consumer(name, ls, env, [a.index for a in axes], idx)
+
+    # ---- stages -------------------------------------------------------------------
+    def register_stage(self, v: SSAValue, env: dict[str, int | SSAValue]) -> None:
+        """Compute ``v``'s elements of this iteration into registers."""
+        b, ev = self.b, self.ev
+        ls = self.ls[v]
+        for k in range(self.q, len(ls.loops)):
+            if ls.loops[k].iter_type == IterType.reduction:
+                raise self.error(f"loop #{k} of {tensor_name(v)} is a reduction id, but {tensor_name(v)} does not reduce")
+        dt = F.dtype_of(v.type)
+        lane = self.lanes_loop(ls)
+        held = _Held(v, ls, [k for k in range(self.q, len(ls.loops)) if ls.loops[k].parallel_type not in PARALLEL_DIMS])
+        axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
+        shape = self.shapes[v]
+
+        def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+            for envs, idx, pred in self.lanes(ls, axes, shape, env, lane, v):
+
+                def compute(envs: list = envs, idx: list = idx) -> list[SSAValue]:
+                    vals = []
+                    self.reading(tensor_name(v), ls, envs[0], axes, idx[0])
+                    ev.prefetch(v, idx)
+                    for e, i in zip(envs, idx, strict=True):
+                        self.reading(tensor_name(v), ls, e, axes, i)
+                        vals.append(ev.value(v, i))
+                    return vals
+
+                if pred is True:
+                    vals = compute()
+                else:
+                    zeros = [ev.em.const(0, dt)] * len(idx)
+                    vals = b.if_(pred, ev.in_scope(compute), lambda z=zeros: z, [z.type for z in zeros])
+                for e, val in zip(envs, vals, strict=True):
+                    held.regs[tuple(e[f"i{k}"] for k in held.keys)] = val  # type: ignore[misc]
+            return state
+
+        self.walk(ls, env, lane, visit, [], serial_ok=False, who=v)
+        self.hold(held)
+
+    def reduction_stage(self, red: Operation, env: dict[str, int | SSAValue]) -> None:
+        """Fold ``red``'s input over its inner loops (a Welford/variance reduction:
+        mean, M2 and count, merged by Chan's formula); combine across threads."""
+        b, ev = self.b, self.ev
+        result = red.results[0]
+        ls = self.ls[result]
+        tpr = 1
+        for k in range(self.q, len(ls.loops)):
+            a = ls.loops[k]
+            if a.iter_type != IterType.reduction:
+                raise self.error(
+                    f"loop #{k} of {tensor_name(result)} is an iteration loop inside its compute-at position {self.q}; "
+                    "a reduction computed at a loop has only reduction loops after it"
+                )
+            if a.parallel_type == ParallelType.TIDx:
+                tpr = a.static_extent or 1
+            elif a.parallel_type in PARALLEL_DIMS:
+                raise self.error(
+                    f"reduction loop #{k} of {tensor_name(result)} is bound to {a.parallel_type}; reductions across "
+                    "TIDx (and serial loops) are lowered so far"
+                )
+        for k in range(self.q):
+            if ls.loops[k].iter_type == IterType.reduction:
+                raise self.error(f"loop #{k} of {tensor_name(result)} is a reduction id outside its compute-at position {self.q}")
+        src = red.operands[0]
+        in_shape = self.shapes[src]
+        acc = RowReduction(red, ev, math.prod(in_shape[d] for d in reduction_dims(red)))
+        lane = self.lanes_loop(ls)
+        axes = ls.logical  # the input's axes, in order
+        partials = self.partials(red, ls, lane, acc)
+        width = len(acc.init())
+        slots = math.prod(ls.loops[k].static_extent or 1 for k in partials)
+
+        def slot(e: dict[str, int | SSAValue]) -> int:
+            """The partial result the element at loop indices ``e`` folds into."""
+            n = 0
+            for k in partials:
+                n = n * (ls.loops[k].static_extent or 1) + e[f"i{k}"]  # type: ignore[operator]
+            return n
+
+        def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+            for envs, idx, pred in self.lanes(ls, axes, in_shape, env, lane, result):
+
+                def fold(envs: list = envs, idx: list = idx, state: list[SSAValue] = state) -> list[SSAValue]:
+                    self.reading(tensor_name(result), ls, envs[0], axes, idx[0])
+                    ev.prefetch(src, idx)
+                    items: dict[int, list] = {}
+                    for e, i in zip(envs, idx, strict=True):
+                        self.reading(tensor_name(result), ls, e, axes, i)
+                        items.setdefault(slot(e), []).append((ev.value(src, i), None))
+                    out = list(state)
+                    for n, chunk in items.items():
+                        out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk)
+                    return out
+
+                if pred is True:
+                    state = fold()
+                else:
+                    state = b.if_(pred, ev.in_scope(fold), lambda s=state: s, [x.type for x in state])
+            return state
+
+        state = self.walk(ls, env, lane, visit, acc.init() * slots, serial_ok=True, who=result)
+        total = state[:width]
+        for n in range(1, slots):
+            total = acc.merge(total, state[n * width : (n + 1) * width])
+        values = acc.results(acc.cross(total, tpr))
+        for r, val in zip(red.results, values, strict=True):
+            self.hold(_Held(r, ls, [], {(): val}))
+
+    def partials(self, red: Operation, ls: LoopStructure, lane: int | None, acc: RowReduction) -> list[int]:
+        """The loop positions ``red`` keeps partial results over (``partials``,
+        nvFuser's rFactor): inner reduction loops the kernel unrolls."""
+        result = red.results[0]
+        loop = next(op for op in self.staged if op.tensor is result)
+        out = list(loop.partials)
+        for k in out:
+            a = ls.loops[k]
+            if k < self.q:
+                raise self.error(
+                    f"partials of {tensor_name(result)} name loop #{k}, outside its reduction loops (after the "
+                    f"compute-at position {self.q})"
+                )
+            if k != lane and a.parallel_type not in UNROLLED and (a.static_extent or 1) > 1:
+                raise self.error(
+                    f"partials of {tensor_name(result)} name loop #{k}, a serial loop of {a.static_extent}: each "
+                    "partial result is a register, indexed at compile time: unroll the loop"
+                )
+        if out and acc.kind == "var":
+            raise self.error(f"partials of {tensor_name(result)}: Welford partial results are merged across threads only so far")
+        return sorted(out)
+
+    def store_row(self, v: SSAValue, red: SSAValue, env: dict[str, int | SSAValue]) -> None:
+        """Store output ``v`` (of reduction ``red``'s shape up to extent-1 axes) at
+        ``red``'s index; one thread per row: the thread indices that do not index
+        the row are 0."""
+        b, ev = self.b, self.ev
+        j = self.outs.index(v)
+        lay = self.out_layouts[j]
+        ls = self.ls[red]
+        axes = [a for a in ls.logical if a.tensor_axis is not None and a.iter_type != IterType.reduction]
+        shape = self.shapes[red]
+        values, conds = bounded_index(b, [(a.index, shape[a.tensor_axis]) for a in axes], env, [x.static_extent or 1 for x in ls.loops])  # type: ignore[index]
+        dims = [Dim.const(0)] * len(shape)
+        for a, x in zip(axes, values, strict=True):
+            dims[a.tensor_axis] = ev.as_dim(x)  # type: ignore[index]
+        idx = reindex(tuple(dims), shape, self.shapes[v])
+        row_threads = {ls.loops[k].parallel_type for k in range(self.q)}
+        for pt, dim in BLOCK_DIMS.items():
+            if self.block[dim] > 1 and pt not in row_threads:
+                conds.append(b.cmp("eq", b.thread_id("xyz"[dim]), 0))
+
+        def store() -> list[SSAValue]:
+            self.reading(tensor_name(v), ls, env, axes, tuple(dims))
+            val = b.to_storage(ev.value(v, idx), F.dtype_of(v.type).to_xdsl())
+            b.store(val, self.out_args[j], [offset_in(ev, lay.shape, lay.strides, idx)])
+            return []
+
+        b.if_(all_of(b, conds), ev.in_scope(store))
+
+    def output_nest(self, env: dict[str, int | SSAValue]) -> None:
+        """The inner loops of the kernel's nest: compute and store every output."""
+        ls = self.ref
+        lane = self.lanes_loop(ls)
+
+        def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+            for v in self.full:
+                self.store_output(v, self.ls[v], env, lane)
+            return state
+
+        self.walk(ls, env, lane, visit, [], serial_ok=True, who=self.full[0])
+
+    def store_output(self, v: SSAValue, ls: LoopStructure, env: dict[str, int | SSAValue], lane: int | None) -> None:
+        b, ev = self.b, self.ev
+        j = self.outs.index(v)
+        lay, mem = self.out_layouts[j], self.out_args[j]
+        dt = F.dtype_of(v.type)
+        axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
+        for envs, idx, pred in self.lanes(ls, axes, self.shapes[v], env, lane, v):
+            width = len(idx)
+            contiguous = (
+                width > 1 and width & (width - 1) == 0 and width * dt.itemsize <= MAX_VECTOR_BYTES
+                and lay.strides[-1] == 1 and lay.pointer_align % width == 0
+                and all(s % width == 0 for s in lay.strides[:-1])
+            )
+
+            def body(envs: list = envs, idx: list = idx, contiguous: bool = contiguous) -> list[SSAValue]:
+                self.reading(tensor_name(v), ls, envs[0], axes, idx[0])
+                ev.prefetch(v, idx)
+                values = []
+                for e, i in zip(envs, idx, strict=True):
+                    self.reading(tensor_name(v), ls, e, axes, i)
+                    values.append(b.to_storage(ev.value(v, i), dt.to_xdsl()))
+                if contiguous:
+                    b.vstore(values, mem, offset_in(ev, lay.shape, lay.strides, idx[0]))
+                else:
+                    for val, i in zip(values, idx, strict=True):
+                        b.store(val, mem, [offset_in(ev, lay.shape, lay.strides, i)])
+                return []
+
+            b.if_(pred, ev.in_scope(body))
+
+
+
+
+
+
+def _not_vectorizable(ls: LoopStructure, lane: int, shape: Sequence[int], who: SSAValue) -> str:
+    width = ls.loops[lane].static_extent
+    return (
+        f"loop #{lane} of {tensor_name(who)} is vectorized, but its {width} lanes are not {width} consecutive elements of the "
+        f"innermost axis (extent {shape[-1] if shape else 1}) that are in bounds together: vectorize an "
+        "innermost split that divides the axis"
+    )
+
+
+def _defined_at(fusion: F.FusionOp, v: SSAValue) -> int:
+    """Where ``v`` is defined in the fusion: inputs first, then ops in order."""
+    owner = v.owner
+    if isinstance(owner, Operation):
+        return len(fusion.inputs) + fusion.body.block.get_operation_index(owner)
+    return v.index  # type: ignore[attr-defined]
+
+
+def _producers_through_inlined(v: SSAValue, staged: set[SSAValue]) -> list[SSAValue]:
+    """The tensors computed at a loop that ``v``'s op reads, directly or through
+    inlined tensors."""
+    found: list[SSAValue] = []
+    seen: set[SSAValue] = set()
+    owner = v.owner
+    stack = list(owner.operands) if isinstance(owner, Operation) else []
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u in staged:
+            found.append(u)
+        elif isinstance(u.owner, Operation):
+            stack.extend(u.owner.operands)
+    return found
