@@ -102,6 +102,7 @@ from fuser.schedulers.analysis.graph import (
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.analysis.transpose import find_transpose_groups
 from fuser.schedulers.params import (
+    PARAMS_TYPES,
     InnerOuterParams,
     PointwiseParams,
     ReductionParams,
@@ -649,8 +650,10 @@ class _FusionScheduler:
     def run(self) -> None:
         if self.kind in ("no_op", "expr_eval"):
             return
-        if any(isinstance(op, LoopOp | RootOp) for op in self.fusion.body.block.ops):
-            raise self.fail("the fusion is already scheduled (it has iterdomain ops)")
+        if any(isinstance(op, LoopOp) for op in self.fusion.body.block.ops):
+            return  # already scheduled (the driver's pipeline schedules some kinds)
+        if any(isinstance(op, RootOp) for op in self.fusion.body.block.ops):
+            raise self.fail("the fusion has iterdomain.root ops but no loop domains (a partial schedule)")
         p = self.params
         vecs = [getattr(p, f, 1) for f in _VECTOR_FIELDS] + [
             getattr(getattr(p, "inner", None), "vectorization", 1)
@@ -759,19 +762,26 @@ class _FusionScheduler:
             raise self.fail(f"a {self.kind} schedule needs a reduction; the fusion has none")
         self._schedule_reductions(reds, p, persistent_grid=False)
 
-    _reduction = _reduction_like
     _outer_persistent = _reduction_like
+
+    def _reduction(self) -> None:
+        self._reduction_like()
+        p: ReductionParams = self.params
+        if p.fastest_dim and not p.cross_grid:
+            self.place_persistent()
 
     def _inner_persistent(self) -> None:
         self._reduction_like()
         self.place_persistent()
 
     def place_persistent(self) -> None:
-        """Where the tensors of an inner persistent kernel are computed (nvFuser's
-        computeAt and persistent buffers): every reduction at the end of its iteration
-        loops ``q`` (one per row of the block), every fusion input that two stages read
-        (two reductions, or a reduction and the outputs) at ``q`` in registers, read
-        from global memory once; other tensors are inlined into their consumers."""
+        """Where the tensors of an inner persistent (or inner reduction) kernel are
+        computed (nvFuser's computeAt and persistent buffers): every reduction at the
+        end of its iteration loops ``q`` (one per row of the block), every fusion input
+        that two stages read (two reductions, or a reduction and the outputs) at ``q``
+        in registers, read from global memory once; other tensors are inlined into
+        their consumers. Nothing is placed unless the reductions share the reference's
+        first ``q`` loops; an input that does not share them is inlined."""
         reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
         loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
         ref = loops.get(reds[0].results[0])
@@ -780,7 +790,14 @@ class _FusionScheduler:
         types = [v.type for v in ref.ids]
         q = next((k for k, t in enumerate(types) if t.iter_type == IterType.reduction), len(types))  # type: ignore[attr-defined]
         staged = [r.results[0] for r in reds]
-        if any(v not in loops for v in staged):
+        shared = [(t.extent, t.parallel_type) for t in types[:q]]  # type: ignore[attr-defined]
+
+        def shares_loops(loop: LoopOp) -> bool:
+            """The loop's first ``q`` ids are the reference's (one kernel loop nest)."""
+            ts = [v.type for v in loop.ids[:q]]
+            return len(ts) == q and [(t.extent, t.parallel_type) for t in ts] == shared  # type: ignore[attr-defined]
+
+        if any(v not in loops or not shares_loops(loops[v]) for v in staged):
             return
         for v in staged:
             loops[v].set_compute_at(q)
@@ -792,7 +809,7 @@ class _FusionScheduler:
         unrolled = (ParallelType.unroll, ParallelType.vectorize)
         for a, n in readers.items():
             loop = loops.get(a)
-            if n < 2 or loop is None:
+            if n < 2 or loop is None or not shares_loops(loop):
                 continue
             inner = [t for t in (v.type for v in loop.ids[q:]) if isinstance(t, IterDomainType)]
             if all(t.parallel_type in unrolled or t.parallel_type in THREAD_TYPES or t.extent == 1 for t in inner):
@@ -892,12 +909,28 @@ def _inputs_read_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:
     return found
 
 
-def schedule_fusion(fusion: FusionOp) -> bool:
-    """Schedule one fusion from its ``fuser.schedule``; False when it has none."""
+KIND_CLASSES = ("inner_reduction",)
+"""Names ``kinds`` accepts besides the scheduler kinds: ``inner_reduction`` is the
+``reduction`` kind over the fastest axis within a block (no ``cross_grid``)."""
+
+
+def kind_class(kind: str, params: object) -> set[str]:
+    """The names of ``kinds`` that select a fusion of ``kind`` with ``params``."""
+    out = {kind}
+    if kind == "reduction" and getattr(params, "fastest_dim", False) and not getattr(params, "cross_grid", False):
+        out.add("inner_reduction")
+    return out
+
+
+def schedule_fusion(fusion: FusionOp, kinds: Sequence[str] | None = None) -> bool:
+    """Schedule one fusion from its ``fuser.schedule`` (only when its kind is in
+    ``kinds``, if given); False when it has none or is not selected."""
     read = read_params(fusion)
     if read is None:
         return False
     kind, params = read
+    if kinds is not None and not kind_class(kind, params) & set(kinds):
+        return False
     _FusionScheduler(fusion, kind, params).run()
     return True
 
@@ -907,15 +940,29 @@ class ScheduleFusions(ModulePass):
     """Write every scheduled fusion's loop domains (see the module docstring).
 
     Options: ``strict`` (default true): a fusion without
-    ``fuser.schedule`` is an error (false: it is left as it is).
+    ``fuser.schedule`` is an error (false: it is left as it is). ``kinds`` (default:
+    all): the comma-separated scheduler kinds to schedule (``inner_reduction``: the
+    ``reduction`` kind over the fastest axis, without ``cross_grid``); fusions of
+    other kinds are left to the per-scheduler lowerings.
     """
 
     name = "schedule-fusions"
 
     strict: bool = True
+    kinds: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kinds = [k.strip() for k in self.kinds.split(",") if k.strip()] or None
+        for k in kinds or ():
+            if k not in PARAMS_TYPES and k not in KIND_CLASSES:
+                raise ScheduleFusionsError(
+                    f"{self.name}: unknown kind '{k}' in kinds (expected scheduler kinds "
+                    f"{', '.join(PARAMS_TYPES)} or {', '.join(KIND_CLASSES)})"
+                )
         for fusion in [f for f in op.walk() if isinstance(f, FusionOp)]:
+            if kinds is not None and fusion.attributes.get(SCHEDULE_ATTR) is not None:
+                schedule_fusion(fusion, kinds)
+                continue
             if not schedule_fusion(fusion) and self.strict:
                 raise ScheduleFusionsError(
                     f"{self.name}: @{fusion.sym_name.data} has no {SCHEDULE_ATTR} attribute; "

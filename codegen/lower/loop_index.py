@@ -23,7 +23,7 @@ from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, ParallelType
 from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
 
 __all__ = [
-    "BLOCK_DIMS", "GRID_DIMS", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
+    "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
     "lane_form", "lane_indices", "lanes_together", "launch_shape", "max_value", "ops_of", "parallel_index",
     "reindex", "same_elements", "scheduled_kind", "tensor_name", "vars_of",
 ]
@@ -33,6 +33,9 @@ BLOCK_DIMS = {ParallelType.TIDx: 0, ParallelType.TIDy: 1, ParallelType.TIDz: 2}
 PARALLEL_DIMS = {**GRID_DIMS, **BLOCK_DIMS}
 """The parallel types a loop nest binds to a block or thread index (not loops)."""
 SERIAL_TYPES = (ParallelType.serial, ParallelType.unroll, ParallelType.unswitch)
+MAX_LANES = 16
+"""A serial innermost loop of at most this many iterations is unrolled into lanes
+(their accesses become vectors of at most 16 bytes where consecutive)."""
 
 
 def tensor_name(v: SSAValue) -> str:

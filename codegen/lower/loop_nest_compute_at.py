@@ -60,6 +60,7 @@ from fuser.codegen.lower.elementwise import Dim, Index, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
     BLOCK_DIMS,
     GRID_DIMS,
+    MAX_LANES,
     PARALLEL_DIMS,
     SERIAL_TYPES,
     all_of,
@@ -88,9 +89,6 @@ from fuser.schedulers.analysis.graph import is_reduction, reduction_dims
 
 __all__ = ["computed_at", "lower_compute_at"]
 
-MAX_LANES = 16
-"""A serial innermost loop of at most this many iterations is unrolled into lanes
-(their accesses become vectors of at most 16 bytes where consecutive)."""
 UNROLLED = (ParallelType.unroll, ParallelType.vectorize)
 """Loops the kernel unrolls: a tensor in registers is indexed by their indices."""
 
@@ -237,11 +235,9 @@ class _Lowering:
         self.row_outs: dict[SSAValue, SSAValue] = {}
         """Outputs of a reduction's shape (up to extent-1 axes): stored once per row
         after the stages, at the reduction's index."""
-        widest = max((sum(d != 1 for d in self.shapes[v]) for v in self.outs), default=0)
         for v in self.outs:
             rows = [r for r in reductions if r is v or (
-                v not in staged_values and sum(d != 1 for d in self.shapes[v]) < widest
-                and same_elements(self.shapes[v], self.shapes[r])
+                v not in staged_values and same_elements(self.shapes[v], self.shapes[r])
             )]
             if rows:
                 self.row_outs[v] = rows[0]
@@ -424,9 +420,17 @@ class _Lowering:
                         f"[{ca.static_extent}, {ca.parallel_type}], where {tensor_name(h.value)} has "
                         f"[{pa.static_extent}, {pa.parallel_type}]"
                     )
+        # Loops of the held tensor that the consumer does not have (a row's store
+        # reading it) only move axes of extent 1: the element is at index 0 of them.
+        flat = {
+            var for a in h.ls.logical if a.tensor_axis is not None and shape[a.tensor_axis] != 1  # type: ignore[index]
+            for var in vars_of(a.index)
+        }
         key = []
         for k in h.keys:
             i = c.env.get(f"i{k}")
+            if i is None and f"i{k}" not in flat:
+                i = 0
             if not isinstance(i, int):
                 raise self.error(
                     f"{c.name} reads {tensor_name(h.value)} (held in registers) inside its serial loop #{k}: "

@@ -45,6 +45,7 @@ from xdsl.ir import Operation, SSAValue
 from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
 from fuser.codegen.lower.elementwise import Dim, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
+    MAX_LANES,
     PARALLEL_DIMS,
     all_of,
     bounded_index,
@@ -57,7 +58,7 @@ from fuser.codegen.lower.loop_index import (
 )
 from fuser.codegen.lower.rows import RowReduction
 from fuser.ir.dialects import fuser as F
-from fuser.ir.dialects.iterdomain import MAX_VECTOR_BYTES, IterType, ParallelType
+from fuser.ir.dialects.iterdomain import IterType, ParallelType
 from fuser.ir.schedule import loop_structure
 
 __all__ = ["lower_scheduled_reduction"]
@@ -124,10 +125,13 @@ def lower_scheduled_reduction(
     out_axes = [a for a in axes if a.tensor_axis is not None]
 
     last = len(ls.loops) - 1
-    itemsize = F.dtype_of(src.type).itemsize
+    # The innermost serial reduction loop, when short, is unrolled into lanes: their
+    # loads become one vector where consecutive (of at most 16 bytes of the tensor
+    # actually loaded, which may be narrower than the reduction's input: a bf16 input
+    # cast to f32).
     lanes_loop = (
         last if last >= first_red and ls.loops[last].parallel_type == ParallelType.serial
-        and extents[last] * itemsize <= MAX_VECTOR_BYTES and extents[last] > 1 else None
+        and 1 < extents[last] <= MAX_LANES else None
     )
 
     def accumulate(env: dict, state: list[SSAValue]) -> list[SSAValue]:

@@ -17,7 +17,7 @@ fuser.fusion @rowsum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
   fuser.output %y : !fuser.tensor<?xf32>
 }
 
-// SCHEDULE: iterdomain.loop %s [%s_bidx, %{{.*}}, %s_tidx, %{{.*}}] : !fuser.tensor<256xf32> [!iterdomain.id<256, BIDx>, !iterdomain.id<2, reduction>, !iterdomain.id<128, reduction, TIDx>, !iterdomain.id<4, reduction>]
+// SCHEDULE: iterdomain.loop %s [%s_bidx, %{{.*}}, %s_tidx, %{{.*}}] {compute_at = 1 : i64} : !fuser.tensor<256xf32> [!iterdomain.id<256, BIDx>, !iterdomain.id<2, reduction>, !iterdomain.id<128, reduction, TIDx>, !iterdomain.id<4, reduction>]
 
 // CHECK-LABEL: void __launch_bounds__(128) rowsum_kernel(
 // CHECK:         int bidx = blockIdx.x;

@@ -10,7 +10,7 @@
 // SIZED-LABEL: fuser.fusion @unscheduled
 // SIZED-NOT:   iterdomain
 // SIZED-LABEL: fuser.fusion @row_sum
-// SIZED:       iterdomain.loop %s [%s_bidx, %{{.*}}, %s_tidx, %{{.*}}] : !fuser.tensor<4xf32> [!iterdomain.id<4, BIDx>, !iterdomain.id<1, reduction>, !iterdomain.id<32, reduction, TIDx>, !iterdomain.id<4, reduction>]
+// SIZED:       iterdomain.loop %s [%s_bidx, %{{.*}}, %s_tidx, %{{.*}}] {compute_at = 1 : i64} : !fuser.tensor<4xf32> [!iterdomain.id<4, BIDx>, !iterdomain.id<1, reduction>, !iterdomain.id<32, reduction, TIDx>, !iterdomain.id<4, reduction>]
 
 fuser.fusion @unscheduled(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
   %y = fuser.exp %x : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32>
