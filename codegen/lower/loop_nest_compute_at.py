@@ -147,13 +147,13 @@ class _Lowering:
         self.outs = list(fusion.output_op.values)
         self.staged = sorted(computed_at(fusion), key=lambda op: _defined_at(fusion, op.tensor))
         self.consumer: _Consumer | None = None
-        self.held: dict[SSAValue, _Held] = {}
 
     def error(self, msg: str) -> LoweringError:
         return LoweringError(f"{self.fname}: {msg}")
 
     # ---- checks -------------------------------------------------------------------
     def structure(self, v: SSAValue) -> LoopStructure:
+        """``v``'s loop structure, every extent static."""
         try:
             ls = loop_structure(self.fusion, v)
         except ValueError as e:
@@ -166,7 +166,8 @@ class _Lowering:
         return ls
 
     def check_positions(self) -> int:
-
+        """The one compute-at position of the placed tensors (consumers inside their
+        producers' loops, registers only)."""
         pos = {op.tensor: op.compute_at for op in self.staged}
         for op in self.staged:
             c = op.tensor
@@ -218,6 +219,7 @@ class _Lowering:
             raise self.error(f"block {list(self.block)} has more than {MAX_THREADS_PER_BLOCK} threads")
 
     def check_shared(self, v: SSAValue, ls: LoopStructure, q: int) -> None:
+        """``v``'s loops before the compute-at position ``q`` are the kernel's."""
         for k in range(q):
             a, r = ls.loops[k], self.ref.loops[k]
             if (a.static_extent, a.parallel_type) != (r.static_extent, r.parallel_type):
@@ -271,6 +273,7 @@ class _Lowering:
         return LoweredFusion(scheduled_kind(self.fusion), [LoweredKernel(module, self.name, self.block, self.grid, args)])  # type: ignore[arg-type]
 
     def outer(self, k: int, env: dict[str, int | SSAValue]) -> None:
+        """The shared loops ``k..q-1`` (block/thread indices or ``scf.for``)."""
         b, ev = self.b, self.ev
         if k == self.q:
             self.iteration(env)
@@ -303,7 +306,6 @@ class _Lowering:
         if self.full:
             self.output_nest(env)
         self.ev.hooks = saved
-        self.held = {}
 
     # ---- walking inner loops ------------------------------------------------------
     def lanes_loop(self, ls: LoopStructure) -> int | None:
@@ -390,7 +392,7 @@ class _Lowering:
 
     # ---- reading held tensors -----------------------------------------------------
     def hold(self, held: _Held) -> None:
-        self.held[held.value] = held
+        """Consumers from now on (in this iteration) read ``held.value`` from ``held``."""
         self.ev.hooks[held.value] = lambda idx, h=held: self.read_held(h, idx)
 
     def read_held(self, h: _Held, idx: Index) -> SSAValue:
@@ -440,6 +442,7 @@ class _Lowering:
         return h.regs[tuple(key)]
 
     def reading(self, name: str, ls: LoopStructure, env: dict[str, int | SSAValue], axes: Sequence[Any], idx: Index) -> None:
+        """The consumer whose values are computed next (what ``read_held`` checks)."""
         self.consumer = _Consumer(name, ls, env, [a.index for a in axes], idx)
 
     # ---- stages -------------------------------------------------------------------
