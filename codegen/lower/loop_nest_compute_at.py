@@ -433,6 +433,11 @@ class _Lowering:
             i = c.env.get(f"i{k}")
             if i is None and f"i{k}" not in flat:
                 i = 0
+            if i is None:
+                raise self.error(
+                    f"{c.name} reads {tensor_name(h.value)} (held in registers) outside its loop #{k}, "
+                    f"which indexes {tensor_name(h.value)}: compute the consumer inside that loop"
+                )
             if not isinstance(i, int):
                 raise self.error(
                     f"{c.name} reads {tensor_name(h.value)} (held in registers) inside its serial loop #{k}: "
