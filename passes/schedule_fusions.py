@@ -92,6 +92,7 @@ from fuser.ir.shapes import DYN, fmt_shape
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
 from fuser.schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
 from fuser.schedulers.analysis.graph import (
+    ancestors,
     body_ops,
     fastest_axis,
     is_reduction,
@@ -892,21 +893,12 @@ class _FusionScheduler:
 def _inputs_read_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:
     """The fusion inputs that computing ``v`` reads, through inlined tensors (not
     through the tensors in ``staged``, computed before)."""
-    found: set[SSAValue] = set()
-    seen: set[SSAValue] = set()
     owner = v.owner
-    stack = list(owner.operands) if isinstance(owner, Operation) else [v]
-    while stack:
-        u = stack.pop()
-        if u in seen or u in staged:
-            continue
-        seen.add(u)
-        if isinstance(u, BlockArgument):
-            if isinstance(u.type, TensorType):
-                found.add(u)
-        elif isinstance(u.owner, Operation):
-            stack.extend(u.owner.operands)
-    return found
+    start = list(owner.operands) if isinstance(owner, Operation) else [v]
+    return {
+        u for u in ancestors(start, stop=staged)
+        if isinstance(u, BlockArgument) and isinstance(u.type, TensorType)
+    }
 
 
 KIND_CLASSES = ("inner_reduction",)

@@ -18,14 +18,14 @@ from typing import Any
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser.codegen.lower.common import LoweringError
-from fuser.codegen.lower.elementwise import Dim
-from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, ParallelType
+from fuser.codegen.lower.elementwise import Dim, offset_in
+from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, MAX_VECTOR_BYTES, ParallelType
 from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
 
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
-    "lane_form", "lane_indices", "lanes_together", "launch_shape", "max_value", "ops_of", "parallel_index",
-    "reindex", "same_elements", "scheduled_kind", "tensor_name", "vars_of",
+    "lane_form", "lane_indices", "lanes_together", "launch_shape", "max_value", "not_vectorizable", "ops_of",
+    "parallel_index", "reindex", "same_elements", "scheduled_kind", "store_lanes", "tensor_name", "vars_of",
 ]
 
 GRID_DIMS = {ParallelType.BIDx: 0, ParallelType.BIDy: 1, ParallelType.BIDz: 2}
@@ -143,6 +143,33 @@ def lane_indices(first: Sequence[Dim], width: int) -> list[tuple[Dim, ...]]:
     if base.base is not None:
         base = Dim(base.base, base.offset, width)
     return [(*first[:-1], base.shifted(j)) for j in range(width)]
+
+
+def not_vectorizable(k: int, v: SSAValue, width: int, shape: Sequence[int]) -> str:
+    """The diagnostic for a ``vectorize`` loop ``k`` of ``v`` whose lanes are not
+    together (``lanes_together``)."""
+    return (
+        f"loop #{k} of {tensor_name(v)} is vectorized, but its {width} lanes are not {width} consecutive "
+        f"elements of the innermost axis (extent {shape[-1] if shape else 1}) that are in bounds together: "
+        "vectorize an innermost split that divides the axis"
+    )
+
+
+def store_lanes(b: Any, ev: Any, lay: Any, mem: SSAValue, values: Sequence[SSAValue], lanes: Sequence[Any], itemsize: int) -> None:
+    """Store ``values`` at the indices ``lanes`` of an output of layout ``lay``: one
+    vector store when there are several lanes (``lane_indices``, consecutive) that
+    are contiguous and aligned in memory and fit a vector, else one store each."""
+    width = len(lanes)
+    contiguous = (
+        width > 1 and width & (width - 1) == 0 and width * itemsize <= MAX_VECTOR_BYTES
+        and lay.strides[-1] == 1 and lay.pointer_align % width == 0
+        and all(s % width == 0 for s in lay.strides[:-1])
+    )
+    if contiguous:
+        b.vstore(list(values), mem, offset_in(ev, lay.shape, lay.strides, lanes[0]))
+        return
+    for val, i in zip(values, lanes, strict=True):
+        b.store(val, mem, [offset_in(ev, lay.shape, lay.strides, i)])
 
 
 # ---- static facts ------------------------------------------------------------------

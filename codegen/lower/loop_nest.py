@@ -49,8 +49,10 @@ from fuser.codegen.lower.loop_index import (
     lane_indices,
     lanes_together,
     launch_shape,
+    not_vectorizable,
     parallel_index,
     scheduled_kind,
+    store_lanes,
     tensor_name,
 )
 from fuser.ir.dialects import fuser as F
@@ -120,15 +122,7 @@ def lower_scheduled(
         # together, and (for one vector store) contiguous and aligned in the output.
         together = bool(axes) and lanes_together([a.index for a in axes], lane_var, width, shapes[v][-1])
         if vec is not None and width > 1 and not together:
-            raise LoweringError(
-                f"{fname}: loop #{vec} of {tensor_name(v)} is vectorized, but its {width} lanes are not "
-                f"{width} consecutive elements of the innermost axis (extent {shapes[v][-1] if shapes[v] else 1}) "
-                "that are in bounds together: vectorize an innermost split that divides the axis"
-            )
-        contiguous = (
-            together and lay.strides[-1] == 1 and lay.pointer_align % width == 0
-            and all(s % width == 0 for s in lay.strides[:-1])
-        )
+            raise LoweringError(f"{fname}: {not_vectorizable(vec, v, width, shapes[v])}")
 
         def index_at(lane: int) -> tuple[tuple[Dim, ...], list[SSAValue | bool]]:
             lane_env = dict(env)
@@ -146,11 +140,7 @@ def lower_scheduled(
             def body() -> list[SSAValue]:
                 ev.prefetch(v, lane_idx)
                 values = [b.to_storage(ev.value(v, i), dt.to_xdsl()) for i in lane_idx]
-                if contiguous:
-                    b.vstore(values, mem, offset_in(ev, lay.shape, lay.strides, lane_idx[0]))
-                else:
-                    for val, i in zip(values, lane_idx, strict=True):
-                        b.store(val, mem, [offset_in(ev, lay.shape, lay.strides, i)])
+                store_lanes(b, ev, lay, mem, values, lane_idx, dt.itemsize)
                 return []
 
             b.if_(all_of(b, conds), ev.in_scope(body))

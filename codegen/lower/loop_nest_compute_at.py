@@ -67,10 +67,12 @@ from fuser.codegen.lower.loop_index import (
     bounded_index,
     lane_indices,
     lanes_together,
+    not_vectorizable,
     parallel_index,
     reindex,
     same_elements,
     scheduled_kind,
+    store_lanes,
     tensor_name,
     vars_of,
 )
@@ -78,14 +80,13 @@ from fuser.codegen.lower.rows import RowReduction
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import (
     MAX_THREADS_PER_BLOCK,
-    MAX_VECTOR_BYTES,
     IterType,
     LoopOp,
     MemoryType,
     ParallelType,
 )
 from fuser.ir.schedule import Expr, LoopStructure, loop_structure
-from fuser.schedulers.analysis.graph import is_reduction, reduction_dims
+from fuser.schedulers.analysis.graph import ancestors, is_reduction, reduction_dims
 
 __all__ = ["computed_at", "lower_compute_at"]
 
@@ -171,7 +172,7 @@ class _Lowering:
         pos = {op.tensor: op.compute_at for op in self.staged}
         for op in self.staged:
             c = op.tensor
-            for p in _producers_through_inlined(c, set(pos)):
+            for p in sorted(_producers_through_inlined(c, set(pos)), key=lambda u: _defined_at(self.fusion, u)):
                 if pos[p] > pos[c]:  # type: ignore[operator]
                     raise self.error(
                         f"{tensor_name(c)} is computed at loop {pos[c]}, outside loop #{pos[p] - 1} "  # type: ignore[operator]
@@ -379,7 +380,7 @@ class _Lowering:
         exprs = [(a.index, e) for a, e in zip(axes, shape, strict=True)]
         together = lanes_together([a.index for a in axes], var, width, shape[-1] if shape else 1)
         if lane is not None and not together and ls.loops[lane].parallel_type == ParallelType.vectorize:
-            raise self.error(_not_vectorizable(ls, lane, shape, who))
+            raise self.error(not_vectorizable(lane, who, width, shape))
         groups = [list(range(width))] if together else [[j] for j in range(width)]
         out = []
         for group in groups:
@@ -626,25 +627,15 @@ class _Lowering:
         dt = F.dtype_of(v.type)
         axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
         for envs, idx, pred in self.lanes(ls, axes, self.shapes[v], env, lane, v):
-            width = len(idx)
-            contiguous = (
-                width > 1 and width & (width - 1) == 0 and width * dt.itemsize <= MAX_VECTOR_BYTES
-                and lay.strides[-1] == 1 and lay.pointer_align % width == 0
-                and all(s % width == 0 for s in lay.strides[:-1])
-            )
 
-            def body(envs: list = envs, idx: list = idx, contiguous: bool = contiguous) -> list[SSAValue]:
+            def body(envs: list = envs, idx: list = idx) -> list[SSAValue]:
                 self.reading(tensor_name(v), ls, envs[0], axes, idx[0])
                 ev.prefetch(v, idx)
                 values = []
                 for e, i in zip(envs, idx, strict=True):
                     self.reading(tensor_name(v), ls, e, axes, i)
                     values.append(b.to_storage(ev.value(v, i), dt.to_xdsl()))
-                if contiguous:
-                    b.vstore(values, mem, offset_in(ev, lay.shape, lay.strides, idx[0]))
-                else:
-                    for val, i in zip(values, idx, strict=True):
-                        b.store(val, mem, [offset_in(ev, lay.shape, lay.strides, i)])
+                store_lanes(b, ev, lay, mem, values, idx, dt.itemsize)
                 return []
 
             b.if_(pred, ev.in_scope(body))
@@ -652,15 +643,6 @@ class _Lowering:
 
 
 
-
-
-def _not_vectorizable(ls: LoopStructure, lane: int, shape: Sequence[int], who: SSAValue) -> str:
-    width = ls.loops[lane].static_extent
-    return (
-        f"loop #{lane} of {tensor_name(who)} is vectorized, but its {width} lanes are not {width} consecutive elements of the "
-        f"innermost axis (extent {shape[-1] if shape else 1}) that are in bounds together: vectorize an "
-        "innermost split that divides the axis"
-    )
 
 
 def _defined_at(fusion: F.FusionOp, v: SSAValue) -> int:
@@ -671,20 +653,9 @@ def _defined_at(fusion: F.FusionOp, v: SSAValue) -> int:
     return v.index  # type: ignore[attr-defined]
 
 
-def _producers_through_inlined(v: SSAValue, staged: set[SSAValue]) -> list[SSAValue]:
+def _producers_through_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:
     """The tensors computed at a loop that ``v``'s op reads, directly or through
     inlined tensors."""
-    found: list[SSAValue] = []
-    seen: set[SSAValue] = set()
     owner = v.owner
-    stack = list(owner.operands) if isinstance(owner, Operation) else []
-    while stack:
-        u = stack.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        if u in staged:
-            found.append(u)
-        elif isinstance(u.owner, Operation):
-            stack.extend(u.owner.operands)
-    return found
+    start = list(owner.operands) if isinstance(owner, Operation) else []
+    return ancestors(start, stop=staged) & staged

@@ -105,6 +105,7 @@ from fuser.codegen.lower.elementwise import (
 )
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType, compute_dtype
+from fuser.schedulers.analysis.graph import ancestors
 from fuser.schedulers.analysis.row_kernel import RowGeometry, row_geometry, row_kernel_reject
 from fuser.schedulers.params import ReductionParams
 
@@ -320,19 +321,7 @@ def _vector_width(geo: RowGeometry, itemsizes: Sequence[int]) -> int:
 
 def _inputs_under(values: Sequence[SSAValue]) -> set[int]:
     """Indices of the fusion inputs that ``values`` are computed from."""
-    found: set[int] = set()
-    seen: set[SSAValue] = set()
-    stack = list(values)
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        if isinstance(v, BlockArgument):
-            found.add(v.index)
-        elif isinstance(v.owner, Operation):
-            stack.extend(v.owner.operands)
-    return found
+    return {v.index for v in ancestors(values) if isinstance(v, BlockArgument)}
 
 
 def _defer_epilogue(fusion: F.FusionOp, reds: list[Operation], full_outs: list[int], per_thread: int,

@@ -3,7 +3,7 @@ consumers, and the dtype/shape of values."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 
 from xdsl.ir import Operation, SSAValue
 
@@ -90,8 +90,9 @@ def returned_outputs(fusion: FusionOp) -> list[SSAValue]:
     return list(fusion.output_op.values)
 
 
-def ancestors(values: Iterable[SSAValue]) -> set[SSAValue]:
-    """``values`` and every value they are computed from."""
+def ancestors(values: Iterable[SSAValue], stop: Container[SSAValue] = ()) -> set[SSAValue]:
+    """``values`` and every value they are computed from; a value in ``stop`` is
+    included but what it is computed from is not walked."""
     seen: set[SSAValue] = set()
     stack = list(values)
     while stack:
@@ -100,7 +101,7 @@ def ancestors(values: Iterable[SSAValue]) -> set[SSAValue]:
             continue
         seen.add(v)
         op = producer_op(v)
-        if op is not None:
+        if op is not None and v not in stop:
             stack.extend(op.operands)
     return seen
 
