@@ -3,7 +3,8 @@
     python3 benchmarks/loop_nest.py [--json out.jsonl]
 
 For the pointwise, row-sum and normalization (softmax, RMSNorm, layer norm, seed 000's sum +
-broadcast + add) anchor workloads (and the 2-D broadcast of docs/examples/scale_bias), ``fd.execute`` with the
+broadcast + add) anchor workloads, the 2-D broadcast of docs/examples/scale_bias and two transposes
+(``x.T + b``, a batched ``transpose(1, 2)``), ``fd.execute`` with the
 driver's pipeline (``fuser.schedule`` lowered by ``codegen/lower/pointwise.py`` or ``rows.py``) and
 with ``schedule-fusions`` appended (the loop nest it writes lowered by ``codegen/lower/loop_nest.py``,
 ``loop_nest_reduction.py`` or, for tensors computed at a loop, ``loop_nest_compute_at.py``): the
@@ -29,6 +30,19 @@ def scale_bias(fd, dtype) -> None:  # noqa: ANN001
     fd.add_output(fd.ops.add(fd.ops.mul(x, 2.0), fd.ops.broadcast(w, [True, False])))
 
 
+def transpose_add(fd, dtype) -> None:  # noqa: ANN001
+    """``x.T + b``: the transpose scheduler's two groups (x along one axis, b and the output along the other)."""
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    b = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    fd.add_output(fd.ops.add(fd.ops.permute(x, [1, 0]), b))
+
+
+def batched_transpose(fd, dtype) -> None:  # noqa: ANN001
+    """``x.transpose(1, 2)`` copied to a contiguous tensor."""
+    x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=dtype)
+    fd.add_output(fd.ops.set(fd.ops.permute(x, [0, 2, 1])))
+
+
 def main() -> None:
     import torch
 
@@ -37,6 +51,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", default="")
+    parser.add_argument("--only", default="", help="comma-separated prefixes of the workload names to run")
     args = parser.parse_args()
     cases = []
     for dt in ("float32", "bfloat16"):
@@ -53,6 +68,19 @@ def main() -> None:
             return fd
 
         cases.append(("scale_bias_8192x3072", dt, make, [[8192, 3072], [3072]]))
+        for name, fn, shapes in (
+            ("transpose_add_4096x4096", transpose_add, [[4096, 4096], [4096, 4096]]),
+            ("transpose_add_3000x5000", transpose_add, [[3000, 5000], [5000, 3000]]),
+            ("batched_transpose_32x1024x1024", batched_transpose, [[32, 1024, 1024]]),
+        ):
+            def make_t(fn=fn, fdt=fdt):  # noqa: ANN001, ANN202
+                with FusionDefinition() as fd:
+                    fn(fd, fdt)
+                return fd
+
+            cases.append((name, dt, make_t, shapes))
+    if args.only:
+        cases = [c for c in cases if c[0].startswith(tuple(args.only.split(",")))]
     for name, dt, make, shapes in cases:
         torch.manual_seed(0)
         inputs = [torch.randn(*s, device="cuda", dtype=getattr(torch, dt)) for s in shapes]

@@ -30,7 +30,10 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   ``threads_per_row`` (``TIDx``).
 * ``transpose``: the two groups' innermost axes split by ``tile1`` / ``tile2``, the
   outer parts merged into ``BIDx``, the ``tile2 x tile1`` tile (``tile1 x tile2`` for
-  group 2) merged and split by the group's vectorization and ``block.x`` (``TIDx``).
+  group 2) merged and split by the group's vectorization and ``block.x`` (``TIDx``),
+  the rest ``unroll``. Group 2's fusion inputs are computed at the tile's loop in
+  shared memory (``compute_at = 1, memory = "shared"``): loaded along their own
+  innermost axis, read by the outputs along theirs.
 * ``no_op`` / ``expr_eval``: nothing.
 
 ``vectorize`` binds only tensors read or written in global memory (fusion inputs and
@@ -559,7 +562,8 @@ def transpose_steps(rank: int, inner1: int, inner2: int, p: TransposeParams, gro
     vec = p.vectorization1 if group == 1 else p.vectorization2
     _split(s, "tile", vec, "tile", "vec", par, ParallelType.vectorize)
     _split(s, "tile", p.block[0], "serial", "tidx", par, ParallelType.TIDx)
-    for n in ["bidx", "tidx", "vec"]:
+    par["serial"] = ParallelType.unroll
+    for n in ["bidx", "serial", "tidx", "vec"]:
         if s.has(n) and n in par:
             s.parallelize(n, par[n])
     return s
@@ -888,6 +892,22 @@ class _FusionScheduler:
         self.emit_ref(ref, s1)
         self.propagate(ref, s2, identity_only=False, only=list(groups.group2))
         self.propagate(ref, s1, identity_only=False)
+        self.place_transpose(groups.group2)
+
+    def place_transpose(self, group2: Sequence[SSAValue]) -> None:
+        """The transposed group's inputs computed at the tile's loop (``BIDx``) in
+        shared memory: each is loaded along its own innermost axis (its ``TIDx`` and
+        ``vectorize`` ids), and the outputs read the tile along theirs. Nothing is
+        placed when a transposed output's loops differ from the reference's (the
+        outputs share the kernel's loop nest)."""
+        loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
+        outs = returned_outputs(self.fusion)
+        extents = {tuple((t.extent, t.parallel_type) for t in (v.type for v in loops[o].ids)) for o in outs if o in loops}  # type: ignore[attr-defined]
+        if len(extents) != 1:
+            return
+        for v in group2:
+            if isinstance(v, BlockArgument) and v in loops:
+                loops[v].set_compute_at(1, MemoryType.shared)
 
 
 def _inputs_read_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:

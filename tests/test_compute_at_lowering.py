@@ -221,7 +221,6 @@ def test_a_hand_written_placement_runs() -> None:
         ({"x_unroll": "serial"}, r"loop #1 of %x is a serial loop of 2, but %x is held in registers, indexed at compile time: unroll the loop"),
         ({"x_steps": (16, 4), "cols": 128, "m_steps": (16, 2)},
          r"%m reads %x \(held in registers\) at another index than its loops hold on axis 1"),
-        ({"x_memory": MemoryType.shared}, r"%x is placed in shared memory; only registers are lowered so far"),
     ],
 )
 def test_invalid_placements_are_diagnostics(kwargs: dict, message: str) -> None:

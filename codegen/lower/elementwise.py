@@ -238,24 +238,27 @@ class ElementEvaluator:
             return
         if n * t.dtype.itemsize > 16 or n & (n - 1):
             return
-        inner = [i[-1] for i in lanes] if lanes[0] else []
-        if not inner or t.strides[-1] != 1 or t.shape[-1] == 1:
+        if not lanes[0]:
             return
+        # The lanes move along one axis (usually the innermost; the one of stride 1
+        # for a tensor laid out otherwise), consecutively.
+        moving = [a for a in range(len(t.shape)) if any(i[a].key() != lanes[0][a].key() for i in lanes)]
+        axis = moving[0] if len(moving) == 1 else len(t.shape) - 1
+        if len(moving) > 1 or t.strides[axis] != 1 or t.shape[axis] == 1:
+            return
+        inner = [i[axis] for i in lanes]
         base = inner[0]
         if any(d.base is not base.base for d in inner) or [d.offset for d in inner] != list(
             range(base.offset, base.offset + n)
         ):
             return
-        for a in range(len(t.shape) - 1):
-            if any(i[a].key() != lanes[0][a].key() for i in lanes):
-                return
         # Alignment of the first lane's element offset: every term a multiple of n.
         if t.pointer_align % n:
             return
         if base.offset % n or (base.base is not None and base.align % n):
             return
-        for a, d in enumerate(lanes[0][:-1]):
-            if t.strides[a] % n and not (d.base is None and (d.offset * t.strides[a]) % n == 0):
+        for a, d in enumerate(lanes[0]):
+            if a != axis and t.strides[a] % n and not (d.base is None and (d.offset * t.strides[a]) % n == 0):
                 return
         off = self._offset(t, lanes[0])
         vals = self.b.vload(t.arg, off, n, f"{t.arg.name_hint or 'in'}_v")

@@ -24,7 +24,7 @@ from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
 
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
-    "lane_form", "lane_indices", "lanes_together", "launch_shape", "max_value", "not_vectorizable", "ops_of",
+    "lane_form", "lane_indices", "lanes_axis", "launch_shape", "max_value", "not_vectorizable", "ops_of",
     "parallel_index", "reindex", "same_elements", "scheduled_kind", "store_lanes", "tensor_name", "vars_of",
 ]
 
@@ -123,47 +123,55 @@ def parallel_index(b: Any, pt: ParallelType) -> int | SSAValue:
     return b.thread_id("xyz"[BLOCK_DIMS[pt]])
 
 
-def lanes_together(indices: Sequence[Expr], lane: str | None, width: int, inner_extent: int) -> bool:
-    """Whether the ``width`` lanes of loop ``lane`` index consecutive elements of the
-    innermost axis (``indices``: a tensor's per-axis index expressions), in one row
-    and all in bounds together: lane 0's index is a multiple of the width, which
-    divides the innermost extent ``inner_extent``, and the other axes do not move."""
+def lanes_axis(indices: Sequence[Expr], lane: str | None, width: int, shape: Sequence[int]) -> int | None:
+    """The axis along which the ``width`` lanes of loop ``lane`` index consecutive
+    elements, all in bounds together (``indices``: a tensor's per-axis index
+    expressions, ``shape`` its extents): lane 0's index of that axis is a multiple of
+    the width, which divides the axis' extent, and the other axes do not move. None
+    when there is no such axis. Usually the innermost axis; a tensor laid out with
+    another axis innermost in memory (``stride_order``) is vectorized along that one."""
     if lane is None or width <= 1 or not indices:
-        return False
-    if lane_form(indices[-1], lane, width) != (1, True) or inner_extent % width:
-        return False
-    return all((form := lane_form(e, lane, width)) is not None and form[0] == 0 for e in indices[:-1])
+        return None
+    forms = [lane_form(e, lane, width) for e in indices]
+    moving = [a for a, f in enumerate(forms) if f is None or f[0] != 0]
+    if len(moving) != 1:
+        return None
+    (a,) = moving
+    return a if forms[a] == (1, True) and shape[a] % width == 0 else None
 
 
-def lane_indices(first: Sequence[Dim], width: int) -> list[tuple[Dim, ...]]:
-    """The indices of lanes ``0 .. width-1`` from lane 0's (``lanes_together``): the
-    innermost index shifted by the lane, its base known to be aligned to the width
-    (so the evaluator recognises the accesses as one vector)."""
-    base = first[-1]
+def lane_indices(first: Sequence[Dim], width: int, axis: int = -1) -> list[tuple[Dim, ...]]:
+    """The indices of lanes ``0 .. width-1`` from lane 0's (``lanes_axis``): the index
+    of ``axis`` shifted by the lane, its base known to be aligned to the width (so the
+    evaluator recognises the accesses as one vector)."""
+    axis %= len(first)
+    base = first[axis]
     if base.base is not None:
         base = Dim(base.base, base.offset, width)
-    return [(*first[:-1], base.shifted(j)) for j in range(width)]
+    return [(*first[:axis], base.shifted(j), *first[axis + 1 :]) for j in range(width)]
 
 
 def not_vectorizable(k: int, v: SSAValue, width: int, shape: Sequence[int]) -> str:
     """The diagnostic for a ``vectorize`` loop ``k`` of ``v`` whose lanes are not
-    together (``lanes_together``)."""
+    together (``lanes_axis``)."""
     return (
         f"loop #{k} of {tensor_name(v)} is vectorized, but its {width} lanes are not {width} consecutive "
-        f"elements of the innermost axis (extent {shape[-1] if shape else 1}) that are in bounds together: "
+        f"elements of one axis (extents {list(shape)}) that are in bounds together: "
         "vectorize an innermost split that divides the axis"
     )
 
 
 def store_lanes(b: Any, ev: Any, lay: Any, mem: SSAValue, values: Sequence[SSAValue], lanes: Sequence[Any], itemsize: int) -> None:
     """Store ``values`` at the indices ``lanes`` of an output of layout ``lay``: one
-    vector store when there are several lanes (``lane_indices``, consecutive) that
-    are contiguous and aligned in memory and fit a vector, else one store each."""
+    vector store when there are several lanes (``lane_indices``, consecutive along one
+    axis) that are contiguous and aligned in memory and fit a vector, else one store
+    each."""
     width = len(lanes)
+    moving = [a for a in range(len(lay.shape)) if any(i[a].key() != lanes[0][a].key() for i in lanes)]
     contiguous = (
         width > 1 and width & (width - 1) == 0 and width * itemsize <= MAX_VECTOR_BYTES
-        and lay.strides[-1] == 1 and lay.pointer_align % width == 0
-        and all(s % width == 0 for s in lay.strides[:-1])
+        and len(moving) == 1 and lay.strides[moving[0]] == 1 and lay.pointer_align % width == 0
+        and all(s % width == 0 for a, s in enumerate(lay.strides) if a != moving[0])
     )
     if contiguous:
         b.vstore(list(values), mem, offset_in(ev, lay.shape, lay.strides, lanes[0]))

@@ -47,7 +47,7 @@ from fuser.codegen.lower.loop_index import (
     all_of,
     bounded_index,
     lane_indices,
-    lanes_together,
+    lanes_axis,
     launch_shape,
     not_vectorizable,
     parallel_index,
@@ -120,7 +120,8 @@ def lower_scheduled(
         width = len(lanes)
         # Lanes of one vector: consecutive along the innermost axis, all in bounds
         # together, and (for one vector store) contiguous and aligned in the output.
-        together = bool(axes) and lanes_together([a.index for a in axes], lane_var, width, shapes[v][-1])
+        along = lanes_axis([a.index for a in axes], lane_var, width, shapes[v]) if axes else None
+        together = along is not None
         if vec is not None and width > 1 and not together:
             raise LoweringError(f"{fname}: {not_vectorizable(vec, v, width, shapes[v])}")
 
@@ -135,7 +136,7 @@ def lower_scheduled(
             # Lane 0's predicate holds for every lane: the base is a multiple of the
             # width, which divides the innermost extent.
             first, conds = index_at(0)
-            lane_idx = lane_indices(first, width)
+            lane_idx = lane_indices(first, width, along)  # type: ignore[arg-type]
 
             def body() -> list[SSAValue]:
                 ev.prefetch(v, lane_idx)

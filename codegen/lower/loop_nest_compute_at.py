@@ -30,20 +30,27 @@ The lowering reads only the IR:
   it is an output, thread 0 stores it; another tensor is computed and kept in
   registers, one value per iteration of its inner loops that are unrolled in the
   kernel (``unroll``, ``vectorize``, extent 1; a serial innermost loop of at most 16
-  bytes is unrolled into vector lanes); then the outputs' inner loops compute and
-  store every output;
+  bytes is unrolled into vector lanes); a tensor placed in shared memory is written
+  into its tile (``shared_tile``: the elements of this iteration, allocated at the
+  kernel's start, padded by one element per row when it has two axes and rows of a
+  multiple of 32) by its own thread mapping, followed by a barrier; then the outputs'
+  inner loops compute and store every output (and, when a shared loop is serial, a
+  barrier before the next iteration writes the tiles again);
 * a consumer reads a tensor held in registers at its own loop indices, which is only
   right when it asks for the element those indices hold: the lowering checks that the
   consumer's index of every axis is the same expression of the same loops (the
   transforms were replayed, nvFuser's ``TransformReplay``), and reports the tensor,
-  the consumer and the axis otherwise;
+  the consumer and the axis otherwise; a consumer of a shared tile may use other
+  loops (a transposed output reads the tile down its columns), but its index of
+  each axis must have the tile's corner, and the places it reads must be ones the
+  producer writes (enumerated);
 * an element outside a tensor (a split that does not divide) is not loaded, folded or
   stored; the cross-thread combine runs in every thread.
 
 Reductions are sum, prod, max, min and Welford/variance (``var_mean``: mean, M2 and
 count per thread, merged across threads by Chan's formula). Not yet (diagnostics
-naming them): tensors computed at different positions, shared memory, reduction loops
-bound to ``TIDy``/``BID``.
+naming them): tensors computed at different positions, a reduction in shared memory,
+reduction loops bound to ``TIDy``/``BID``.
 """
 
 from __future__ import annotations
@@ -65,8 +72,10 @@ from fuser.codegen.lower.loop_index import (
     SERIAL_TYPES,
     all_of,
     bounded_index,
+    emit_index,
+    lane_form,
     lane_indices,
-    lanes_together,
+    lanes_axis,
     not_vectorizable,
     parallel_index,
     reindex,
@@ -77,6 +86,7 @@ from fuser.codegen.lower.loop_index import (
     vars_of,
 )
 from fuser.codegen.lower.rows import RowReduction
+from fuser.codegen.lower.shared_tile import SHARED_LIMIT, Split, places, split_at
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import (
     MAX_THREADS_PER_BLOCK,
@@ -85,7 +95,7 @@ from fuser.ir.dialects.iterdomain import (
     MemoryType,
     ParallelType,
 )
-from fuser.ir.schedule import Expr, LoopStructure, loop_structure
+from fuser.ir.schedule import Const, Expr, LoopStructure, loop_structure
 from fuser.schedulers.analysis.graph import ancestors, is_reduction, reduction_dims
 
 __all__ = ["computed_at", "lower_compute_at"]
@@ -120,6 +130,43 @@ class _Held:
     keys: list[int]
     """Its loop positions the registers are indexed by (the unrolled inner loops)."""
     regs: dict[tuple[int, ...], SSAValue] = field(default_factory=dict)
+
+
+@dataclass
+class _Tile:
+    """A tensor computed at the shared position into a shared-memory tile."""
+
+    value: SSAValue
+    ls: LoopStructure
+    axes: list[Any]
+    """Its logical axes, in tensor order (the tile's axes)."""
+    splits: list[Split]
+    written: set[tuple[int, ...]]
+    """The places (per axis) one iteration writes."""
+    lo: list[int]
+    buf: SSAValue
+    bytes: int
+    proven: set[tuple] = field(default_factory=set)
+    """Consumers whose reads were proven inside ``written``."""
+
+    def offsets(
+        self, b: Any, where: Sequence[Expr], env: dict[str, int | SSAValue], lane: tuple[str, int] | None
+    ) -> list[int | SSAValue]:
+        """The tile element at places ``where`` (expressions of the loops in ``env``).
+        A place that moves one-for-one with the vector ``lane`` (loop variable,
+        width) is lane 0's place plus the lane: one add, the same arithmetic for
+        every lane before it."""
+        memo: dict[Expr, int | SSAValue] = {}
+        out = []
+        for e, lo in zip(where, self.lo, strict=True):
+            j = env.get(lane[0]) if lane is not None else None
+            form = lane_form(e, lane[0], lane[1]) if lane is not None and isinstance(j, int) and j else None
+            if form is None:
+                out.append(emit_index(b, e - lo, env, memo))
+            else:
+                assert lane is not None and isinstance(j, int)
+                out.append(b.add(emit_index(b, e - lo, {**env, lane[0]: 0}, memo), form[0] * j))
+        return out
 
 
 def lower_compute_at(
@@ -185,9 +232,11 @@ class _Lowering:
                 f"tensors are computed at loops {qs}; one shared compute-at position is lowered so far"
             )
         for op in self.staged:
-            if op.memory != MemoryType.registers:
+            owner = op.tensor.owner
+            if op.memory == MemoryType.shared and isinstance(owner, Operation) and is_reduction(owner):
                 raise self.error(
-                    f"{tensor_name(op.tensor)} is placed in {op.memory} memory; only registers are lowered so far"
+                    f"{tensor_name(op.tensor)} is a reduction placed in shared memory; a reduction's result "
+                    "is combined into every thread's registers"
                 )
         return qs[0]
 
@@ -269,6 +318,13 @@ class _Lowering:
         self.b, self.ev, args, self.out_args = begin_kernel(
             self.fusion, self.shapes, self.in_layouts, self.out_layouts, self.name, self.block, iterations  # type: ignore[arg-type]
         )
+        self.tiles = {op.tensor: self.plan_tile(op.tensor) for op in self.staged if op.memory == MemoryType.shared}
+        size = sum(t.bytes for t in self.tiles.values())
+        if size > SHARED_LIMIT:
+            raise self.error(
+                f"the shared tiles of {', '.join(tensor_name(v) for v in self.tiles)} take {size} bytes, more than "
+                f"the {SHARED_LIMIT} bytes of static shared memory: compute them at a deeper loop"
+            )
         self.outer(0, {})
         module = self.b.finish()
         return LoweredFusion(scheduled_kind(self.fusion), [LoweredKernel(module, self.name, self.block, self.grid, args)])  # type: ignore[arg-type]
@@ -300,12 +356,18 @@ class _Lowering:
             owner = v.owner
             if isinstance(owner, Operation) and is_reduction(owner):
                 self.reduction_stage(owner, env)
+            elif v in self.tiles:
+                self.shared_stage(self.tiles[v], env)
             else:
                 self.register_stage(v, env)
         for v, r in self.row_outs.items():
             self.store_row(v, r, env)
         if self.full:
             self.output_nest(env)
+        if self.tiles and any(
+            a.parallel_type not in PARALLEL_DIMS and (a.static_extent or 1) > 1 for a in self.ref.loops[: self.q]
+        ):
+            self.b.barrier()  # the next iteration writes the tiles again: every read of this one first
         self.ev.hooks = saved
 
     # ---- walking inner loops ------------------------------------------------------
@@ -322,6 +384,11 @@ class _Lowering:
         ):
             return k
         return None
+
+    @staticmethod
+    def lane_var(ls: LoopStructure, lane: int | None) -> tuple[str, int] | None:
+        """The lane loop's variable and width."""
+        return None if lane is None else (f"i{lane}", ls.loops[lane].static_extent or 1)
 
     def walk(
         self,
@@ -378,7 +445,8 @@ class _Lowering:
         width = extents[lane] if lane is not None else 1
         var = f"i{lane}" if lane is not None else None
         exprs = [(a.index, e) for a, e in zip(axes, shape, strict=True)]
-        together = lanes_together([a.index for a in axes], var, width, shape[-1] if shape else 1)
+        along = lanes_axis([a.index for a in axes], var, width, shape)
+        together = along is not None
         if lane is not None and not together and ls.loops[lane].parallel_type == ParallelType.vectorize:
             raise self.error(not_vectorizable(lane, who, width, shape))
         groups = [list(range(width))] if together else [[j] for j in range(width)]
@@ -387,7 +455,7 @@ class _Lowering:
             envs = [{**env, var: j} if var is not None else dict(env) for j in group]
             values, conds = bounded_index(b, exprs, envs[0], extents)
             first = tuple(ev.as_dim(x) for x in values)
-            idx = lane_indices(first, width) if len(group) > 1 else [first]
+            idx = lane_indices(first, width, along) if along is not None and len(group) > 1 else [first]
             out.append((envs, idx, all_of(b, conds)))
         return out
 
@@ -488,6 +556,107 @@ class _Lowering:
 
         self.walk(ls, env, lane, visit, [], serial_ok=False, who=v)
         self.hold(held)
+
+    # ---- shared memory --------------------------------------------------------------
+    def plan_tile(self, v: SSAValue) -> _Tile:
+        """The tile of ``v`` (placed in shared memory): the elements one iteration of
+        the shared loops writes (``shared_tile``), allocated at the kernel's start."""
+        ls = self.ls[v]
+        for k in range(self.q, len(ls.loops)):
+            if ls.loops[k].iter_type == IterType.reduction:
+                raise self.error(f"loop #{k} of {tensor_name(v)} is a reduction id, but {tensor_name(v)} does not reduce")
+        axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
+        splits = []
+        for a in axes:
+            sp = split_at(a.index, self.q)
+            if sp is None:
+                raise self.error(
+                    f"axis {a.tensor_axis} of {tensor_name(v)} is indexed by {a.index}, which mixes loops before and "
+                    f"after its compute-at position {self.q}: a shared tile holds the elements of one iteration of "
+                    "the loops before it (split the axes before merging them)"
+                )
+            splits.append(sp)
+        extents = [a.static_extent or 1 for a in ls.loops]
+        written = places([sp.place for sp in splits], extents)
+        if written is None:
+            raise self.error(f"the shared tile of {tensor_name(v)} has more elements than shared memory holds")
+        lo = [min(p[d] for p in written) for d in range(len(axes))]
+        shape = [max(p[d] for p in written) - lo[d] + 1 for d in range(len(axes))] or [1]
+        # A tile read along its columns: one element of padding per row keeps the
+        # rows of a 32-wide tile in different banks.
+        padding = 1 if sum(e > 1 for e in shape) >= 2 and shape[-1] % 32 == 0 else 0
+        dt = F.dtype_of(v.type)
+        buf = self.b.shared(shape, dt.to_xdsl(), padding, f"{tensor_name(v)[1:] if v.name_hint else 'in'}_tile")
+        nbytes = math.prod(shape[:-1]) * (shape[-1] + padding) * dt.itemsize
+        return _Tile(v, ls, axes, splits, written, lo, buf, nbytes)
+
+    def shared_stage(self, t: _Tile, env: dict[str, int | SSAValue]) -> None:
+        """Every thread computes its elements of ``t``'s tile of this iteration into
+        shared memory; after a barrier, consumers read any element of it."""
+        b, ev = self.b, self.ev
+        v, ls = t.value, t.ls
+        shape = self.shapes[v]
+        dt = F.dtype_of(v.type).to_xdsl()
+        lane = self.lanes_loop(ls)
+
+        def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+            for envs, idx, pred in self.lanes(ls, t.axes, shape, env, lane, v):
+
+                def write(envs: list = envs, idx: list = idx) -> list[SSAValue]:
+                    self.reading(tensor_name(v), ls, envs[0], t.axes, idx[0])
+                    ev.prefetch(v, idx)
+                    for e, i in zip(envs, idx, strict=True):
+                        self.reading(tensor_name(v), ls, e, t.axes, i)
+                        val = b.to_storage(ev.value(v, i), dt)
+                        b.store(val, t.buf, t.offsets(b, [sp.place for sp in t.splits], e, self.lane_var(ls, lane)))
+                    return []
+
+                b.if_(pred, ev.in_scope(write))
+            return state
+
+        self.walk(ls, env, lane, visit, [], serial_ok=True, who=v)
+        b.barrier()
+        self.ev.hooks[v] = lambda idx, t=t: self.read_tile(t, idx)
+
+    def read_tile(self, t: _Tile, idx: Index) -> SSAValue:
+        """``t``'s element at ``idx``, read by the current consumer: its index of each
+        axis of the tile must have the producer's corner (the same iteration), and
+        the places it reads must be ones the producer writes."""
+        c = self.consumer
+        assert c is not None
+        shape = self.shapes[t.value]
+        where: list[Expr] = []
+        for d, (a, sp) in enumerate(zip(t.axes, t.splits, strict=True)):
+            if shape[a.tensor_axis] == 1:  # type: ignore[index]
+                where.append(Const(t.lo[d]))
+                continue
+            found = None
+            for j, e in enumerate(c.exprs):
+                if c.dims[j].key() != idx[a.tensor_axis].key():  # type: ignore[index]
+                    continue
+                csp = split_at(e, self.q)
+                if csp is not None and csp.corner == sp.corner:
+                    found = csp.place
+                    break
+            if found is None:
+                raise self.error(
+                    f"{c.name} reads {tensor_name(t.value)} (a shared tile computed at loop {self.q}) on axis "
+                    f"{a.tensor_axis} at an index that is not its tile's: index the axis with the same loops "
+                    f"before loop {self.q} as {tensor_name(t.value)} does, {a.index}"
+                )
+            where.append(found)
+        key = (id(c.ls), tuple(where))
+        if key not in t.proven:
+            read = places(where, [x.static_extent or 1 for x in c.ls.loops])
+            if read is None or not read <= t.written:
+                raise self.error(
+                    f"{c.name} reads elements of {tensor_name(t.value)} (a shared tile computed at loop {self.q}) "
+                    "that its iteration does not compute: give the consumer's loops after the position the "
+                    f"extents of {tensor_name(t.value)}'s"
+                )
+            t.proven.add(key)
+        lane = self.lane_var(c.ls, self.lanes_loop(c.ls))
+        return self.b.to_compute(self.b.load(t.buf, t.offsets(self.b, where, c.env, lane)))
 
     def reduction_stage(self, red: Operation, env: dict[str, int | SSAValue]) -> None:
         """Fold ``red``'s input over its inner loops (a Welford/variance reduction:

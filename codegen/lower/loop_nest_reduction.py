@@ -50,7 +50,7 @@ from fuser.codegen.lower.loop_index import (
     all_of,
     bounded_index,
     lane_indices,
-    lanes_together,
+    lanes_axis,
     launch_shape,
     parallel_index,
     reindex,
@@ -140,7 +140,8 @@ def lower_scheduled_reduction(
         lane_var = f"i{lanes_loop}" if lanes_loop is not None else None
         width = extents[lanes_loop] if lanes_loop is not None else 1
         exprs = [(a.index, e) for a, e in zip(axes, in_shape, strict=True)]
-        together = lanes_together([a.index for a in axes], lane_var, width, in_shape[-1])
+        along = lanes_axis([a.index for a in axes], lane_var, width, in_shape)
+        together = along is not None
         groups: list[list[int]] = [list(range(width))] if together else [[j] for j in range(width)]
         for group in groups:
             lane_env = dict(env)
@@ -148,7 +149,7 @@ def lower_scheduled_reduction(
                 lane_env[lane_var] = group[0]
             values, conds = bounded_index(b, exprs, lane_env, extents)
             first = [ev.as_dim(v) for v in values]
-            lanes = lane_indices(first, width) if len(group) > 1 else [tuple(first)]
+            lanes = lane_indices(first, width, along) if along is not None and len(group) > 1 else [tuple(first)]
 
             def fold(lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
                 ev.prefetch(src, lanes)
