@@ -4,7 +4,7 @@
 
 For the pointwise, row-sum and normalization (softmax, RMSNorm, layer norm, seed 000's sum +
 broadcast + add) anchor workloads, the 2-D broadcast of docs/examples/scale_bias and two transposes
-(``x.T + b``, a batched ``transpose(1, 2)``), ``fd.execute`` with the
+(``x.T + b``, a batched ``transpose(1, 2)``), column and middle-axis sums, ``fd.execute`` with the
 driver's pipeline (``fuser.schedule`` lowered by ``codegen/lower/pointwise.py`` or ``rows.py``) and
 with ``schedule-fusions`` appended (the loop nest it writes lowered by ``codegen/lower/loop_nest.py``,
 ``loop_nest_reduction.py`` or, for tensors computed at a loop, ``loop_nest_compute_at.py``): the
@@ -43,6 +43,18 @@ def batched_transpose(fd, dtype) -> None:  # noqa: ANN001
     fd.add_output(fd.ops.set(fd.ops.permute(x, [0, 2, 1])))
 
 
+def col_sum(fd, dtype) -> None:  # noqa: ANN001
+    """A sum over the rows (an outer reduction)."""
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    fd.add_output(fd.ops.sum(x, [0]))
+
+
+def middle_sum(fd, dtype) -> None:  # noqa: ANN001
+    """A sum over the middle axis of a 3-D tensor."""
+    x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=dtype)
+    fd.add_output(fd.ops.sum(x, [1]))
+
+
 def main() -> None:
     import torch
 
@@ -57,7 +69,7 @@ def main() -> None:
     for dt in ("float32", "bfloat16"):
         for w in workloads():
             if w.name in ("gelu_bookend_views", "transpose_bookend_views", "sum_bcast_add_8192x3072") or w.name.startswith(
-                ("row_sum", "softmax", "rmsnorm", "layernorm")
+                ("row_sum", "col_sum", "softmax", "rmsnorm", "layernorm")
             ):
                 cases.append((w.name, dt, lambda w=w, dt=dt: build(w, dt), w.shapes))
         fdt = DataType.Float if dt == "float32" else DataType.BFloat16
@@ -69,6 +81,8 @@ def main() -> None:
 
         cases.append(("scale_bias_8192x3072", dt, make, [[8192, 3072], [3072]]))
         for name, fn, shapes in (
+            ("col_sum_16384x1024", col_sum, [[16384, 1024]]),
+            ("middle_sum_64x1024x256", middle_sum, [[64, 1024, 256]]),
             ("transpose_add_4096x4096", transpose_add, [[4096, 4096], [4096, 4096]]),
             ("transpose_add_3000x5000", transpose_add, [[3000, 5000], [5000, 3000]]),
             ("batched_transpose_32x1024x1024", batched_transpose, [[32, 1024, 1024]]),

@@ -458,6 +458,11 @@ def pointwise_steps(rank: int, p: PointwiseParams) -> Steps:
     return s
 
 
+OUTER_ROWS_UNROLL = 4
+"""Rows of an outer reduction (``reduction`` kind over a slow axis) each thread loads
+per iteration of its serial loop: an ``unroll`` split of the batch."""
+
+
 def reduction_steps(
     types: Sequence[Any], p: ReductionParams, kind: str, persistent_grid: bool
 ) -> Steps:
@@ -494,11 +499,20 @@ def reduction_steps(
             par["bidx"] = ParallelType.BIDx
         if has_r:
             _split(s, "r", p.threads_per_row, "batch", "tidy", par, ParallelType.TIDy)
-            if p.cross_grid and gy > 1:
+            if not persistent:
+                # OUTER_ROWS_UNROLL rows a thread per iteration, every load first.
+                _split(s, "batch", OUTER_ROWS_UNROLL, "batch", "unroll", par, ParallelType.unroll)
+            if p.cross_grid and gy > 1 and persistent:
                 s.split("batch", gy, "bidy", "batch", inner_split=False)
                 par["bidy"] = ParallelType.BIDy
+            elif p.cross_grid and gy > 1:
+                # The blocks of a column interleave: block y takes the row groups
+                # y, y + gy, ..., so all of them read one band of rows that moves
+                # through memory together.
+                s.split("batch", gy, "batch", "bidy")
+                par["bidy"] = ParallelType.BIDy
             par["batch"] = batch_type
-        order = ["bidx", "bidy", "batch", "tidy", "tidx", "vec"]
+        order = ["bidx", "bidy", "batch", "unroll", "tidy", "tidx", "vec"]
     order = [n for n in order if s.has(n)]
     s.reorder(order)
     for n in order:

@@ -256,11 +256,29 @@ def test_a_hand_written_reduction_split_with_a_tail() -> None:
     assert "fuser_block_reduce" in print_cuda(kernel.module)
 
 
+def test_a_reduction_across_tidy_runs() -> None:
+    """The same split with its 4 threads along TIDy: a block reduction over y."""
+    fusion = _fusion(HAND_REDUCTION.replace("%ko to TIDx", "%ko to TIDy").replace("reduction, TIDx>", "reduction, TIDy>"))
+    _check(fusion, [np.random.default_rng(6).standard_normal((6, 10)).astype(np.float32)])
+    (kernel,) = lower_segment(fusion, [TensorLayout.contiguous((6, 10))]).kernels
+    assert kernel.block == (1, 4, 1)
+    assert "fuser_block_reduce<false, true, false>" in print_cuda(kernel.module)
+
+
+SERIAL_COLUMNS = """
+fuser.fusion @cols(%x : !fuser.tensor<10x40xf32>) -> !fuser.tensor<40xf32> {
+  %s = fuser.sum %x {dims = array<i64: 0>} : (!fuser.tensor<10x40xf32>) -> !fuser.tensor<40xf32>
+  %k, %c = iterdomain.logical %s : !fuser.tensor<40xf32> -> !iterdomain.id<10, reduction>, !iterdomain.id<40>
+  iterdomain.loop %s [%k, %c] : !fuser.tensor<40xf32> [!iterdomain.id<10, reduction>, !iterdomain.id<40>]
+  fuser.output %s : !fuser.tensor<40xf32>
+}"""
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (HAND_REDUCTION.replace("%ko to TIDx", "%ko to TIDy").replace("reduction, TIDx>", "reduction, TIDy>"),
-         "reduction loop #1 is bound to TIDy"),
+        (SERIAL_COLUMNS, r"iteration loop #1 of the reduction is a serial loop of 40 inside its reduction loop #0: "
+                         r"its results are registers, indexed at compile time"),
         (HAND_REDUCTION.replace("fuser.output %s : !fuser.tensor<6xf32>", "fuser.output %s, %x : !fuser.tensor<6xf32>, !fuser.tensor<6x10xf32>")
          .replace("-> !fuser.tensor<6xf32> {\n  %s", "-> (!fuser.tensor<6xf32>, !fuser.tensor<6x10xf32>) {\n  %s"),
          "output #1 has shape \\[6, 10\\], the reduction \\[6\\]"),
@@ -269,7 +287,7 @@ def test_a_hand_written_reduction_split_with_a_tail() -> None:
 def test_written_reduction_schedules_not_lowered_yet_are_diagnostics(text: str, message: str) -> None:
     fusion = _fusion(text)
     with pytest.raises(LoweringError, match=message):
-        lower_segment(fusion, [TensorLayout.contiguous((6, 10))])
+        lower_segment(fusion, [TensorLayout.contiguous(tuple(fusion.inputs[0].type.get_shape()))])  # type: ignore[attr-defined]
 
 
 def test_seed000_segments_run_from_their_loop_nests() -> None:

@@ -34,6 +34,7 @@ from fuser.codegen.kernel_builders import KernelBuilder
 from fuser.codegen.lower.common import (
     ArgRef,
     LoweringError,
+    ScratchBuffer,
     TensorLayout,
     index_bits_for,
     kernel_arg_names,
@@ -580,12 +581,15 @@ def begin_kernel(
     name: str,
     block: tuple[int, int, int],
     iteration_elements: int,
+    scratch: Sequence[ScratchBuffer] = (),
 ) -> tuple[KernelBuilder, ElementEvaluator, list[ArgRef], list[SSAValue]]:
     """The start of every single-kernel lowering: a ``kernel.func`` taking the fusion's
-    inputs then its ``fuser.output`` operands (``ArgRef``s in that order), with 32-bit
-    indices when every offset fits, and an evaluator over its arguments.
+    inputs, its ``fuser.output`` operands, then the segment's ``scratch`` buffers
+    (``partial<k>``; ``ArgRef``s in that order), with 32-bit indices when every offset
+    fits, and an evaluator over its arguments.
 
-    Returns (builder, evaluator, argument refs, output arguments)."""
+    Returns (builder, evaluator, argument refs, output arguments); the scratch
+    arguments are the function's last ones."""
     from fuser.codegen.lower.common import (
         ArgRef,
     )
@@ -593,9 +597,11 @@ def begin_kernel(
     outs = list(fusion.output_op.values)
     args = [ArgRef("input", i) for i in range(len(fusion.inputs))]
     args += [ArgRef("output", j) for j in range(len(outs))]
+    args += [ArgRef("scratch", k) for k in range(len(scratch))]
     extents = [iteration_elements] + [max_offset(lay) for lay in in_layouts if lay is not None]
-    extents += [max_offset(lay) for lay in out_layouts]
-    names_types = zip(kernel_arg_names(fusion, outs), kernel_arg_types(fusion, args, []), strict=True)
+    extents += [max_offset(lay) for lay in out_layouts] + [buf.numel for buf in scratch]
+    names = kernel_arg_names(fusion, outs) + [f"partial{k}" for k in range(len(scratch))]
+    names_types = zip(names, kernel_arg_types(fusion, args, scratch), strict=True)
     b = KernelBuilder(name, list(names_types), block, index_bits_for(extents))
     tensors: dict[int, TensorInput] = {}
     scalars: dict[int, SSAValue] = {}
@@ -606,5 +612,5 @@ def begin_kernel(
             tensors[i] = TensorInput(arg, a.type.dtype, lay.shape, lay.strides, lay.pointer_align)
         else:
             scalars[i] = arg
-    out_args = list(b.func.args[len(fusion.inputs) :])
+    out_args = list(b.func.args[len(fusion.inputs) : len(fusion.inputs) + len(outs)])
     return b, ElementEvaluator(b, fusion, shapes, tensors, scalars), args, out_args

@@ -5,16 +5,26 @@ fusion that reduces; pointwise ones go to ``loop_nest.py``).
 The reduction result carries the loop domain (what ``schedule-fusions`` writes for the
 ``reduction`` kind, or a hand-written one); its logical ids are the reduced input's
 axes, the reduction ids included, so ``loop_structure`` gives the input's index in
-the loop indices. The loops are read as:
+the loop indices. Reduction and iteration loops may interleave; they are read as:
 
-* iteration loops (ids that are not reductions) first: ``BID``/``TID`` bound ones are
-  block and thread indices, serial ones ``scf.for``; they pick the output element;
-* then the reduction loops: serial and unrolled ones are ``scf.for`` loops carrying
-  the accumulator; the innermost one, when serial and at most 16 bytes of the input,
-  is unrolled into lanes whose loads become one vector load when consecutive and
-  aligned; one reduction loop may be bound to ``TIDx``: after the per-thread loops
-  the threads of the row combine their partials (``kernel.warp_reduce`` for 32
-  threads, ``kernel.block_reduce`` otherwise) and thread 0 writes;
+* ``BID``/``TID`` bound loops are block and thread indices, wherever they are;
+* serial loops before the first serial reduction loop run around the whole
+  reduction (``scf.for``), each iteration a separate result;
+* from the first serial reduction loop on, serial and unrolled reduction loops are
+  ``scf.for`` loops carrying the accumulators, and iteration loops are unrolled into
+  *slots*: one accumulator per iteration (a column sum's vector lanes, each its own
+  column); the innermost loop, when at most 16 iterations, is unrolled into lanes
+  whose loads become one vector load when consecutive and aligned;
+* reduction loops bound to ``TIDx``/``TIDy``/``TIDz`` combine the threads' partial
+  results (``kernel.warp_reduce`` for 32 threads of x, ``kernel.block_reduce`` over
+  those axes otherwise; several slots reduced across ``TIDy`` alone go through one
+  shared tile ``[TIDy][slot][TIDx]``, one barrier for all of them); threads whose
+  reduction thread indices are 0 store;
+* reduction loops bound to ``BIDx``/``BIDy``/``BIDz`` make it a grid reduction: each
+  block writes its partial result to a scratch buffer ``[splits][result elements]``
+  and a finishing kernel (32 results a block along ``TIDx``, up to 16 threads along
+  ``TIDy`` each combining every 16th split, then a block reduction) stores the
+  outputs;
 * an element outside the input (a split that does not divide) contributes nothing
   (its load is not issued); the cross-thread combine runs in every thread.
 
@@ -27,12 +37,21 @@ epilogue such as ``sum * 2``), all of the reduction's shape up to axes of extent
          !iterdomain.id<128, reduction, TIDx>, !iterdomain.id<4, reduction>]
 
 is one block per row, 128 threads each summing 2 vectors of 4 floats, a block
-reduction, and thread 0 storing the row's sum.
+reduction, and thread 0 storing the row's sum. A column sum::
+
+    iterdomain.loop %s [%s_bidx, %s_bidy, %10, %s_unroll, %s_tidy, %s_tidx, %s_vec] : !fuser.tensor<1024xf32>
+        [!iterdomain.id<8, BIDx>, !iterdomain.id<132, reduction, BIDy>, !iterdomain.id<4, reduction>,
+         !iterdomain.id<4, reduction, unroll>, !iterdomain.id<8, reduction, TIDy>,
+         !iterdomain.id<32, TIDx>, !iterdomain.id<4, vectorize>]
+
+is 8 x 132 blocks, each thread folding 4 x 4 rows of a 4-wide vector into 4
+accumulators, combined over the 8 rows of threads, one partial result per block
+and column; then the finishing kernel.
 
 Outputs at the input's size (normalizations) need the reduction placed at a loop
 (``compute_at``): ``loop_nest_compute_at.py`` lowers those. Not yet: several
-reductions without placements, Welford/variance, reductions bound to ``TIDy``/``BID``
-(grid reductions): each is a diagnostic naming it.
+reductions without placements, an unplaced Welford/variance: each is a diagnostic
+naming it.
 """
 
 from __future__ import annotations
@@ -42,11 +61,20 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation, SSAValue
 
-from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
+from fuser.codegen.lower.common import (
+    LoweredFusion,
+    LoweredKernel,
+    LoweringError,
+    ScratchBuffer,
+    TensorLayout,
+)
 from fuser.codegen.lower.elementwise import Dim, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
+    BLOCK_DIMS,
+    GRID_DIMS,
     MAX_LANES,
     PARALLEL_DIMS,
+    SERIAL_TYPES,
     all_of,
     bounded_index,
     lane_indices,
@@ -56,12 +84,16 @@ from fuser.codegen.lower.loop_index import (
     reindex,
     same_elements,
 )
-from fuser.codegen.lower.rows import RowReduction
+from fuser.codegen.lower.rows import RowReduction, accumulator_dtype
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import IterType, ParallelType
-from fuser.ir.schedule import loop_structure
+from fuser.ir.schedule import LoopStructure, loop_structure
 
 __all__ = ["lower_scheduled_reduction"]
+
+FINISH_ROWS = 16
+"""Threads along ``TIDy`` of a grid reduction's finishing kernel (fewer when there
+are fewer partial results)."""
 
 
 
@@ -73,7 +105,8 @@ def lower_scheduled_reduction(
     out_layouts: Sequence[TensorLayout],
     name: str,
 ) -> LoweredFusion:
-    """One kernel from the loop nest written on the reduction of ``fusion``."""
+    """The kernels of the loop nest written on the reduction of ``fusion``: one, or a
+    partials kernel and a finishing kernel for a grid reduction."""
     fname = f"@{fusion.sym_name.data}"
     if len(reductions) != 1:
         raise LoweringError(
@@ -81,79 +114,288 @@ def lower_scheduled_reduction(
         )
     (red,) = reductions
     if not isinstance(red, F.ReductionOp):
-        raise LoweringError(f"{fname}: {red.name}: written schedules of Welford/variance reductions are not lowered yet")
-    result = red.result
+        raise LoweringError(
+            f"{fname}: {red.name}: an unplaced written schedule of a Welford/variance reduction is not lowered "
+            "yet; place it at a loop (compute_at)"
+        )
     try:
-        ls = loop_structure(fusion, result)
+        ls = loop_structure(fusion, red.result)
     except ValueError as e:
         raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
-    outs = list(fusion.output_op.values)
-    for j, v in enumerate(outs):
-        if not isinstance(v.type, F.TensorType) or not same_elements(shapes[v], shapes[result]):
-            raise LoweringError(
-                f"{fname}: output #{j} has shape {list(shapes.get(v, ()))}, the reduction "
-                f"{list(shapes[result])}; a written reduction schedule writes outputs of the "
-                "reduction's shape, up to axes of extent 1; a normalization places the "
-                "reduction at a loop (compute_at), as schedule-fusions does for the inner "
-                "persistent kind"
-            )
-    extents: list[int] = []
-    for k, a in enumerate(ls.loops):
-        if a.static_extent is None:
-            raise LoweringError(f"{fname}: loop #{k} of the reduction has symbolic extent {a.extent}; bind the sizes first")
-        extents.append(a.static_extent)
-    is_red = [a.iter_type == IterType.reduction for a in ls.loops]
-    first_red = is_red.index(True) if any(is_red) else len(is_red)
-    if any(is_red[:first_red]) or not all(is_red[first_red:]):
-        raise LoweringError(f"{fname}: the reduction's loops must be its iteration loops, then its reduction loops")
-    tpr = 1
-    for k in range(first_red, len(ls.loops)):
-        pt = ls.loops[k].parallel_type
-        if pt == ParallelType.TIDx:
-            tpr = extents[k]
-        elif pt not in (ParallelType.serial, ParallelType.unroll):
-            raise LoweringError(
-                f"{fname}: reduction loop #{k} is bound to {pt}; a written reduction is lowered with "
-                "serial loops and TIDx so far"
-            )
-    grid, block, _ = launch_shape(fname, ls, result)
-    b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, block, math.prod(extents))
-    acc = RowReduction(red, ev, math.prod(shapes[red.input][int(d)] for d in red.dims.get_values()))
-    src = red.input  # type: ignore[attr-defined]
-    in_shape = shapes[src]
-    axes = ls.logical  # the input's axes, in order
-    out_axes = [a for a in axes if a.tensor_axis is not None]
+    return _ReductionNest(fusion, red, ls, shapes, in_layouts, out_layouts, name).run()
 
-    last = len(ls.loops) - 1
-    # The innermost serial reduction loop, when short, is unrolled into lanes: their
-    # loads become one vector where consecutive (of at most 16 bytes of the tensor
-    # actually loaded, which may be narrower than the reduction's input: a bf16 input
-    # cast to f32).
-    lanes_loop = (
-        last if last >= first_red and ls.loops[last].parallel_type == ParallelType.serial
-        and 1 < extents[last] <= MAX_LANES else None
-    )
 
-    def accumulate(env: dict, state: list[SSAValue]) -> list[SSAValue]:
-        """Fold the input elements at ``env`` (all lanes of the innermost loop when it
-        is unrolled into lanes) into ``state``."""
-        lane_var = f"i{lanes_loop}" if lanes_loop is not None else None
-        width = extents[lanes_loop] if lanes_loop is not None else 1
+class _ReductionNest:
+    """The lowering of one written reduction schedule (module docstring)."""
+
+    def __init__(
+        self,
+        fusion: F.FusionOp,
+        red: F.ReductionOp,
+        ls: LoopStructure,
+        shapes: dict[SSAValue, tuple[int, ...]],
+        in_layouts: Sequence[TensorLayout | None],
+        out_layouts: Sequence[TensorLayout],
+        name: str,
+    ) -> None:
+        self.fusion, self.red, self.ls, self.shapes, self.name = fusion, red, ls, shapes, name
+        self.in_layouts, self.out_layouts = in_layouts, out_layouts
+        self.fname = f"@{fusion.sym_name.data}"
+        self.result = red.result
+        self.outs = list(fusion.output_op.values)
+
+    def error(self, msg: str) -> LoweringError:
+        return LoweringError(f"{self.fname}: {msg}")
+
+    # ---- reading the loops --------------------------------------------------------
+    def classify(self) -> None:
+        ls, shapes = self.ls, self.shapes
+        for j, v in enumerate(self.outs):
+            if not isinstance(v.type, F.TensorType) or not same_elements(shapes[v], shapes[self.result]):
+                raise self.error(
+                    f"output #{j} has shape {list(shapes.get(v, ()))}, the reduction "
+                    f"{list(shapes[self.result])}; a written reduction schedule writes outputs of the "
+                    "reduction's shape, up to axes of extent 1; a normalization places the "
+                    "reduction at a loop (compute_at), as schedule-fusions does for the inner "
+                    "persistent kind"
+                )
+        self.extents: list[int] = []
+        for k, a in enumerate(ls.loops):
+            if a.static_extent is None:
+                raise self.error(f"loop #{k} of the reduction has symbolic extent {a.extent}; bind the sizes first")
+            self.extents.append(a.static_extent)
+        is_red = [a.iter_type == IterType.reduction for a in ls.loops]
+        serial = [a.parallel_type not in PARALLEL_DIMS for a in ls.loops]
+        folds = [k for k in range(len(ls.loops)) if is_red[k] and serial[k]]
+        self.first_fold = folds[0] if folds else len(ls.loops)
+        # Iteration loops inside a folded reduction loop: each of their iterations is
+        # a separate result, an accumulator slot indexed at compile time.
+        self.slots = [k for k in range(self.first_fold, len(ls.loops)) if serial[k] and not is_red[k]]
+        for k in self.slots:
+            a = ls.loops[k]
+            if a.parallel_type not in (ParallelType.unroll, ParallelType.vectorize) and self.extents[k] > MAX_LANES:
+                raise self.error(
+                    f"iteration loop #{k} of the reduction is a serial loop of {self.extents[k]} inside its reduction "
+                    f"loop #{self.first_fold}: its results are registers, indexed at compile time: unroll it or "
+                    "move it outside the reduction loops"
+                )
+        self.red_threads = sorted(
+            BLOCK_DIMS[a.parallel_type] for a, r in zip(ls.loops, is_red, strict=True) if r and a.parallel_type in BLOCK_DIMS
+        )
+        self.red_blocks = [k for k, a in enumerate(ls.loops) if is_red[k] and a.parallel_type in GRID_DIMS]
+        last = len(ls.loops) - 1
+        # The innermost loop inside the reduction, when short, is unrolled into lanes:
+        # their loads become one vector where consecutive (of at most 16 bytes of the
+        # tensor actually loaded, which may be narrower than the reduction's input: a
+        # bf16 input cast to f32). Lanes of a reduction loop fold into one
+        # accumulator, lanes of an iteration loop into their slots.
+        self.lane = (
+            last if last >= self.first_fold and ls.loops[last].parallel_type in (*SERIAL_TYPES, ParallelType.vectorize)
+            and 1 < self.extents[last] <= MAX_LANES else None
+        )
+
+    def slot(self, env: dict[str, int | SSAValue]) -> int:
+        n = 0
+        for k in self.slots:
+            n = n * self.extents[k] + env[f"i{k}"]  # type: ignore[operator]
+        return n
+
+    def slot_envs(self) -> list[dict[str, int]]:
+        """The slot loops' indices of each slot, in slot order."""
+        envs: list[dict[str, int]] = [{}]
+        for k in self.slots:
+            envs = [{**e, f"i{k}": i} for e in envs for i in range(self.extents[k])]
+        return envs
+
+    # ---- the kernels ----------------------------------------------------------------
+    def run(self) -> LoweredFusion:
+        self.classify()
+        red, shapes = self.red, self.shapes
+        grid, block, _ = launch_shape(self.fname, self.ls, self.result)
+        self.n_out = math.prod(shapes[self.result])
+        self.groups = math.prod(self.extents[k] for k in self.red_blocks)
+        scratch: list[ScratchBuffer] = []
+        if self.red_blocks:
+            scratch = [ScratchBuffer(self.groups * self.n_out, accumulator_dtype(red))]
+        iterations = max(math.prod(self.extents), self.groups * self.n_out)
+        b, ev, args, out_args = begin_kernel(
+            self.fusion, shapes, self.in_layouts, self.out_layouts, self.name, block, iterations, scratch
+        )
+        self.b, self.ev, self.out_args = b, ev, out_args
+        self.partials = list(b.func.args[len(b.func.args) - len(scratch) :])
+        self.acc = RowReduction(red, ev, math.prod(shapes[red.input][int(d)] for d in red.dims.get_values()))
+        self.block = block
+        n_slots = math.prod(self.extents[k] for k in self.slots)
+        # Several slots reduced across TIDy only: one shared tile for all of them.
+        self.tile = (
+            b.shared([block[1], n_slots, block[0]], accumulator_dtype(red).to_xdsl(), 0, "slots_tile")
+            if self.red_threads == [1] and n_slots > 1 and block[2] == 1 else None
+        )
+        self.iterate(0, {})
+        kernels = [LoweredKernel(b.finish(), self.name, block, grid, args)]
+        if self.red_blocks:
+            kernels.append(self.finish_kernel(scratch))
+        return LoweredFusion(red.name.split(".", 1)[1], kernels, scratch)
+
+    def iterate(self, k: int, env: dict[str, int | SSAValue]) -> None:
+        """The loops before the first folded reduction loop: indices and loops around
+        the whole reduction."""
+        b, ev = self.b, self.ev
+        if k == self.first_fold:
+            self.reduce(env)
+            return
+        a = self.ls.loops[k]
+        if a.parallel_type in PARALLEL_DIMS or self.extents[k] == 1:
+            self.iterate(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type) if self.extents[k] > 1 else 0})
+            return
+
+        def body(iv: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            self.iterate(k + 1, {**env, f"i{k}": iv})
+            return []
+
+        b.for_(0, self.extents[k], 1, ev.in_scope(body), unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")  # type: ignore[arg-type]
+
+    def reduce(self, env: dict[str, int | SSAValue]) -> None:
+        """Fold every slot's elements, combine across the reduction's threads, then
+        store the results (or, for a grid reduction, each block's partial result)."""
+        b, ev = self.b, self.ev
+        acc = self.acc
+        width = len(acc.init())
+        n_slots = math.prod(self.extents[k] for k in self.slots)
+        for k in range(self.first_fold, len(self.ls.loops)):  # thread and block indices
+            a = self.ls.loops[k]
+            if a.parallel_type in PARALLEL_DIMS:
+                env = {**env, f"i{k}": parallel_index(b, a.parallel_type) if self.extents[k] > 1 else 0}
+        state = self.fold_loops(self.first_fold, env, acc.init() * n_slots)
+        # Every thread reaches the combine (a barrier): only elements are predicated.
+        threads = math.prod(
+            self.extents[k] for k, a in enumerate(self.ls.loops)
+            if a.iter_type == IterType.reduction and a.parallel_type in BLOCK_DIMS
+        )
+        if self.tile is not None:
+            state = self.combine_in_shared(state)
+        else:
+            state = [v for n in range(n_slots) for v in acc.cross(state[n * width : (n + 1) * width], threads, self.red_threads)]
+        for n, slot_env in enumerate(self.slot_envs()):
+            senv = {**env, **slot_env}
+            idx, conds = self.out_index(senv)
+            if self.tile is not None:  # slot n was combined by the threads of row n % TIDy
+                conds.append(b.cmp("eq", b.thread_id("y"), n % self.block[1]))
+            else:
+                for d in self.red_threads:
+                    conds.append(b.cmp("eq", b.thread_id("xyz"[d]), 0))
+            part = state[n * width : (n + 1) * width]
+            if self.red_blocks:
+                g: int | SSAValue = 0
+                for k in self.red_blocks:
+                    g = b.add(b.mul(g, self.extents[k]), parallel_index(b, self.ls.loops[k].parallel_type))
+
+                def write(idx: tuple = idx, part: list = part, g: int | SSAValue = g) -> list[SSAValue]:
+                    off = b.add(b.mul(g, self.n_out), ev.materialize(ev.ravel(idx, self.shapes[self.result])))
+                    b.store(part[0], self.partials[0], [off])
+                    return []
+
+                b.if_(all_of(b, conds), ev.in_scope(write))
+            else:
+                b.if_(all_of(b, conds), ev.in_scope(lambda idx=idx, part=part: self.store(idx, part)))
+
+    def combine_in_shared(self, state: list[SSAValue]) -> list[SSAValue]:
+        """The slots' accumulators combined across ``TIDy`` through one shared tile
+        ``[TIDy][slot][TIDx]``: after one barrier the threads of row ``n % TIDy`` fold
+        slot ``n`` over the rows (one barrier for every slot, where a block reduction
+        per slot would take two each). Slot ``n``'s result is valid in those threads."""
+        b, acc = self.b, self.acc
+        ty = self.block[1]
+        tidy, tidx = b.thread_id("y"), b.thread_id("x")
+        b.barrier()  # an earlier iteration's combine may still read the tile
+        for n, v in enumerate(state):
+            b.store(v, self.tile, [tidy, n, tidx])
+        b.barrier()
+        out = []
+        for n in range(len(state)):
+            total = b.load(self.tile, [0, n, tidx])
+            for r in range(1, ty):
+                total = acc.merge([total], [b.load(self.tile, [r, n, tidx])])[0]
+            out.append(total)
+        return out
+
+    def out_index(self, env: dict[str, int | SSAValue]) -> tuple[tuple[Dim, ...], list[SSAValue | bool]]:
+        """The reduction result's index at ``env`` (iteration loops) and its bounds."""
+        b, ev = self.b, self.ev
+        axes = [a for a in self.ls.logical if a.tensor_axis is not None]
+        shape = self.shapes[self.result]
+        values, conds = bounded_index(
+            b, [(a.index, shape[a.tensor_axis]) for a in axes if a.iter_type != IterType.reduction], env, self.extents,  # type: ignore[index]
+        )
+        it = iter(values)
+        idx = tuple(Dim.const(0) if a.iter_type == IterType.reduction else ev.as_dim(next(it)) for a in axes)
+        return idx, conds
+
+    def store(self, idx: tuple[Dim, ...], state: list[SSAValue]) -> list[SSAValue]:
+        """Every output (the result or an epilogue at its index) at ``idx``."""
+        b, ev = self.b, self.ev
+        saved = dict(ev.hooks)
+        for r, v in zip(self.red.results, self.acc.results(state), strict=True):
+            ev.hooks[r] = lambda _idx, v=v: v
+        for j, v in enumerate(self.outs):
+            lay = self.out_layouts[j]
+            out_idx = reindex(idx, self.shapes[self.result], self.shapes[v])
+            val = b.to_storage(ev.value(v, out_idx), F.dtype_of(v.type).to_xdsl())
+            b.store(val, self.out_args[j], [offset_in(ev, lay.shape, lay.strides, out_idx)])
+        ev.hooks = saved
+        return []
+
+    def fold_loops(self, k: int, env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+        """The loops from the first folded one: reduction loops carry the slots'
+        accumulators, slot loops are unrolled, the lane loop is the leaf."""
+        b, ev = self.b, self.ev
+        if k == len(self.ls.loops) or k == self.lane:
+            return self.accumulate(env, state)
+        a = self.ls.loops[k]
+        ext = self.extents[k]
+        if a.parallel_type in PARALLEL_DIMS:  # bound in ``reduce``
+            return self.fold_loops(k + 1, env, state)
+        if ext == 1:
+            return self.fold_loops(k + 1, {**env, f"i{k}": 0}, state)
+        if k in self.slots:
+            for i in range(ext):
+                state = self.fold_loops(k + 1, {**env, f"i{k}": i}, state)
+            return state
+
+        def body(iv: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            return self.fold_loops(k + 1, {**env, f"i{k}": iv}, carried)
+
+        return b.for_(0, ext, 1, ev.in_scope(body), inits=state,  # type: ignore[arg-type]
+                      unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")
+
+    def accumulate(self, env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+        """Fold the input elements at ``env`` (all lanes of the lane loop) into their
+        slots of ``state``."""
+        b, ev, acc = self.b, self.ev, self.acc
+        src = self.red.input  # type: ignore[attr-defined]
+        in_shape = self.shapes[src]
+        axes = self.ls.logical  # the input's axes, in order
+        lane_var = f"i{self.lane}" if self.lane is not None else None
+        width = self.extents[self.lane] if self.lane is not None else 1
         exprs = [(a.index, e) for a, e in zip(axes, in_shape, strict=True)]
         along = lanes_axis([a.index for a in axes], lane_var, width, in_shape)
-        together = along is not None
-        groups: list[list[int]] = [list(range(width))] if together else [[j] for j in range(width)]
+        groups: list[list[int]] = [list(range(width))] if along is not None else [[j] for j in range(width)]
+        w = len(acc.init())
         for group in groups:
-            lane_env = dict(env)
-            if lane_var is not None:
-                lane_env[lane_var] = group[0]
-            values, conds = bounded_index(b, exprs, lane_env, extents)
+            envs = [{**env, lane_var: j} if lane_var is not None else dict(env) for j in group]
+            values, conds = bounded_index(b, exprs, envs[0], self.extents)
             first = [ev.as_dim(v) for v in values]
             lanes = lane_indices(first, width, along) if along is not None and len(group) > 1 else [tuple(first)]
 
-            def fold(lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
+            def fold(envs: list = envs, lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
                 ev.prefetch(src, lanes)
-                return acc.update(state, [(ev.value(src, i), None) for i in lanes])
+                items: dict[int, list] = {}
+                for e, i in zip(envs, lanes, strict=True):
+                    items.setdefault(self.slot(e), []).append((ev.value(src, i), None))
+                out = list(state)
+                for n, chunk in items.items():
+                    out[n * w : (n + 1) * w] = acc.update(state[n * w : (n + 1) * w], chunk)
+                return out
 
             pred = all_of(b, conds)
             if pred is True:
@@ -162,60 +404,37 @@ def lower_scheduled_reduction(
                 state = b.if_(pred, ev.in_scope(fold), lambda state=state: state, [v.type for v in state])  # type: ignore[arg-type]
         return state
 
-    def reduce_loops(k: int, env: dict, state: list[SSAValue]) -> list[SSAValue]:
-        if k > last or k == lanes_loop:
-            return accumulate(env, state)
-        a = ls.loops[k]
-        if a.parallel_type in PARALLEL_DIMS or extents[k] == 1:
-            return reduce_loops(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type) if extents[k] > 1 else 0}, state)
-
-        def body(iv: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
-            return reduce_loops(k + 1, {**env, f"i{k}": iv}, carried)
-
-        return b.for_(0, extents[k], 1, ev.in_scope(body), inits=state,  # type: ignore[arg-type]
-                      unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")
-
-    def finish(env: dict) -> None:
-        # Every thread reaches the cross-thread combine (a barrier); the reduction
-        # TIDx index is bound in env by the loops below.
-        state = reduce_loops(first_red, env, acc.init())
-        results = acc.results(acc.cross(state, tpr))
-        for r, v in zip(red.results, results, strict=True):
-            ev.hooks[r] = lambda _idx, v=v: v
-        idx_values, conds = bounded_index(
-            b, [(a.index, shapes[result][a.tensor_axis]) for a in out_axes if a.iter_type != IterType.reduction],
-            env, extents,
+    def finish_kernel(self, scratch: list[ScratchBuffer]) -> LoweredKernel:
+        """The grid reduction's second kernel: 32 result elements a block along
+        ``TIDx``; the threads along ``TIDy`` each combine every ``TIDy``-th block's
+        partial result, then a block reduction over ``TIDy``; row 0 stores the
+        outputs."""
+        tx = 32
+        ty = min(FINISH_ROWS, 1 << max(0, (self.groups - 1).bit_length()))
+        grid = (-(-self.n_out // tx), 1, 1)
+        name = f"{self.name}_finish"
+        b, ev, args, out_args = begin_kernel(
+            self.fusion, self.shapes, self.in_layouts, self.out_layouts, name, (tx, ty, 1),
+            self.groups * self.n_out, scratch,
         )
-        it = iter(idx_values)
-        idx = tuple(Dim.const(0) if a.iter_type == IterType.reduction else ev.as_dim(next(it)) for a in out_axes)
-        if tpr > 1:
-            conds.append(b.cmp("eq", b.thread_id("x"), 0))
+        self.b, self.ev, self.out_args = b, ev, out_args
+        self.acc = acc = RowReduction(self.red, ev, self.acc.cols)
+        partial = b.func.args[len(b.func.args) - 1]
+        o = b.add(b.mul(b.block_id("x"), tx), b.thread_id("x"))
+        inside = b.cmp("slt", o, self.n_out)
+        tidy = b.thread_id("y")
+
+        def step(g: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            def load() -> list[SSAValue]:
+                return acc.merge(carried, [b.load(partial, [b.add(b.mul(g, self.n_out), o)])])
+
+            return b.if_(inside, ev.in_scope(load), lambda: carried, [v.type for v in carried])
+
+        state = b.for_(tidy, self.groups, ty, ev.in_scope(step), inits=acc.init(), iv_name="g")
+        state = acc.cross(state, ty, (1,))
 
         def store() -> list[SSAValue]:
-            for j, v in enumerate(outs):
-                lay = out_layouts[j]
-                out_idx = reindex(idx, shapes[result], shapes[v])
-                val = b.to_storage(ev.value(v, out_idx), F.dtype_of(v.type).to_xdsl())
-                b.store(val, out_args[j], [offset_in(ev, lay.shape, lay.strides, out_idx)])
-            return []
+            return self.store(ev.unravel(o, self.shapes[self.result]), state)
 
-        b.if_(all_of(b, conds), ev.in_scope(store))
-
-    def iterate(k: int, env: dict) -> None:
-        if k == first_red:
-            finish(env)
-            return
-        a = ls.loops[k]
-        if a.parallel_type in PARALLEL_DIMS or extents[k] == 1:
-            iterate(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type) if extents[k] > 1 else 0})
-            return
-
-        def body(iv: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            iterate(k + 1, {**env, f"i{k}": iv})
-            return []
-
-        b.for_(0, extents[k], 1, ev.in_scope(body), unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")  # type: ignore[arg-type]
-
-    iterate(0, {})
-    module = b.finish()
-    return LoweredFusion(red.name.split(".", 1)[1], [LoweredKernel(module, name, block, grid, args)])
+        b.if_(b.and_(inside, b.cmp("eq", tidy, 0)), ev.in_scope(store))
+        return LoweredKernel(b.finish(), name, (tx, ty, 1), grid, args)

@@ -158,6 +158,18 @@ def _identity_value(ev: ElementEvaluator, kind: str, dt: DType) -> SSAValue:
 _CROSS_KIND = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "var": "welford"}
 
 
+def accumulator_dtype(op: Operation) -> DType:
+    """The dtype a reduction accumulates in: the compute type of the result for sum
+    and prod, of the input for max and min (int32 for bool), f32 (f64 for an f64
+    input) for Welford/variance."""
+    in_dt = F.dtype_of(op.input.type)  # type: ignore[attr-defined]
+    if isinstance(op, F.ReductionOp):
+        if op.name.split(".", 1)[1] in ("sum", "prod"):
+            return compute_dtype(F.dtype_of(op.result.type))
+        return DType.int32 if in_dt.is_bool else compute_dtype(in_dt)
+    return DType.float64 if in_dt == DType.float64 else DType.float32
+
+
 class RowReduction:
     """One fusion reduction as a per-thread accumulator, its cross-thread combine and
     its results (see the module docstring for the dtypes)."""
@@ -168,16 +180,8 @@ class RowReduction:
         self.b = ev.b
         self.cols = cols
         self.in_dt = F.dtype_of(op.input.type)  # type: ignore[attr-defined]
-        if isinstance(op, F.ReductionOp):
-            self.kind = op.name.split(".", 1)[1]
-            out_dt = F.dtype_of(op.result.type)
-            if self.kind in ("sum", "prod"):
-                self.acc_dt = compute_dtype(out_dt)
-            else:
-                self.acc_dt = DType.int32 if self.in_dt.is_bool else compute_dtype(self.in_dt)
-        else:
-            self.kind = "var"
-            self.acc_dt = DType.float64 if self.in_dt == DType.float64 else DType.float32
+        self.kind = op.name.split(".", 1)[1] if isinstance(op, F.ReductionOp) else "var"
+        self.acc_dt = accumulator_dtype(op)
         self.is_float = self.acc_dt.is_float
 
     # -- per thread --
@@ -269,13 +273,16 @@ class RowReduction:
         return [mean, m2, n]
 
     # -- across the row --
-    def cross(self, state: list[SSAValue], threads_per_row: int) -> list[SSAValue]:
+    def cross(self, state: list[SSAValue], threads_per_row: int, dims: Sequence[int] = (0,)) -> list[SSAValue]:
+        """Combine ``state`` (one or more accumulators) across the threads that differ
+        only in the thread axes ``dims`` (``threads_per_row`` of them); every thread
+        gets its group's result."""
         kind = _CROSS_KIND[self.kind]
         if threads_per_row == 1:
             return state
-        if threads_per_row == 32:
+        if threads_per_row == 32 and tuple(dims) == (0,):
             return self.b.warp_reduce(state, kind)
-        return self.b.block_reduce(state, kind, (0,))
+        return self.b.block_reduce(state, kind, tuple(dims))
 
     def results(self, state: list[SSAValue]) -> list[SSAValue]:
         """The op's results (compute types of their dtypes, rounded)."""

@@ -44,6 +44,6 @@ fuser.fusion @cols(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
 // ALL:         iterdomain.loop %s
 // ALL-NOT:     iterdomain.loop %s
 // ALL-LABEL: fuser.fusion @cols
-// ALL:         iterdomain.loop %s [%s_bidx, %s_bidy,
+// ALL:         iterdomain.loop %s [%s_bidx, %{{[0-9]+}}, %s_unroll, %s_tidy, %s_tidx, %s_vec]
 
 // UNKNOWN: fuser-opt: error: schedule-fusions: unknown kind 'columns' in kinds (expected scheduler kinds no_op, expr_eval, pointwise, reduction, inner_persistent, outer_persistent, inner_outer_persistent, transpose or inner_reduction)
