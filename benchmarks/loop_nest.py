@@ -4,7 +4,7 @@
 
 For the pointwise, row-sum and normalization (softmax, RMSNorm, layer norm, seed 000's sum +
 broadcast + add) anchor workloads, the 2-D broadcast of docs/examples/scale_bias and two transposes
-(``x.T + b``, a batched ``transpose(1, 2)``), column and middle-axis sums, ``fd.execute`` with the
+(``x.T + b``, a batched ``transpose(1, 2)``), column and middle-axis sums, the outer normalization, ``fd.execute`` with the
 driver's pipeline (``fuser.schedule`` lowered by ``codegen/lower/pointwise.py`` or ``rows.py``) and
 with ``schedule-fusions`` appended (the loop nest it writes lowered by ``codegen/lower/loop_nest.py``,
 ``loop_nest_reduction.py`` or, for tensors computed at a loop, ``loop_nest_compute_at.py``): the
@@ -69,7 +69,7 @@ def main() -> None:
     for dt in ("float32", "bfloat16"):
         for w in workloads():
             if w.name in ("gelu_bookend_views", "transpose_bookend_views", "sum_bcast_add_8192x3072") or w.name.startswith(
-                ("row_sum", "col_sum", "softmax", "rmsnorm", "layernorm")
+                ("row_sum", "col_sum", "outer_norm", "softmax", "rmsnorm", "layernorm")
             ):
                 cases.append((w.name, dt, lambda w=w, dt=dt: build(w, dt), w.shapes))
         fdt = DataType.Float if dt == "float32" else DataType.BFloat16

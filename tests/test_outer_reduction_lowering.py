@@ -92,3 +92,59 @@ def test_a_grid_reduction_is_a_partials_kernel_and_a_finishing_kernel() -> None:
     assert "float slots_tile[8][4][32];" in a and "fuser_block_reduce" not in a[a.index("__global__"):]
     assert "Vec<float, 4> x_v = " in a and "#pragma unroll" in a
     assert "fuser_block_reduce<false, true, false>" in b
+
+
+# ---- outer normalizations: statistics, then an apply kernel ----------------------------
+
+OUTER_SUM_NORM = """
+fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32> {
+  %s = fuser.sum %x {dims = array<i64: 0>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  %sb = fuser.broadcast %s {is_broadcast_dim = array<i1: true, false>} : (!fuser.tensor<?xf32>) -> !fuser.tensor<1x?xf32>
+  %y = fuser.sub %x, %sb : (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) -> !fuser.tensor<?x?xf32>
+  fuser.output %y : !fuser.tensor<?x?xf32>
+}"""
+
+OUTER_VAR_NORM = """
+fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) {
+  %v, %m = fuser.var_mean %x {dims = array<i64: 0>, correction = 0.000000e+00 : f64, keepdim = true} : (!fuser.tensor<?x?xf32>) -> (!fuser.tensor<1x?xf32>, !fuser.tensor<1x?xf32>)
+  %c = fuser.constant 1.000000e-05 : f64
+  %ve = fuser.add %v, %c : (!fuser.tensor<1x?xf32>, f64) -> !fuser.tensor<1x?xf32>
+  %r = fuser.rsqrt %ve : (!fuser.tensor<1x?xf32>) -> !fuser.tensor<1x?xf32>
+  %d = fuser.sub %x, %m : (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) -> !fuser.tensor<?x?xf32>
+  %y = fuser.mul %d, %r : (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) -> !fuser.tensor<?x?xf32>
+  fuser.output %y, %m : !fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>
+}"""
+
+
+@pytest.mark.parametrize(("text", "shape", "kernels"), [
+    (OUTER_SUM_NORM, "100x70", 2), (OUTER_SUM_NORM, "1024x64", 3),
+    (OUTER_VAR_NORM, "100x70", 2), (OUTER_VAR_NORM, "33x8", 2),
+])
+def test_outer_normalizations_run_from_their_loop_nests(text: str, shape: str, kernels: int) -> None:
+    """The outer persistent kind: the statistics (a sum, or Welford's mean, M2 and
+    count, merged by Chan's formula across threads and grid splits) into scratch
+    buffers, then an apply kernel over the output's loop nest reading them; the mean
+    (an output of the statistics' shape) is stored by the statistics kernels."""
+    fusion = _scheduled(text, f"0={shape}")
+    assert fusion.attributes["fuser.schedule"].data["kind"].data == "outer_persistent"  # type: ignore[attr-defined]
+    x = _inputs(fusion, 4)
+    got, lowered = run_segment_on_cpu(fusion, x)
+    for g, w in zip(got, run_fusion(fusion, x), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    assert len(lowered.kernels) == kernels
+    assert lowered.kernels[-1].name.endswith("_apply")
+
+
+VAR_MEAN = """
+fuser.fusion @vm(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?xf32>, !fuser.tensor<?xf32>) {
+  %v, %m = fuser.var_mean %x {dims = array<i64: DIM>, correction = 1.000000e+00 : f64, keepdim = false} : (!fuser.tensor<?x?xf32>) -> (!fuser.tensor<?xf32>, !fuser.tensor<?xf32>)
+  fuser.output %v, %m : !fuser.tensor<?xf32>, !fuser.tensor<?xf32>
+}"""
+
+
+@pytest.mark.parametrize(("dim", "shape"), [("0", "300x33"), ("0", "100x70"), ("1", "8x1000"), ("1", "100x70")])
+def test_unplaced_var_mean_runs(dim: str, shape: str) -> None:
+    """``var_mean`` over the rows (a grid Welford at 300x33: the blocks' mean, M2 and
+    count in three scratch buffers) and over the columns."""
+    fusion = _scheduled(VAR_MEAN.replace("DIM", dim), f"0={shape}")
+    _run(fusion, 5, rtol=1e-4)

@@ -36,12 +36,18 @@ lowerings (``pointwise.py``, ``rows.py``...) lower fusions that carry only
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
-from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
-from fuser.codegen.lower.elementwise import Dim, begin_kernel, offset_in
+from fuser.codegen.lower.common import (
+    LoweredFusion,
+    LoweredKernel,
+    LoweringError,
+    ScratchBuffer,
+    TensorLayout,
+)
+from fuser.codegen.lower.elementwise import Dim, ElementEvaluator, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
     PARALLEL_DIMS,
     all_of,
@@ -65,7 +71,7 @@ from fuser.ir.dialects.iterdomain import (
 from fuser.ir.schedule import LoopStructure, loop_structure
 from fuser.schedulers.analysis.graph import is_reduction
 
-__all__ = ["has_loop_nest", "lower_scheduled", "reductions_of"]
+__all__ = ["has_loop_nest", "lower_scheduled", "pointwise_kernel", "reductions_of"]
 
 
 def has_loop_nest(fusion: F.FusionOp) -> bool:
@@ -91,12 +97,32 @@ def lower_scheduled(
 ) -> LoweredFusion:
     """One kernel from the loop nest written on ``fusion`` (module docstring)."""
     fname = f"@{fusion.sym_name.data}"
-    outs = list(fusion.output_op.values)
-    if not outs:
+    if not fusion.output_op.values:
         raise LoweringError(f"{fname}: a scheduled fusion needs an output")
     if reductions_of(fusion):
         raise LoweringError(f"{fname}: the fusion reduces; loop_nest_reduction lowers it")
-    structures = [_structure(fusion, v, j) for j, v in enumerate(outs)]
+    kernel = pointwise_kernel(fusion, shapes, in_layouts, out_layouts, name, range(len(fusion.output_op.values)))
+    return LoweredFusion(scheduled_kind(fusion), [kernel])
+
+
+def pointwise_kernel(
+    fusion: F.FusionOp,
+    shapes: dict[SSAValue, tuple[int, ...]],
+    in_layouts: Sequence[TensorLayout | None],
+    out_layouts: Sequence[TensorLayout],
+    name: str,
+    stores: Sequence[int],
+    scratch: Sequence[ScratchBuffer] = (),
+    hook: Callable[[ElementEvaluator, list[SSAValue]], None] | None = None,
+) -> LoweredKernel:
+    """The kernel of the outputs ``stores`` (positions in ``fuser.output``) over their
+    common loop nest. ``scratch``: the segment's scratch buffers, passed last;
+    ``hook(evaluator, scratch arguments)`` may provide values (an outer
+    normalization's statistics, computed by an earlier kernel)."""
+    fname = f"@{fusion.sym_name.data}"
+    all_outs = list(fusion.output_op.values)
+    outs = [all_outs[j] for j in stores]
+    structures = [_structure(fusion, v, j) for j, v in zip(stores, outs, strict=True)]
     ref = structures[0]
     for j, ls in enumerate(structures[1:], 1):
         _check_same_loops(fname, ref, ls, j, outs[j])
@@ -108,11 +134,14 @@ def lower_scheduled(
             f"{max(itemsizes)} bytes: more than {MAX_VECTOR_BYTES} bytes"
         )
     iterations = math.prod(a.static_extent or 1 for a in ref.loops)
-    b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, block, iterations)
+    b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, block, iterations, scratch)
+    if hook is not None:
+        hook(ev, list(b.func.args[len(b.func.args) - len(scratch) :]))
     extents = [a.static_extent or 1 for a in ref.loops]
 
     def store_output(j: int, env: dict[str, int | SSAValue]) -> None:
-        v, ls, lay, mem = outs[j], structures[j], out_layouts[j], out_args[j]
+        v, ls = outs[j], structures[j]
+        lay, mem = out_layouts[stores[j]], out_args[stores[j]]
         dt = F.dtype_of(v.type)
         axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
         lanes = range(extents[vec]) if vec is not None else range(1)
@@ -175,8 +204,7 @@ def lower_scheduled(
             b.for_(0, extents[k], 1, ev.in_scope(body), unroll=pt == ParallelType.unroll, iv_name=f"i{k}")  # type: ignore[arg-type]
 
     nest(0, {})
-    module = b.finish()
-    return LoweredFusion(scheduled_kind(fusion), [LoweredKernel(module, name, block, grid, args)])
+    return LoweredKernel(b.finish(), name, block, grid, args)
 
 
 # ---- checks -----------------------------------------------------------------------

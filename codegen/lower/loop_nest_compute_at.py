@@ -745,8 +745,6 @@ class _Lowering:
                     f"partials of {tensor_name(result)} name loop #{k}, a serial loop of {a.static_extent}: each "
                     "partial result is a register, indexed at compile time: unroll the loop"
                 )
-        if out and acc.kind == "var":
-            raise self.error(f"partials of {tensor_name(result)}: Welford partial results are merged across threads only so far")
         return sorted(out)
 
     def store_row(self, v: SSAValue, red: SSAValue, env: dict[str, int | SSAValue]) -> None:

@@ -48,16 +48,24 @@ is 8 x 132 blocks, each thread folding 4 x 4 rows of a 4-wide vector into 4
 accumulators, combined over the 8 rows of threads, one partial result per block
 and column; then the finishing kernel.
 
-Outputs at the input's size (normalizations) need the reduction placed at a loop
-(``compute_at``): ``loop_nest_compute_at.py`` lowers those. Not yet: several
-reductions without placements, an unplaced Welford/variance: each is a diagnostic
-naming it.
+The reduction may be sum, prod, max, min or Welford/variance (``var_mean``,
+``welford``: mean, M2 and count per accumulator, merged by Chan's formula across
+threads and in the finishing kernel; a grid reduction keeps three partial buffers).
+
+Outputs at another shape (an outer normalization, ``(x - mean) * rsqrt(var)``) get
+an *apply* kernel after the reduction kernels: the reduction kernels also write the
+reduction's results to scratch buffers (one per result, ``[result elements]``), and
+the apply kernel runs those outputs' own loop nest (``loop_nest.pointwise_kernel``),
+reading the results from the buffers; the input is read a second time. An inner
+normalization is better placed at a loop (``compute_at``: one kernel, the input read
+once), as ``schedule-fusions`` does for the inner persistent kind. Not yet: several
+reductions without placements (a diagnostic naming them).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
@@ -68,7 +76,7 @@ from fuser.codegen.lower.common import (
     ScratchBuffer,
     TensorLayout,
 )
-from fuser.codegen.lower.elementwise import Dim, begin_kernel, offset_in
+from fuser.codegen.lower.elementwise import Dim, ElementEvaluator, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
     BLOCK_DIMS,
     GRID_DIMS,
@@ -84,9 +92,11 @@ from fuser.codegen.lower.loop_index import (
     reindex,
     same_elements,
 )
+from fuser.codegen.lower.loop_nest import pointwise_kernel
 from fuser.codegen.lower.rows import RowReduction, accumulator_dtype
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import IterType, ParallelType
+from fuser.ir.dtypes import compute_dtype
 from fuser.ir.schedule import LoopStructure, loop_structure
 
 __all__ = ["lower_scheduled_reduction"]
@@ -113,13 +123,8 @@ def lower_scheduled_reduction(
             f"{fname}: {len(reductions)} reductions; a written schedule is lowered for one reduction so far"
         )
     (red,) = reductions
-    if not isinstance(red, F.ReductionOp):
-        raise LoweringError(
-            f"{fname}: {red.name}: an unplaced written schedule of a Welford/variance reduction is not lowered "
-            "yet; place it at a loop (compute_at)"
-        )
     try:
-        ls = loop_structure(fusion, red.result)
+        ls = loop_structure(fusion, red.results[0])
     except ValueError as e:
         raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
     return _ReductionNest(fusion, red, ls, shapes, in_layouts, out_layouts, name).run()
@@ -131,7 +136,7 @@ class _ReductionNest:
     def __init__(
         self,
         fusion: F.FusionOp,
-        red: F.ReductionOp,
+        red: Operation,
         ls: LoopStructure,
         shapes: dict[SSAValue, tuple[int, ...]],
         in_layouts: Sequence[TensorLayout | None],
@@ -141,7 +146,8 @@ class _ReductionNest:
         self.fusion, self.red, self.ls, self.shapes, self.name = fusion, red, ls, shapes, name
         self.in_layouts, self.out_layouts = in_layouts, out_layouts
         self.fname = f"@{fusion.sym_name.data}"
-        self.result = red.result
+        self.result = red.results[0]
+        """The result whose loop domain is the schedule (a Welford/var_mean's first)."""
         self.outs = list(fusion.output_op.values)
 
     def error(self, msg: str) -> LoweringError:
@@ -150,15 +156,15 @@ class _ReductionNest:
     # ---- reading the loops --------------------------------------------------------
     def classify(self) -> None:
         ls, shapes = self.ls, self.shapes
+        self.row_outs: list[int] = []
+        """Outputs of the reduction's shape (up to extent-1 axes): stored with it."""
+        self.full_outs: list[int] = []
+        """Other outputs (an outer normalization's): an apply kernel over their loop
+        nest, reading the reduction's result from a scratch buffer."""
         for j, v in enumerate(self.outs):
-            if not isinstance(v.type, F.TensorType) or not same_elements(shapes[v], shapes[self.result]):
-                raise self.error(
-                    f"output #{j} has shape {list(shapes.get(v, ()))}, the reduction "
-                    f"{list(shapes[self.result])}; a written reduction schedule writes outputs of the "
-                    "reduction's shape, up to axes of extent 1; a normalization places the "
-                    "reduction at a loop (compute_at), as schedule-fusions does for the inner "
-                    "persistent kind"
-                )
+            if not isinstance(v.type, F.TensorType):
+                raise self.error(f"output #{j} is not a tensor")
+            (self.row_outs if same_elements(shapes[v], shapes[self.result]) else self.full_outs).append(j)
         self.extents: list[int] = []
         for k, a in enumerate(ls.loops):
             if a.static_extent is None:
@@ -214,28 +220,59 @@ class _ReductionNest:
         grid, block, _ = launch_shape(self.fname, self.ls, self.result)
         self.n_out = math.prod(shapes[self.result])
         self.groups = math.prod(self.extents[k] for k in self.red_blocks)
+        self.width = 3 if not isinstance(red, F.ReductionOp) else 1
+        """Accumulators per result element: 3 for Welford (mean, M2, count)."""
         scratch: list[ScratchBuffer] = []
-        if self.red_blocks:
-            scratch = [ScratchBuffer(self.groups * self.n_out, accumulator_dtype(red))]
+        if self.red_blocks:  # the blocks' partial results, one buffer per accumulator
+            scratch += [ScratchBuffer(self.groups * self.n_out, accumulator_dtype(red))] * self.width
+        if self.full_outs:  # the results, for the apply kernel
+            scratch += [ScratchBuffer(self.n_out, compute_dtype(F.dtype_of(r.type))) for r in self.stat_results()]
+        self.scratch = scratch
         iterations = max(math.prod(self.extents), self.groups * self.n_out)
         b, ev, args, out_args = begin_kernel(
             self.fusion, shapes, self.in_layouts, self.out_layouts, self.name, block, iterations, scratch
         )
         self.b, self.ev, self.out_args = b, ev, out_args
         self.partials = list(b.func.args[len(b.func.args) - len(scratch) :])
-        self.acc = RowReduction(red, ev, math.prod(shapes[red.input][int(d)] for d in red.dims.get_values()))
+        self.acc = RowReduction(red, ev, math.prod(shapes[red.input][int(d)] for d in red.dims.get_values()))  # type: ignore[attr-defined]
         self.block = block
         n_slots = math.prod(self.extents[k] for k in self.slots)
         # Several slots reduced across TIDy only: one shared tile for all of them.
         self.tile = (
-            b.shared([block[1], n_slots, block[0]], accumulator_dtype(red).to_xdsl(), 0, "slots_tile")
+            b.shared([block[1], n_slots * self.width, block[0]], accumulator_dtype(red).to_xdsl(), 0, "slots_tile")
             if self.red_threads == [1] and n_slots > 1 and block[2] == 1 else None
         )
         self.iterate(0, {})
         kernels = [LoweredKernel(b.finish(), self.name, block, grid, args)]
         if self.red_blocks:
             kernels.append(self.finish_kernel(scratch))
+        if self.full_outs:
+            kernels.append(self.apply_kernel(scratch))
         return LoweredFusion(red.name.split(".", 1)[1], kernels, scratch)
+
+    def stat_results(self) -> list[SSAValue]:
+        """The reduction's tensor results (a Welford's count is a scalar per
+        element too: all of them)."""
+        return [r for r in self.red.results if isinstance(r.type, F.TensorType)]
+
+    def apply_kernel(self, scratch: list[ScratchBuffer]) -> LoweredKernel:
+        """The outputs that are not of the reduction's shape, over their own loop nest,
+        the reduction's result read from the scratch buffer the reduction kernels
+        wrote (an outer normalization's statistics)."""
+        shape = self.shapes[self.result]
+        results = self.stat_results()
+
+        def hook(ev: ElementEvaluator, args: list[SSAValue]) -> None:
+            for r, buf in zip(results, args[len(args) - len(results) :], strict=True):
+                ev.hooks[r] = lambda idx, buf=buf: ev.b.load(buf, [ev.materialize(ev.ravel(idx, shape))])
+
+        try:
+            return pointwise_kernel(
+                self.fusion, self.shapes, self.in_layouts, self.out_layouts, f"{self.name}_apply", self.full_outs,
+                scratch, hook,
+            )
+        except LoweringError as e:
+            raise self.error(f"the outputs after {self.red.name}: {str(e).removeprefix(self.fname + ': ')}") from None
 
     def iterate(self, k: int, env: dict[str, int | SSAValue]) -> None:
         """The loops before the first folded reduction loop: indices and loops around
@@ -273,9 +310,11 @@ class _ReductionNest:
             if a.iter_type == IterType.reduction and a.parallel_type in BLOCK_DIMS
         )
         if self.tile is not None:
-            state = self.combine_in_shared(state)
+            self.stage_in_shared(state)
+            part_of: Callable[[int], list[SSAValue]] = self.combine_slot
         else:
             state = [v for n in range(n_slots) for v in acc.cross(state[n * width : (n + 1) * width], threads, self.red_threads)]
+            part_of = lambda n: state[n * width : (n + 1) * width]  # noqa: E731
         for n, slot_env in enumerate(self.slot_envs()):
             senv = {**env, **slot_env}
             idx, conds = self.out_index(senv)
@@ -284,40 +323,41 @@ class _ReductionNest:
             else:
                 for d in self.red_threads:
                     conds.append(b.cmp("eq", b.thread_id("xyz"[d]), 0))
-            part = state[n * width : (n + 1) * width]
             if self.red_blocks:
                 g: int | SSAValue = 0
                 for k in self.red_blocks:
                     g = b.add(b.mul(g, self.extents[k]), parallel_index(b, self.ls.loops[k].parallel_type))
 
-                def write(idx: tuple = idx, part: list = part, g: int | SSAValue = g) -> list[SSAValue]:
+                def write(idx: tuple = idx, n: int = n, g: int | SSAValue = g) -> list[SSAValue]:
                     off = b.add(b.mul(g, self.n_out), ev.materialize(ev.ravel(idx, self.shapes[self.result])))
-                    b.store(part[0], self.partials[0], [off])
+                    for v, buf in zip(part_of(n), self.partials, strict=False):  # the first scratch buffers
+                        b.store(v, buf, [off])
                     return []
 
                 b.if_(all_of(b, conds), ev.in_scope(write))
             else:
-                b.if_(all_of(b, conds), ev.in_scope(lambda idx=idx, part=part: self.store(idx, part)))
+                b.if_(all_of(b, conds), ev.in_scope(lambda idx=idx, n=n: self.store(idx, part_of(n))))
 
-    def combine_in_shared(self, state: list[SSAValue]) -> list[SSAValue]:
-        """The slots' accumulators combined across ``TIDy`` through one shared tile
-        ``[TIDy][slot][TIDx]``: after one barrier the threads of row ``n % TIDy`` fold
-        slot ``n`` over the rows (one barrier for every slot, where a block reduction
-        per slot would take two each). Slot ``n``'s result is valid in those threads."""
-        b, acc = self.b, self.acc
-        ty = self.block[1]
+    def stage_in_shared(self, state: list[SSAValue]) -> None:
+        """The slots' accumulators, to be combined across ``TIDy``, into one shared
+        tile ``[TIDy][slot x accumulator][TIDx]`` (one barrier for every slot, where a
+        block reduction per slot would take two each)."""
+        b = self.b
         tidy, tidx = b.thread_id("y"), b.thread_id("x")
         b.barrier()  # an earlier iteration's combine may still read the tile
         for n, v in enumerate(state):
             b.store(v, self.tile, [tidy, n, tidx])
         b.barrier()
-        out = []
-        for n in range(len(state)):
-            total = b.load(self.tile, [0, n, tidx])
-            for r in range(1, ty):
-                total = acc.merge([total], [b.load(self.tile, [r, n, tidx])])[0]
-            out.append(total)
-        return out
+
+    def combine_slot(self, n: int) -> list[SSAValue]:
+        """Slot ``n`` folded over the tile's rows (run by the threads that store it,
+        those of row ``n % TIDy``)."""
+        b, acc, w = self.b, self.acc, self.width
+        tidx = b.thread_id("x")
+        total = [b.load(self.tile, [0, n * w + i, tidx]) for i in range(w)]
+        for r in range(1, self.block[1]):
+            total = acc.merge(total, [b.load(self.tile, [r, n * w + i, tidx]) for i in range(w)])
+        return total
 
     def out_index(self, env: dict[str, int | SSAValue]) -> tuple[tuple[Dim, ...], list[SSAValue | bool]]:
         """The reduction result's index at ``env`` (iteration loops) and its bounds."""
@@ -337,11 +377,17 @@ class _ReductionNest:
         saved = dict(ev.hooks)
         for r, v in zip(self.red.results, self.acc.results(state), strict=True):
             ev.hooks[r] = lambda _idx, v=v: v
-        for j, v in enumerate(self.outs):
+        for j in self.row_outs:
+            v = self.outs[j]
             lay = self.out_layouts[j]
             out_idx = reindex(idx, self.shapes[self.result], self.shapes[v])
             val = b.to_storage(ev.value(v, out_idx), F.dtype_of(v.type).to_xdsl())
             b.store(val, self.out_args[j], [offset_in(ev, lay.shape, lay.strides, out_idx)])
+        if self.full_outs:
+            results = self.stat_results()
+            off = ev.materialize(ev.ravel(idx, self.shapes[self.result]))
+            for r, buf in zip(results, b.func.args[len(b.func.args) - len(results) :], strict=True):
+                b.store(ev.value(r, idx), buf, [off])
         ev.hooks = saved
         return []
 
@@ -419,14 +465,16 @@ class _ReductionNest:
         )
         self.b, self.ev, self.out_args = b, ev, out_args
         self.acc = acc = RowReduction(self.red, ev, self.acc.cols)
-        partial = b.func.args[len(b.func.args) - 1]
+        first = len(b.func.args) - len(scratch)
+        partials = b.func.args[first : first + self.width]
         o = b.add(b.mul(b.block_id("x"), tx), b.thread_id("x"))
         inside = b.cmp("slt", o, self.n_out)
         tidy = b.thread_id("y")
 
         def step(g: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
             def load() -> list[SSAValue]:
-                return acc.merge(carried, [b.load(partial, [b.add(b.mul(g, self.n_out), o)])])
+                off = b.add(b.mul(g, self.n_out), o)
+                return acc.merge(carried, [b.load(p, [off]) for p in partials])
 
             return b.if_(inside, ev.in_scope(load), lambda: carried, [v.type for v in carried])
 

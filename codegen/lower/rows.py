@@ -204,11 +204,25 @@ class RowReduction:
         return b.val(cls(a, v))  # type: ignore[call-arg]
 
     def merge(self, a: list[SSAValue], b: list[SSAValue]) -> list[SSAValue]:
-        """Two partial states as one (sum, prod, max, min; a Welford state is merged
-        across threads only)."""
+        """Two partial states as one (a Welford state (mean, M2, count) by Chan's
+        formula)."""
         if self.kind == "var":
-            raise ValueError("Welford partial states are merged across threads only")
+            return self._chan(a, b)
         return [self._combine(a[0], b[0])]
+
+    def _chan(self, a: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
+        """Chan's merge of Welford states ``a`` and ``c`` (an empty one, count 0,
+        leaves the other unchanged)."""
+        b, em, dt = self.b, self.ev.em, self.acc_dt
+        mean_a, m2_a, na = a
+        mean_b, m2_b, nb = c
+        n = b.addf(na, nb)
+        safe_n = b.val(arith.MaximumfOp(n, em.const(1.0, dt)))
+        ratio = b.divf(nb, safe_n)
+        delta = b.subf(mean_b, mean_a)
+        mean = b.addf(mean_a, b.mulf(delta, ratio), "mean")
+        m2 = b.addf(b.addf(m2_a, m2_b), b.mulf(b.mulf(b.mulf(delta, delta), na), ratio), "m2")
+        return [mean, m2, n]
 
     def update(self, state: list[SSAValue] | None, items: Sequence[tuple[SSAValue, SSAValue | None]]) -> list[SSAValue]:
         """Fold the chunk ``items`` (value in the input's compute type, in-bounds
@@ -263,14 +277,7 @@ class RowReduction:
         assert m2_b is not None
         if state is None:
             return [mean_b, m2_b, nb]
-        mean_a, m2_a, na = state
-        n = b.addf(na, nb)
-        safe_n = b.val(arith.MaximumfOp(n, one))
-        ratio = b.divf(nb, safe_n)
-        delta = b.subf(mean_b, mean_a)
-        mean = b.addf(mean_a, b.mulf(delta, ratio), "mean")
-        m2 = b.addf(b.addf(m2_a, m2_b), b.mulf(b.mulf(b.mulf(delta, delta), na), ratio), "m2")
-        return [mean, m2, n]
+        return self._chan(state, [mean_b, m2_b, nb])
 
     # -- across the row --
     def cross(self, state: list[SSAValue], threads_per_row: int, dims: Sequence[int] = (0,)) -> list[SSAValue]:

@@ -1,0 +1,40 @@
+// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=1024x64"},select-schedulers,schedule-fusions,lower-to-kernels' -t cuda > %t.one
+// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=1024x64"},select-schedulers,schedule-fusions' > %t.scheduled.mlir
+// RUN: fuser-opt %t.scheduled.mlir -p lower-to-kernels -t cuda > %t.two
+// RUN: diff %t.one %t.two
+// RUN: filecheck %s < %t.two
+
+// The outer persistent kind (an outer normalization: var_mean over the rows, then
+// (x - mean) * rsqrt(var + eps)) from its written schedule, saved and lowered by a
+// second call: the same CUDA. The statistics are a grid Welford reduction (each
+// block's mean, M2 and count in three scratch buffers, merged by Chan's formula in
+// the finishing kernel, which stores the mean output and the var and mean for the
+// apply kernel); the apply kernel runs the output's loop nest and reads them.
+
+
+fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) {
+  %v, %m = fuser.var_mean %x {dims = array<i64: 0>, correction = 0.000000e+00 : f64, keepdim = true} : (!fuser.tensor<?x?xf32>) -> (!fuser.tensor<1x?xf32>, !fuser.tensor<1x?xf32>)
+  %c = fuser.constant 1.000000e-05 : f64
+  %ve = fuser.add %v, %c : (!fuser.tensor<1x?xf32>, f64) -> !fuser.tensor<1x?xf32>
+  %r = fuser.rsqrt %ve : (!fuser.tensor<1x?xf32>) -> !fuser.tensor<1x?xf32>
+  %d = fuser.sub %x, %m : (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) -> !fuser.tensor<?x?xf32>
+  %y = fuser.mul %d, %r : (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) -> !fuser.tensor<?x?xf32>
+  fuser.output %y, %m : !fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>
+}
+// CHECK-LABEL: void __launch_bounds__(1024) on_kernel(const float* __restrict__ x, const float* __restrict__ out0, const float* __restrict__ out1, float* __restrict__ partial0, float* __restrict__ partial1, float* __restrict__ partial2, const float* __restrict__ partial3, const float* __restrict__ partial4) {
+// CHECK:         partial0[[[OFF:t[0-9]+]]] = mean_{{[0-9]+}};
+// CHECK-NEXT:    partial1[[[OFF]]] = m2_{{[0-9]+}};
+// CHECK-NEXT:    partial2[[[OFF]]] = t{{[0-9]+}};
+// CHECK-LABEL: void __launch_bounds__(64) on_kernel_finish(
+// CHECK:         float t11 = partial0[t10];
+// CHECK-NEXT:    float t12 = partial1[t10];
+// CHECK-NEXT:    float t13 = partial2[t10];
+// CHECK:         FuserWelford<float> welford = fuser_block_reduce<false, true, false>(
+// CHECK:         out1[t1] = welford.mean;
+// CHECK-NEXT:    partial3[t1] = var;
+// CHECK-NEXT:    partial4[t1] = welford.mean;
+// CHECK-LABEL: void __launch_bounds__(1024) on_kernel_apply({{.*}}) {
+// CHECK-NOT:     partial0[
+// CHECK:         = partial4[
+// CHECK:         = partial3[
+// CHECK:         out0[
