@@ -502,14 +502,14 @@ def reduction_steps(
             if not persistent:
                 # OUTER_ROWS_UNROLL rows a thread per iteration, every load first.
                 _split(s, "batch", OUTER_ROWS_UNROLL, "batch", "unroll", par, ParallelType.unroll)
-            if p.cross_grid and gy > 1 and persistent:
-                s.split("batch", gy, "bidy", "batch", inner_split=False)
-                par["bidy"] = ParallelType.BIDy
-            elif p.cross_grid and gy > 1:
-                # The blocks of a column interleave: block y takes the row groups
-                # y, y + gy, ..., so all of them read one band of rows that moves
-                # through memory together.
-                s.split("batch", gy, "batch", "bidy")
+            if p.cross_grid and gy > 1:
+                if persistent:
+                    s.split("batch", gy, "bidy", "batch", inner_split=False)
+                else:
+                    # The blocks of a column interleave: block y takes the row groups
+                    # y, y + gy, ..., so all of them read one band of rows that moves
+                    # through memory together.
+                    s.split("batch", gy, "batch", "bidy")
                 par["bidy"] = ParallelType.BIDy
             par["batch"] = batch_type
         order = ["bidx", "bidy", "batch", "unroll", "tidy", "tidx", "vec"]

@@ -73,6 +73,13 @@ def index_key(idx: Index) -> tuple:
     return tuple(d.key() for d in idx)
 
 
+def moving_axis(lanes: Sequence[Index]) -> int | None:
+    """The one axis along which the indices ``lanes`` differ; None when they differ
+    along none or several."""
+    moving = [a for a in range(len(lanes[0])) if any(i[a].key() != lanes[0][a].key() for i in lanes)]
+    return moving[0] if len(moving) == 1 else None
+
+
 @dataclass(frozen=True)
 class TensorInput:
     """A fusion input tensor as the kernel sees it: its argument, shape and strides
@@ -239,13 +246,10 @@ class ElementEvaluator:
             return
         if n * t.dtype.itemsize > 16 or n & (n - 1):
             return
-        if not lanes[0]:
-            return
         # The lanes move along one axis (usually the innermost; the one of stride 1
         # for a tensor laid out otherwise), consecutively.
-        moving = [a for a in range(len(t.shape)) if any(i[a].key() != lanes[0][a].key() for i in lanes)]
-        axis = moving[0] if len(moving) == 1 else len(t.shape) - 1
-        if len(moving) > 1 or t.strides[axis] != 1 or t.shape[axis] == 1:
+        axis = moving_axis(lanes) if lanes[0] else None
+        if axis is None or t.strides[axis] != 1 or t.shape[axis] == 1:
             return
         inner = [i[axis] for i in lanes]
         base = inner[0]

@@ -18,7 +18,7 @@ from typing import Any
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser.codegen.lower.common import LoweringError
-from fuser.codegen.lower.elementwise import Dim, offset_in
+from fuser.codegen.lower.elementwise import Dim, moving_axis, offset_in
 from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, MAX_VECTOR_BYTES, ParallelType
 from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
 
@@ -167,11 +167,11 @@ def store_lanes(b: Any, ev: Any, lay: Any, mem: SSAValue, values: Sequence[SSAVa
     axis) that are contiguous and aligned in memory and fit a vector, else one store
     each."""
     width = len(lanes)
-    moving = [a for a in range(len(lay.shape)) if any(i[a].key() != lanes[0][a].key() for i in lanes)]
+    axis = moving_axis(lanes) if width > 1 else None
     contiguous = (
-        width > 1 and width & (width - 1) == 0 and width * itemsize <= MAX_VECTOR_BYTES
-        and len(moving) == 1 and lay.strides[moving[0]] == 1 and lay.pointer_align % width == 0
-        and all(s % width == 0 for a, s in enumerate(lay.strides) if a != moving[0])
+        axis is not None and width & (width - 1) == 0 and width * itemsize <= MAX_VECTOR_BYTES
+        and lay.strides[axis] == 1 and lay.pointer_align % width == 0
+        and all(s % width == 0 for a, s in enumerate(lay.strides) if a != axis)
     )
     if contiguous:
         b.vstore(list(values), mem, offset_in(ev, lay.shape, lay.strides, lanes[0]))

@@ -157,15 +157,18 @@ class _Tile:
         width) is lane 0's place plus the lane: one add, the same arithmetic for
         every lane before it."""
         memo: dict[Expr, int | SSAValue] = {}
+        j = env.get(lane[0]) if lane is not None else None
+        if lane is None or not isinstance(j, int) or j == 0:
+            return [emit_index(b, e - lo, env, memo) for e, lo in zip(where, self.lo, strict=True)]
+        var, width = lane
+        lane0 = {**env, var: 0}
         out = []
         for e, lo in zip(where, self.lo, strict=True):
-            j = env.get(lane[0]) if lane is not None else None
-            form = lane_form(e, lane[0], lane[1]) if lane is not None and isinstance(j, int) and j else None
+            form = lane_form(e, var, width)
             if form is None:
                 out.append(emit_index(b, e - lo, env, memo))
             else:
-                assert lane is not None and isinstance(j, int)
-                out.append(b.add(emit_index(b, e - lo, {**env, lane[0]: 0}, memo), form[0] * j))
+                out.append(b.add(emit_index(b, e - lo, lane0, memo), form[0] * j))
         return out
 
 
@@ -598,6 +601,7 @@ class _Lowering:
         shape = self.shapes[v]
         dt = F.dtype_of(v.type).to_xdsl()
         lane = self.lanes_loop(ls)
+        where, lane_var = [sp.place for sp in t.splits], self.lane_var(ls, lane)
 
         def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
             for envs, idx, pred in self.lanes(ls, t.axes, shape, env, lane, v):
@@ -608,7 +612,7 @@ class _Lowering:
                     for e, i in zip(envs, idx, strict=True):
                         self.reading(tensor_name(v), ls, e, t.axes, i)
                         val = b.to_storage(ev.value(v, i), dt)
-                        b.store(val, t.buf, t.offsets(b, [sp.place for sp in t.splits], e, self.lane_var(ls, lane)))
+                        b.store(val, t.buf, t.offsets(b, where, e, lane_var))
                     return []
 
                 b.if_(pred, ev.in_scope(write))

@@ -69,6 +69,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
+from fuser.codegen.kernel_builders import KernelBuilder
 from fuser.codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
@@ -177,6 +178,7 @@ class _ReductionNest:
         # Iteration loops inside a folded reduction loop: each of their iterations is
         # a separate result, an accumulator slot indexed at compile time.
         self.slots = [k for k in range(self.first_fold, len(ls.loops)) if serial[k] and not is_red[k]]
+        self.n_slots = math.prod(self.extents[k] for k in self.slots)
         for k in self.slots:
             a = ls.loops[k]
             if a.parallel_type not in (ParallelType.unroll, ParallelType.vectorize) and self.extents[k] > MAX_LANES:
@@ -227,20 +229,18 @@ class _ReductionNest:
             scratch += [ScratchBuffer(self.groups * self.n_out, accumulator_dtype(red))] * self.width
         if self.full_outs:  # the results, for the apply kernel
             scratch += [ScratchBuffer(self.n_out, compute_dtype(F.dtype_of(r.type))) for r in self.stat_results()]
-        self.scratch = scratch
         iterations = max(math.prod(self.extents), self.groups * self.n_out)
         b, ev, args, out_args = begin_kernel(
             self.fusion, shapes, self.in_layouts, self.out_layouts, self.name, block, iterations, scratch
         )
         self.b, self.ev, self.out_args = b, ev, out_args
-        self.partials = list(b.func.args[len(b.func.args) - len(scratch) :])
+        self.partials, self.stats = self.scratch_args(b, scratch)
         self.acc = RowReduction(red, ev, math.prod(shapes[red.input][int(d)] for d in red.dims.get_values()))  # type: ignore[attr-defined]
         self.block = block
-        n_slots = math.prod(self.extents[k] for k in self.slots)
         # Several slots reduced across TIDy only: one shared tile for all of them.
         self.tile = (
-            b.shared([block[1], n_slots * self.width, block[0]], accumulator_dtype(red).to_xdsl(), 0, "slots_tile")
-            if self.red_threads == [1] and n_slots > 1 and block[2] == 1 else None
+            b.shared([block[1], self.n_slots * self.width, block[0]], accumulator_dtype(red).to_xdsl(), 0, "slots_tile")
+            if self.red_threads == [1] and self.n_slots > 1 and block[2] == 1 else None
         )
         self.iterate(0, {})
         kernels = [LoweredKernel(b.finish(), self.name, block, grid, args)]
@@ -249,6 +249,17 @@ class _ReductionNest:
         if self.full_outs:
             kernels.append(self.apply_kernel(scratch))
         return LoweredFusion(red.name.split(".", 1)[1], kernels, scratch)
+
+    def scratch_args(self, b: KernelBuilder, scratch: list[ScratchBuffer]) -> tuple[list[SSAValue], list[SSAValue]]:
+        """A kernel's scratch arguments (its last ones), split by ``split_scratch``."""
+        return self.split_scratch(list(b.func.args[len(b.func.args) - len(scratch) :]))
+
+    def split_scratch(self, args: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
+        """The scratch arguments ``args`` as the blocks' partial results (``width``
+        buffers, for a grid reduction) and the results for the apply kernel (one per
+        ``stat_results``)."""
+        n = self.width if self.red_blocks else 0
+        return args[:n], args[n:]
 
     def stat_results(self) -> list[SSAValue]:
         """The reduction's tensor results (a Welford's count is a scalar per
@@ -263,7 +274,7 @@ class _ReductionNest:
         results = self.stat_results()
 
         def hook(ev: ElementEvaluator, args: list[SSAValue]) -> None:
-            for r, buf in zip(results, args[len(args) - len(results) :], strict=True):
+            for r, buf in zip(results, self.split_scratch(args)[1], strict=True):
                 ev.hooks[r] = lambda idx, buf=buf: ev.b.load(buf, [ev.materialize(ev.ravel(idx, shape))])
 
         try:
@@ -296,9 +307,7 @@ class _ReductionNest:
         """Fold every slot's elements, combine across the reduction's threads, then
         store the results (or, for a grid reduction, each block's partial result)."""
         b, ev = self.b, self.ev
-        acc = self.acc
-        width = len(acc.init())
-        n_slots = math.prod(self.extents[k] for k in self.slots)
+        acc, width, n_slots = self.acc, self.width, self.n_slots
         for k in range(self.first_fold, len(self.ls.loops)):  # thread and block indices
             a = self.ls.loops[k]
             if a.parallel_type in PARALLEL_DIMS:
@@ -315,6 +324,9 @@ class _ReductionNest:
         else:
             state = [v for n in range(n_slots) for v in acc.cross(state[n * width : (n + 1) * width], threads, self.red_threads)]
             part_of = lambda n: state[n * width : (n + 1) * width]  # noqa: E731
+        g: int | SSAValue = 0  # the block's split of a grid reduction
+        for k in self.red_blocks:
+            g = b.add(b.mul(g, self.extents[k]), env[f"i{k}"])
         for n, slot_env in enumerate(self.slot_envs()):
             senv = {**env, **slot_env}
             idx, conds = self.out_index(senv)
@@ -324,13 +336,10 @@ class _ReductionNest:
                 for d in self.red_threads:
                     conds.append(b.cmp("eq", b.thread_id("xyz"[d]), 0))
             if self.red_blocks:
-                g: int | SSAValue = 0
-                for k in self.red_blocks:
-                    g = b.add(b.mul(g, self.extents[k]), parallel_index(b, self.ls.loops[k].parallel_type))
 
                 def write(idx: tuple = idx, n: int = n, g: int | SSAValue = g) -> list[SSAValue]:
                     off = b.add(b.mul(g, self.n_out), ev.materialize(ev.ravel(idx, self.shapes[self.result])))
-                    for v, buf in zip(part_of(n), self.partials, strict=False):  # the first scratch buffers
+                    for v, buf in zip(part_of(n), self.partials, strict=True):
                         b.store(v, buf, [off])
                     return []
 
@@ -384,9 +393,8 @@ class _ReductionNest:
             val = b.to_storage(ev.value(v, out_idx), F.dtype_of(v.type).to_xdsl())
             b.store(val, self.out_args[j], [offset_in(ev, lay.shape, lay.strides, out_idx)])
         if self.full_outs:
-            results = self.stat_results()
             off = ev.materialize(ev.ravel(idx, self.shapes[self.result]))
-            for r, buf in zip(results, b.func.args[len(b.func.args) - len(results) :], strict=True):
+            for r, buf in zip(self.stat_results(), self.stats, strict=True):
                 b.store(ev.value(r, idx), buf, [off])
         ev.hooks = saved
         return []
@@ -426,7 +434,7 @@ class _ReductionNest:
         exprs = [(a.index, e) for a, e in zip(axes, in_shape, strict=True)]
         along = lanes_axis([a.index for a in axes], lane_var, width, in_shape)
         groups: list[list[int]] = [list(range(width))] if along is not None else [[j] for j in range(width)]
-        w = len(acc.init())
+        w = self.width
         for group in groups:
             envs = [{**env, lane_var: j} if lane_var is not None else dict(env) for j in group]
             values, conds = bounded_index(b, exprs, envs[0], self.extents)
@@ -465,8 +473,7 @@ class _ReductionNest:
         )
         self.b, self.ev, self.out_args = b, ev, out_args
         self.acc = acc = RowReduction(self.red, ev, self.acc.cols)
-        first = len(b.func.args) - len(scratch)
-        partials = b.func.args[first : first + self.width]
+        partials, self.stats = self.scratch_args(b, scratch)
         o = b.add(b.mul(b.block_id("x"), tx), b.thread_id("x"))
         inside = b.cmp("slt", o, self.n_out)
         tidy = b.thread_id("y")

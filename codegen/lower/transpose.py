@@ -72,11 +72,9 @@ from fuser.codegen.lower.elementwise import (
     begin_kernel,
     offset_in,
 )
+from fuser.codegen.lower.shared_tile import SHARED_LIMIT
 from fuser.ir.dialects import fuser as F
 from fuser.schedulers.params import TransposeParams
-
-SHARED_LIMIT = 48 * 1024
-"""Static ``__shared__`` memory a kernel may declare."""
 
 Value = SSAValue | int
 
