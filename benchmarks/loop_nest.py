@@ -4,7 +4,8 @@
 
 For the pointwise, row-sum and normalization (softmax, RMSNorm, layer norm, seed 000's sum +
 broadcast + add) anchor workloads, the 2-D broadcast of docs/examples/scale_bias and two transposes
-(``x.T + b``, a batched ``transpose(1, 2)``), column and middle-axis sums, the outer normalization, ``fd.execute`` with the
+(``x.T + b``, a batched ``transpose(1, 2)``), column and middle-axis sums, the outer normalization,
+layer-norm backward (inner-outer: a kernel group per reduction loop nest), ``fd.execute`` with the
 driver's pipeline (``fuser.schedule`` lowered by ``codegen/lower/pointwise.py`` or ``rows.py``) and
 with ``schedule-fusions`` appended (the loop nest it writes lowered by ``codegen/lower/loop_nest.py``,
 ``loop_nest_reduction.py`` or, for tensors computed at a loop, ``loop_nest_compute_at.py``): the
@@ -55,6 +56,27 @@ def middle_sum(fd, dtype) -> None:  # noqa: ANN001
     fd.add_output(fd.ops.sum(x, [1]))
 
 
+def layernorm_backward(fd, dtype) -> None:  # noqa: ANN001
+    """Layer-norm backward (dx, dw, db; the inner-outer persistent kind), every input in ``dtype``."""
+    from fuser import DataType
+
+    dy = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    mean = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
+    rstd = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
+    w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
+    dyf, xf, wf, mf, rf = (fd.ops.cast(t, DataType.Float) for t in (dy, x, w, mean, rstd))
+    xhat = fd.ops.mul(fd.ops.sub(xf, mf), rf)
+    g = fd.ops.mul(dyf, fd.ops.broadcast(wf, [True, False]))
+    a = fd.ops.sum(g, [1], keepdim=True)
+    c = fd.ops.sum(fd.ops.mul(g, xhat), [1], keepdim=True)
+    n = fd.ops.cast(fd.ops.size(x, 1), DataType.Float)
+    t = fd.ops.sub(fd.ops.sub(fd.ops.mul(g, n), a), fd.ops.mul(xhat, c))
+    fd.add_output(fd.ops.cast(fd.ops.mul(fd.ops.div(rf, n), t), dtype))
+    fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), [0]))
+    fd.add_output(fd.ops.sum(dyf, [0]))
+
+
 def main() -> None:
     import torch
 
@@ -86,6 +108,10 @@ def main() -> None:
             ("transpose_add_4096x4096", transpose_add, [[4096, 4096], [4096, 4096]]),
             ("transpose_add_3000x5000", transpose_add, [[3000, 5000], [5000, 3000]]),
             ("batched_transpose_32x1024x1024", batched_transpose, [[32, 1024, 1024]]),
+            ("layernorm_backward_16384x1024", layernorm_backward,
+             [[16384, 1024], [16384, 1024], [16384, 1], [16384, 1], [1024]]),
+            ("layernorm_backward_2048x4096", layernorm_backward,
+             [[2048, 4096], [2048, 4096], [2048, 1], [2048, 1], [4096]]),
         ):
             def make_t(fn=fn, fdt=fdt):  # noqa: ANN001, ANN202
                 with FusionDefinition() as fd:
@@ -103,7 +129,7 @@ def main() -> None:
             fd = make()
             fd.pipeline = list(passes)
             try:
-                (out,) = fd.execute(inputs)
+                out = torch.cat([o.float().flatten() for o in fd.execute(inputs)])
                 row[f"{label}_us"] = round(bench(lambda fd=fd, inputs=inputs: fd.execute(inputs)), 2)
                 row[f"{label}_kernel_us"] = kernel_only_us(fd, inputs)
                 row[f"{label}_out"] = out

@@ -143,7 +143,7 @@ def kernel_only_us(fd, inputs) -> float | None:
     from fuser.ir.dialects import hir as H
     from fuser.runtime.compile_fusion import run_compiled
 
-    (out,) = fd.execute(inputs)
+    outs = fd.execute(inputs)
     program = fd._entry.last_run
     segs = program.compiled_segments() if hasattr(program, "compiled_segments") else []
     if len(segs) != 1 or len(program.exe.launches) != 1:
@@ -159,11 +159,11 @@ def kernel_only_us(fd, inputs) -> float | None:
         return None
 
     ptrs = [pointer(a) for a in launch.args]
-    if None in ptrs or len(launch.outs) != 1:
+    if None in ptrs or len(launch.outs) != len(outs):
         return None
     seg = segs[0]
     stream = torch.cuda.current_stream().cuda_stream
-    us = bench(lambda: run_compiled(seg, ptrs, [out.data_ptr()], stream))
+    us = bench(lambda: run_compiled(seg, ptrs, [o.data_ptr() for o in outs], stream))
     return round(us, 2) if seg.kernels else None
 
 

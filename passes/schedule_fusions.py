@@ -23,11 +23,11 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   (nvFuser's computeAt and persistent buffers): every reduction at the end of its
   iteration loops (``compute_at``), and the fusion inputs that two stages read held
   there in registers (``memory = "registers"``); the rest is inlined.
-* ``inner_outer_persistent``: inner reductions and the row tensors as
-  ``inner_persistent`` with a persistent grid (rows rest split into ``grid.x`` parts on
-  ``BIDx``); each outer reduction keeps per-block partial results: its reduced rows on
-  ``[BIDx, serial, TIDy]``, its columns split by ``outer_vectorization`` and
-  ``threads_per_row`` (``TIDx``).
+* ``inner_outer_persistent``: the two kernel groups it runs as (a loop nest each, see
+  ``codegen/lower/loop_nest_groups.py``): the column reductions scheduled as
+  ``cols_kind`` with ``cols`` (the column half's own heuristic), the row reductions and
+  every other tensor as ``rows_kind`` with ``rows``, placed as the inner persistent
+  kind places them for the row outputs (those computed from no column reduction).
 * ``transpose``: the two groups' innermost axes split by ``tile1`` / ``tile2``, the
   outer parts merged into ``BIDx``, the ``tile2 x tile1`` tile (``tile1 x tile2`` for
   group 2) merged and split by the group's vectorization and ``block.x`` (``TIDx``),
@@ -86,6 +86,7 @@ from fuser.ir.dialects.iterdomain import (
     MemoryType,
     ParallelType,
     RootOp,
+    SplitOp,
     logical_domain_types,
     logical_to_tensor_axes,
 )
@@ -215,8 +216,17 @@ _PTYPE_NAMES = {
 
 
 def _vectorizable(tensor: SSAValue, sched: Schedule, axis: int, global_io: set[SSAValue]) -> bool:
+    """Whether ``axis`` of ``tensor``'s loop domain may be vectorized: a tensor in
+    global memory, an iteration id of at most 16 bytes, from a split that divides (an
+    extent-1 axis standing in for a broadcast, split by the reference's vector width,
+    does not)."""
     t = sched.types[axis]
     dtype = tensor.type.dtype  # type: ignore[union-attr]
+    split = sched.ids[sched._axis(axis)].owner
+    if isinstance(split, SplitOp):
+        parent = split.input.type.extent  # type: ignore[attr-defined]
+        if parent == DYN or parent % t.extent:
+            return False
     return (
         tensor in global_io
         and t.iter_type != IterType.reduction
@@ -539,30 +549,6 @@ def _split(
         s.rename(name, outer)
 
 
-def outer_partial_steps(types: Sequence[Any], p: InnerOuterParams) -> Steps:
-    """An outer reduction of an inner-outer fusion: its reduced rows on the inner
-    schedule's rows (``[BIDx, serial, TIDy]``, per-block partial results), its
-    columns split by ``outer_vectorization`` and ``threads_per_row`` (``TIDx``)."""
-    inner = p.inner
-    s = Steps([f"a{i}" for i in range(len(types))])
-    red = [f"a{i}" for i, t in enumerate(types) if t.iter_type == IterType.reduction]
-    cols = [f"a{i}" for i, t in enumerate(types) if t.iter_type != IterType.reduction]
-    par: dict[str, ParallelType] = {}
-    if s.merge_all(red, "r"):
-        _split(s, "r", inner.rows_per_block, "bidx", "tidy", par, ParallelType.TIDy)
-        s.split("bidx", inner.grid[0], "bidx", "rows", inner_split=False)
-        par["bidx"] = ParallelType.BIDx
-    if s.merge_all(cols, "c"):
-        _split(s, "c", p.outer_vectorization, "c", "vec", par, ParallelType.vectorize)
-        _split(s, "c", inner.threads_per_row, "cols", "tidx", par, ParallelType.TIDx)
-    order = [n for n in ["bidx", "rows", "tidy", "cols", "tidx", "vec"] if s.has(n)]
-    s.reorder(order)
-    for n in order:
-        if n in par:
-            s.parallelize(n, par[n])
-    return s
-
-
 def transpose_steps(rank: int, inner1: int, inner2: int, p: TransposeParams, group: int) -> Steps:
     s = Steps([f"a{i}" for i in range(rank)])
     s.split(f"a{inner1}", p.tile1, "o1", "t1")
@@ -793,15 +779,20 @@ class _FusionScheduler:
         self._reduction_like()
         self.place_persistent()
 
-    def place_persistent(self) -> None:
+    def place_persistent(
+        self, reds: Sequence[Operation] | None = None, outputs: Sequence[SSAValue] | None = None
+    ) -> None:
         """Where the tensors of an inner persistent (or inner reduction) kernel are
         computed (nvFuser's computeAt and persistent buffers): every reduction at the
         end of its iteration loops ``q`` (one per row of the block), every fusion input
         that two stages read (two reductions, or a reduction and the outputs) at ``q``
         in registers, read from global memory once; other tensors are inlined into
         their consumers. Nothing is placed unless the reductions share the reference's
-        first ``q`` loops; an input that does not share them is inlined."""
-        reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
+        first ``q`` loops; an input that does not share them is inlined. ``reds`` and
+        ``outputs``: the kernel's reductions and outputs (all of the fusion's by
+        default; an inner-outer fusion's row kernel has only its row ones)."""
+        if reds is None:
+            reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
         loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
         ref = loops.get(reds[0].results[0])
         if ref is None:
@@ -820,7 +811,9 @@ class _FusionScheduler:
             return
         for v in staged:
             loops[v].set_compute_at(q)
-        stages = [*staged, *(v for v in returned_outputs(self.fusion) if v not in staged)]
+        if outputs is None:
+            outputs = returned_outputs(self.fusion)
+        stages = [*staged, *(v for v in outputs if v not in staged)]
         readers: dict[SSAValue, int] = {}
         for st in stages:
             for a in _inputs_read_inlined(st, set(staged)):
@@ -869,26 +862,26 @@ class _FusionScheduler:
             (inner_reds if axis is None or axis in reduction_dims(r) else outer_reds).append(r)
         if not inner_reds or not outer_reds:
             raise self.fail("an inner_outer_persistent schedule needs inner and outer reductions")
-        sizes = self.sizes(p.outer_vectorization)
+        # The column half: its reductions as the cols_kind schedules them (nothing
+        # else of the fusion is in its loop nest).
+        self.kind = p.cols_kind
+        sizes = self.sizes(p.cols.vectorization)
         if sizes is not None:
-            _check_vector(
-                self.fusion,
-                [reduction_input(r) for r in outer_reds],
-                sizes,
-                p.outer_vectorization,
-                "outer_vectorization",
-            )
-        self.kind = "inner_persistent"
-        self._schedule_reductions(inner_reds, p.inner, persistent_grid=True, others=False)
-        self.kind = "inner_outer_persistent"
+            _check_vector(self.fusion, [reduction_input(r) for r in outer_reds], sizes, p.cols.vectorization,
+                          "cols.vectorization")
         oref = outer_reds[0].results[0]
-        osteps = outer_partial_steps(logical_domain_types(oref), p)
+        osteps = reduction_steps(logical_domain_types(oref), p.cols, p.cols_kind, False)
         self.emit_ref(oref, osteps)
         self.propagate(oref, osteps, only=[r.results[0] for r in outer_reds[1:]])
-        # The row tensors follow the inner schedule.
-        iref = inner_reds[0].results[0]
-        isteps = reduction_steps(logical_domain_types(iref), p.inner, "inner_persistent", True)
-        self.propagate(iref, isteps)
+        # The row half: its reductions and every other tensor as rows_kind schedules
+        # them, placed as the inner persistent kind places its tensors.
+        self.kind = p.rows_kind
+        self._schedule_reductions(inner_reds, p.rows, persistent_grid=False)
+        outer = {r for op in outer_reds for r in op.results}
+        rows = [v for v in returned_outputs(self.fusion) if not ancestors([v]) & outer]
+        if p.rows_kind == "inner_persistent" or (p.rows.fastest_dim and not p.rows.cross_grid):
+            self.place_persistent(inner_reds, rows)
+        self.kind = "inner_outer_persistent"
 
     def _transpose(self) -> None:
         p: TransposeParams = self.params

@@ -2,7 +2,11 @@
 persistent input and column reductions of the same rows in one kernel. Blocks
 stay resident (one per SM) and loop over rows; each keeps its rows' buffers in
 registers and shared memory and accumulates partial column sums in shared memory,
-which a grid reduction finishes."""
+which a grid reduction finishes (``inner``, ``outer_vectorization``: that one-kernel
+schedule is not lowered yet). What runs today is a kernel group per reduction loop
+nest: the heuristic also records the scheduler and parameters of the row half and of
+the column half (``rows_kind``/``rows``, ``cols_kind``/``cols``, each half's own
+heuristic), and ``schedule-fusions`` writes both loop nests from them."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from .base import Reject, Scheduler, ceil_div, vector_width
 from .inner_persistent import InnerPersistentScheduler
 from .no_op import ExprEvalScheduler, NoOpScheduler
 from .outer_persistent import OuterPersistentScheduler
-from .params import InnerOuterParams
+from .params import InnerOuterParams, ReductionParams
 from .persistent import (
     buffer_itemsize,
     common_compile_time_check,
@@ -30,7 +34,7 @@ from .persistent import (
 )
 from .pointwise import PointwiseScheduler
 from .reduction import ReductionScheduler, reduction_extents, reduction_signature
-from .selection import select_among
+from .selection import Selection, select_among
 from .target import GpuTarget
 from .transpose import TransposeScheduler
 
@@ -56,10 +60,11 @@ def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
     return sum(reduction_extents(r, sizes).iteration * PARTIAL_BYTES for r in outer)
 
 
-def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> Reject | None:
+def half_selections(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> list[Selection] | Reject:
     """The kernels run the row half and the column half of the fusion one after the
-    other (``codegen/lower/inner_outer.py``): each half must be a fusion the registry
-    accepts at these sizes."""
+    other (a kernel group per reduction loop nest): the scheduler and parameters each
+    half gets, or why a half gets none (each must be a reduction the registry accepts
+    at these sizes)."""
     groups = split_by_reduction_kind(fusion)
     if isinstance(groups, str):
         return Reject(groups)
@@ -67,12 +72,22 @@ def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> 
         sizes.shape(a) if isinstance(a.type, TensorType) else sizes.scalar(a)
         for a in fusion.inputs
     ]
+    out = []
     for keep, suffix in zip(groups, ("rows", "cols"), strict=True):
         half = half_fusion(fusion, keep, suffix)
         sel = select_among(half, bind_sizes(half, args), target, HALF_SCHEDULERS)
         if sel.scheduler is None:
             return Reject(f"no scheduler accepts its {suffix} half:\n{sel.explain()}")
-    return None
+        if not isinstance(sel.params, ReductionParams):
+            return Reject(f"its {suffix} half is a {sel.kind} fusion, not a reduction")
+        out.append(sel)
+    return out
+
+
+def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> Reject | None:
+    """Why a half of the fusion gets no reduction scheduler (``half_selections``), or None."""
+    sel = half_selections(fusion, sizes, target)
+    return sel if isinstance(sel, Reject) else None
 
 
 class InnerOuterPersistentScheduler(Scheduler):
@@ -129,9 +144,17 @@ class InnerOuterPersistentScheduler(Scheduler):
         inner = replace(inner, grid=(blocks, 1, 1), cross_grid=True)
         outer_vec = vector_width(PARTIAL_BYTES, [ext.reduction], target)
         threads = inner.threads_per_row * inner.rows_per_block
+        halves = half_selections(fusion, sizes, target)
+        if isinstance(halves, Reject):  # can_schedule_run_time checked it
+            raise ValueError(f"inner_outer_persistent heuristic: {halves.reason}")
+        rows, cols = halves
         return InnerOuterParams(
             inner=inner,
             outer_vectorization=outer_vec,
             outer_threads_per_column=max(1, threads * outer_vec // max(1, ext.reduction)),
             partial_buffer_bytes=_partial_bytes(fusion, sizes),
+            rows_kind=rows.kind,  # type: ignore[arg-type]
+            rows=rows.params,  # type: ignore[arg-type]
+            cols_kind=cols.kind,  # type: ignore[arg-type]
+            cols=cols.params,  # type: ignore[arg-type]
         )

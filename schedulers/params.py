@@ -92,6 +92,14 @@ class InnerOuterParams:
     outer_threads_per_column: int
     partial_buffer_bytes: int
     """Shared memory per block for the partial outer-reduction results."""
+    rows_kind: str
+    """The kernels the segment runs as, one per reduction loop nest: the row half's
+    scheduler (the outputs computed from no column reduction: ``inner_persistent`` or
+    ``reduction``) and its parameters ..."""
+    rows: ReductionParams
+    cols_kind: str
+    """... and the column half's (``outer_persistent`` or ``reduction``)."""
+    cols: ReductionParams
 
 
 @dataclass(frozen=True)
@@ -157,7 +165,7 @@ def params_from_entries(typ: type, entries: dict[str, Attribute]) -> object:
     for f in fields(typ):
         if f.name not in entries:
             continue
-        sub = ReductionParams if f.name == "inner" else None
+        sub = ReductionParams if f.name in ("inner", "rows", "cols") else None
         kwargs[f.name] = _from_attr(entries[f.name], sub)
     unknown = set(entries) - {f.name for f in fields(typ)}
     if unknown:

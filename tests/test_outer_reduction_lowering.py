@@ -148,3 +148,127 @@ def test_unplaced_var_mean_runs(dim: str, shape: str) -> None:
     count in three scratch buffers) and over the columns."""
     fusion = _scheduled(VAR_MEAN.replace("DIM", dim), f"0={shape}")
     _run(fusion, 5, rtol=1e-4)
+
+
+SIBLINGS = """
+fuser.fusion @sib(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>) {
+  %s = fuser.sum %x {dims = array<i64: DIM>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  %m = fuser.max %x {dims = array<i64: DIM>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  %v, %mu = fuser.var_mean %x {dims = array<i64: DIM>, correction = 1.000000e+00 : f64, keepdim = false} : (!fuser.tensor<?x?xf32>) -> (!fuser.tensor<?xf32>, !fuser.tensor<?xf32>)
+  fuser.output %s, %m, %v, %mu : !fuser.tensor<?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>
+}"""
+
+
+@pytest.mark.parametrize(("dim", "shape", "kernels"), [("0", "300x33", 2), ("0", "2000x8", 1), ("0", "40x300", 1)])
+def test_sibling_reductions_fold_in_one_loop_nest(dim: str, shape: str, kernels: int) -> None:
+    """A sum, a max and a var_mean of one input over the rows, with the same written
+    loop nest: one fold carries all of their accumulators (1 + 1 + 3 per slot), the
+    combine over ``TIDy`` and the grid's partial buffers hold them side by side."""
+    fusion = _scheduled(SIBLINGS.replace("DIM", dim), f"0={shape}")
+    kernels_src = _run(fusion, 6, rtol=1e-4)
+    assert len(kernels_src) == kernels
+    if kernels == 2:  # the grid reduction: 5 partial buffers, merged in the finishing kernel
+        assert "partial4" in kernels_src[0] and "partial5" not in kernels_src[0]
+
+
+def _reschedule_max(fusion: F.FusionOp) -> None:
+    """Give the max its own loop nest: one block per column, the rows a serial loop."""
+    from fuser.ir.schedule import Schedule, find_loop_op
+
+    m = next(op for op in fusion.body.block.ops if isinstance(op, F.ReductionOp) and op.name == "fuser.max").results[0]
+    loop = find_loop_op(fusion, m)
+    assert loop is not None
+    fusion.body.block.erase_op(loop)
+    Schedule(m).reorder([1, 0]).parallelize(0, "BIDx").emit()
+
+
+def test_reductions_with_different_loop_nests_get_a_kernel_group_each() -> None:
+    """The max rescheduled by hand (one block per column): the outputs computed from it
+    are one kernel group, the others another (``loop_nest_groups``); each runs to the
+    reference. An output computed from both nests cannot be split so: a diagnostic
+    naming the two reductions."""
+    from fuser.codegen.lower.common import LoweringError
+
+    fusion = _scheduled(SIBLINGS.replace("DIM", "0"), "0=300x33")
+    _reschedule_max(fusion)
+    x = _inputs(fusion, 1)
+    got, lowered = run_segment_on_cpu(fusion, x)
+    for g, w in zip(got, run_fusion(fusion, x), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    by_kernel = {k.name: {a.index for a in k.args if a.kind == "output"} for k in lowered.kernels}
+    assert by_kernel["sib_nest1"] == {1}  # the max
+    both = SIBLINGS.replace("DIM", "0").replace(
+        "  fuser.output %s, %m,",
+        "  %sm = fuser.add %s, %m : (!fuser.tensor<?xf32>, !fuser.tensor<?xf32>) -> !fuser.tensor<?xf32>\n"
+        "  fuser.output %sm, %m,",
+    )
+    fusion = _scheduled(both, "0=300x33")
+    _reschedule_max(fusion)
+    with pytest.raises(LoweringError, match="reductions fuser.sum and fuser.max have different loop nests"):
+        run_segment_on_cpu(fusion, _inputs(fusion, 1))
+
+
+LN_BWD = """
+fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, %mean : !fuser.tensor<?x1xf32>, %rstd : !fuser.tensor<?x1xf32>, %w : !fuser.tensor<1x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>) {
+  %d = fuser.sub %x, %mean : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
+  %xhat = fuser.mul %d, %rstd : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
+  %g = fuser.mul %dy, %w : (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) -> !fuser.tensor<?x?xf32>
+  %a = fuser.sum %g {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?x1xf32>
+  %gx = fuser.mul %g, %xhat : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32>
+  %c = fuser.sum %gx {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?x1xf32>
+  %t0 = fuser.sub %g, %a : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
+  %t1 = fuser.mul %xhat, %c : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
+  %t2 = fuser.sub %t0, %t1 : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32>
+  %dx = fuser.mul %t2, %rstd : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
+  %dyx = fuser.mul %dy, %xhat : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x?xf32>) -> !fuser.tensor<?x?xf32>
+  %dw = fuser.sum %dyx {dims = array<i64: 0>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  %db = fuser.sum %dy {dims = array<i64: 0>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+  fuser.output %dx, %dw, %db : !fuser.tensor<?x?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>
+}"""
+
+
+@pytest.mark.parametrize("rows", [264, 270, 400])
+def test_inner_outer_runs_as_a_kernel_group_per_loop_nest(rows: int) -> None:
+    """Layer-norm backward (the inner-outer persistent kind): the row sums and the
+    column sums have different loop nests, so the outputs are split by the nest of the
+    reductions they are computed from (``loop_nest_groups``): dx from the row kernel
+    (the row sums placed at the rows' loop, dy and x held in registers), dw and db
+    from the column kernels."""
+    from fuser.ir.dialects.iterdomain import LoopOp
+
+    cols = 64
+    fusion = _scheduled(LN_BWD, f"0={rows}x{cols},1={rows}x{cols},2={rows}x1,3={rows}x1,4=1x{cols}")
+    assert fusion.attributes["fuser.schedule"].data["kind"].data == "inner_outer_persistent"  # type: ignore[attr-defined]
+    placed = {op.tensor.name_hint for op in fusion.body.block.ops if isinstance(op, LoopOp) and op.compute_at is not None}
+    assert {"a", "c", "dy", "x"} <= placed
+    x = _inputs(fusion, rows)
+    got, lowered = run_segment_on_cpu(fusion, x)
+    for g, w in zip(got, run_fusion(fusion, x), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    names = [k.name for k in lowered.kernels]
+    assert names[0] == "ln_bwd_nest0" and names[1] == "ln_bwd_nest1"
+    outs = [{a.index for a in k.args if a.kind == "output" and a.index in (0, 1, 2)} for k in lowered.kernels]
+    assert 0 in outs[0] and not outs[0] & {1, 2}
+
+
+def test_a_broadcast_input_held_in_registers_is_read_at_index_0_on_every_row() -> None:
+    """The weight [1, cols] scheduled by hand on the rows' loops (its broadcast row
+    axis split as the rows are: [66 BIDx, 4 TIDy] over an extent-1 axis) and held in
+    registers at the rows' loop: every row's threads load row 0 of it (a broadcast id
+    is index 0), none reads zeros as an element outside the tensor."""
+    from fuser.ir.dialects.iterdomain import MemoryType
+    from fuser.ir.schedule import Schedule, find_loop_op
+
+    fusion = _scheduled(LN_BWD, "0=264x64,1=264x64,2=264x1,3=264x1,4=1x64")
+    w = fusion.body.block.args[4]
+    loop = find_loop_op(fusion, w)
+    assert loop is not None
+    fusion.body.block.erase_op(loop)
+    s = Schedule(w).split(1, 4).split(1, 32).split(0, 4).split(0, 66, inner_split=False).merge(0, 1)
+    for axis, ptype in enumerate(("BIDx", "TIDy", "unroll", "TIDx", "vectorize")):
+        s.parallelize(axis, ptype)
+    s.emit().set_compute_at(2, MemoryType.registers)
+    x = _inputs(fusion, 2)
+    got, _ = run_segment_on_cpu(fusion, x)
+    for g, want in zip(got, run_fusion(fusion, x), strict=True):
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-4)

@@ -85,10 +85,21 @@ def lower_segment(
         if out_layouts is None:
             out_layouts = default_out_layouts(fusion, shapes, in_layouts)
         from fuser.codegen.lower.loop_nest_compute_at import computed_at, lower_compute_at
+        from fuser.codegen.lower.loop_nest_groups import loop_nest_groups, loop_nest_half
 
+        reductions = reductions_of(fusion)
+        groups = loop_nest_groups(fusion, reductions)
+        if groups is not None:
+            # Reductions with different loop nests (inner-outer): a kernel group each.
+            from fuser.codegen.lower.inner_outer import lower_output_groups
+            from fuser.codegen.lower.loop_index import scheduled_kind
+
+            return lower_output_groups(
+                fusion, groups, in_layouts, scalar_values, out_layouts, target, name or fusion.sym_name.data,
+                scheduled_kind(fusion), lower_segment, loop_nest_half,
+            )
         if computed_at(fusion):
             return lower_compute_at(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
-        reductions = reductions_of(fusion)
         if reductions:
             from fuser.codegen.lower.loop_nest_reduction import lower_scheduled_reduction
 
@@ -156,6 +167,7 @@ def lower_segment(
             by_shape.setdefault(shapes[v], []).append(i)
         if len(by_shape) > 1:  # one kernel per output shape
             from fuser.codegen.lower.inner_outer import lower_output_groups
+            from fuser.codegen.lower.loop_index import scheduled_kind
 
             groups = [(idx, f"out{k}") for k, idx in enumerate(by_shape.values())]
             return lower_output_groups(

@@ -72,15 +72,16 @@ def lower_output_groups(
     name: str,
     scheduler: str,
     lower: LowerSegment,
+    split: Callable[[F.FusionOp, Sequence[int], str], F.FusionOp] = half_fusion,
 ) -> LoweredFusion:
     """Lower ``fusion`` as one sub-fusion per group of ``fuser.output`` operands
-    (``half_fusion``), each by its own scheduler through ``lower`` (the dispatcher
-    ``fuser.codegen.lower.lower_segment``, passed in: it imports this module), and run their
-    kernels in order."""
+    (``split``: ``half_fusion`` by default), each by its own scheduler through ``lower``
+    (the dispatcher ``fuser.codegen.lower.lower_segment``, passed in: it imports this
+    module), and run their kernels in order."""
     kernels: list[LoweredKernel] = []
     scratch = []
     for keep, suffix in groups:
-        half = half_fusion(fusion, keep, suffix)
+        half = split(fusion, keep, suffix)
         low = lower(half, in_layouts, scalar_values, [out_layouts[i] for i in keep], target,
                             name=f"{name}_{suffix}")
         offset = len(scratch)

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from xdsl.ir import Operation, SSAValue
@@ -533,8 +533,16 @@ class _Lowering:
         dt = F.dtype_of(v.type)
         lane = self.lanes_loop(ls)
         held = _Held(v, ls, [k for k in range(self.q, len(ls.loops)) if ls.loops[k].parallel_type not in PARALLEL_DIMS])
-        axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
         shape = self.shapes[v]
+        # A broadcast id (an extent-1 axis standing in for the reference's, e.g. a
+        # weight [1, cols] on the rows' loops) is index 0 in every iteration of its loops.
+        axes = sorted(
+            (
+                replace(a, index=Const(0)) if a.iter_type == IterType.broadcast and shape[a.tensor_axis] == 1 else a  # type: ignore[index]
+                for a in ls.logical if a.tensor_axis is not None
+            ),
+            key=lambda a: a.tensor_axis,  # type: ignore[arg-type, return-value]
+        )
 
         def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
             for envs, idx, pred in self.lanes(ls, axes, shape, env, lane, v):

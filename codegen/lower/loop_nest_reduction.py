@@ -58,8 +58,14 @@ reduction's results to scratch buffers (one per result, ``[result elements]``), 
 the apply kernel runs those outputs' own loop nest (``loop_nest.pointwise_kernel``),
 reading the results from the buffers; the input is read a second time. An inner
 normalization is better placed at a loop (``compute_at``: one kernel, the input read
-once), as ``schedule-fusions`` does for the inner persistent kind. Not yet: several
-reductions without placements (a diagnostic naming them).
+once), as ``schedule-fusions`` does for the inner persistent kind.
+
+Several reductions with the same loop nest (the same loops, and the same index of the
+reduced input: a sum and a max of one input, layer-norm backward's dw and db) are
+siblings folded by one nest: their accumulators side by side in every slot, one shared
+tile and one set of partial buffers for all of them. Reductions with different loop
+nests are different kernels (``loop_nest_groups``); when an output needs two nests,
+a diagnostic names the reductions.
 """
 
 from __future__ import annotations
@@ -92,12 +98,14 @@ from fuser.codegen.lower.loop_index import (
     parallel_index,
     reindex,
     same_elements,
+    scheduled_kind,
 )
 from fuser.codegen.lower.loop_nest import pointwise_kernel
 from fuser.codegen.lower.rows import RowReduction, accumulator_dtype
+from fuser.codegen.lower.shared_tile import SHARED_LIMIT
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import IterType, ParallelType
-from fuser.ir.dtypes import compute_dtype
+from fuser.ir.dtypes import DType, compute_dtype
 from fuser.ir.schedule import LoopStructure, loop_structure
 
 __all__ = ["lower_scheduled_reduction"]
@@ -119,16 +127,78 @@ def lower_scheduled_reduction(
     """The kernels of the loop nest written on the reduction of ``fusion``: one, or a
     partials kernel and a finishing kernel for a grid reduction."""
     fname = f"@{fusion.sym_name.data}"
-    if len(reductions) != 1:
-        raise LoweringError(
-            f"{fname}: {len(reductions)} reductions; a written schedule is lowered for one reduction so far"
-        )
-    (red,) = reductions
-    try:
-        ls = loop_structure(fusion, red.results[0])
-    except ValueError as e:
-        raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
-    return _ReductionNest(fusion, red, ls, shapes, in_layouts, out_layouts, name).run()
+    nests: list[LoopStructure] = []
+    for red in reductions:
+        try:
+            nests.append(loop_structure(fusion, red.results[0]))
+        except ValueError as e:
+            raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
+    first = reductions[0]
+    for red, ls in zip(reductions[1:], nests[1:], strict=True):
+        # Siblings: one loop nest folds them all, so their loops and the way their
+        # inputs are indexed must be the same.
+        if ls.loops != nests[0].loops or ls.logical != nests[0].logical:
+            raise LoweringError(
+                f"{fname}: the reductions {first.name} and {red.name} have different loop nests; one kernel "
+                "folds sibling reductions over the same loops (place them with compute_at, or give them the "
+                "same schedule)"
+            )
+        if shapes[red.input] != shapes[first.input]:  # type: ignore[attr-defined]
+            raise LoweringError(
+                f"{fname}: the inputs of the sibling reductions {first.name} and {red.name} have different "
+                f"shapes {list(shapes[first.input])} and {list(shapes[red.input])}"  # type: ignore[attr-defined]
+            )
+    return _ReductionNest(fusion, list(reductions), nests[0], shapes, in_layouts, out_layouts, name).run()
+
+
+def _width(red: Operation) -> int:
+    """Accumulator values per result element: 3 for Welford (mean, M2, count)."""
+    return 1 if isinstance(red, F.ReductionOp) else 3
+
+
+def accumulator_dtypes(reds: Sequence[Operation]) -> list[DType]:
+    """The dtype of each value of the sibling reductions' state (``_Accumulators``)."""
+    return [accumulator_dtype(r) for r in reds for _ in range(_width(r))]
+
+
+class _Accumulators:
+    """The accumulators of sibling reductions (one loop nest folds them all), side by
+    side in one state list: ``widths[r]`` values for reduction ``r`` (3 for Welford:
+    mean, M2, count), the same interface as one ``RowReduction``."""
+
+    def __init__(self, reds: Sequence[Operation], ev: ElementEvaluator, shapes: dict[SSAValue, tuple[int, ...]]) -> None:
+        self.parts = [
+            RowReduction(r, ev, math.prod(shapes[r.input][int(d)] for d in r.dims.get_values()))  # type: ignore[attr-defined]
+            for r in reds
+        ]
+        self.widths = [_width(r) for r in reds]
+        self.width = sum(self.widths)
+
+    def split(self, state: Sequence[SSAValue]) -> list[list[SSAValue]]:
+        out, o = [], 0
+        for w in self.widths:
+            out.append(list(state[o : o + w]))
+            o += w
+        return out
+
+    def init(self) -> list[SSAValue]:
+        return [v for p in self.parts for v in p.init()]
+
+    def merge(self, a: list[SSAValue], b: list[SSAValue]) -> list[SSAValue]:
+        return [v for p, x, y in zip(self.parts, self.split(a), self.split(b), strict=True) for v in p.merge(x, y)]
+
+    def cross(self, state: list[SSAValue], threads: int, dims: Sequence[int]) -> list[SSAValue]:
+        return [v for p, x in zip(self.parts, self.split(state), strict=True) for v in p.cross(x, threads, dims)]
+
+    def update(self, state: list[SSAValue], items: Sequence[Sequence[tuple[SSAValue, None]]]) -> list[SSAValue]:
+        """``items[r]``: the chunk of reduction ``r``'s input values."""
+        return [
+            v for p, x, chunk in zip(self.parts, self.split(state), items, strict=True) for v in p.update(x, chunk)
+        ]
+
+    def results(self, state: list[SSAValue]) -> list[tuple[Operation, list[SSAValue]]]:
+        """Each reduction and its results."""
+        return [(p.op, p.results(x)) for p, x in zip(self.parts, self.split(state), strict=True)]
 
 
 class _ReductionNest:
@@ -137,18 +207,20 @@ class _ReductionNest:
     def __init__(
         self,
         fusion: F.FusionOp,
-        red: Operation,
+        reds: list[Operation],
         ls: LoopStructure,
         shapes: dict[SSAValue, tuple[int, ...]],
         in_layouts: Sequence[TensorLayout | None],
         out_layouts: Sequence[TensorLayout],
         name: str,
     ) -> None:
-        self.fusion, self.red, self.ls, self.shapes, self.name = fusion, red, ls, shapes, name
+        self.fusion, self.reds, self.ls, self.shapes, self.name = fusion, reds, ls, shapes, name
+        self.red = reds[0]
         self.in_layouts, self.out_layouts = in_layouts, out_layouts
         self.fname = f"@{fusion.sym_name.data}"
-        self.result = red.results[0]
-        """The result whose loop domain is the schedule (a Welford/var_mean's first)."""
+        self.result = reds[0].results[0]
+        """The result whose loop domain is the schedule (a Welford/var_mean's first;
+        its siblings' are the same)."""
         self.outs = list(fusion.output_op.values)
 
     def error(self, msg: str) -> LoweringError:
@@ -218,15 +290,17 @@ class _ReductionNest:
     # ---- the kernels ----------------------------------------------------------------
     def run(self) -> LoweredFusion:
         self.classify()
-        red, shapes = self.red, self.shapes
+        shapes = self.shapes
         grid, block, _ = launch_shape(self.fname, self.ls, self.result)
         self.n_out = math.prod(shapes[self.result])
         self.groups = math.prod(self.extents[k] for k in self.red_blocks)
-        self.width = 3 if not isinstance(red, F.ReductionOp) else 1
-        """Accumulators per result element: 3 for Welford (mean, M2, count)."""
+        dtypes = accumulator_dtypes(self.reds)
+        self.width = len(dtypes)
+        """Accumulators per result element: one per sibling reduction, 3 for Welford
+        (mean, M2, count)."""
         scratch: list[ScratchBuffer] = []
         if self.red_blocks:  # the blocks' partial results, one buffer per accumulator
-            scratch += [ScratchBuffer(self.groups * self.n_out, accumulator_dtype(red))] * self.width
+            scratch += [ScratchBuffer(self.groups * self.n_out, dt) for dt in dtypes]
         if self.full_outs:  # the results, for the apply kernel
             scratch += [ScratchBuffer(self.n_out, compute_dtype(F.dtype_of(r.type))) for r in self.stat_results()]
         iterations = max(math.prod(self.extents), self.groups * self.n_out)
@@ -235,12 +309,16 @@ class _ReductionNest:
         )
         self.b, self.ev, self.out_args = b, ev, out_args
         self.partials, self.stats = self.scratch_args(b, scratch)
-        self.acc = RowReduction(red, ev, math.prod(shapes[red.input][int(d)] for d in red.dims.get_values()))  # type: ignore[attr-defined]
+        self.acc = _Accumulators(self.reds, ev, shapes)
         self.block = block
-        # Several slots reduced across TIDy only: one shared tile for all of them.
+        # Several slots reduced across TIDy only: one shared tile for all of them (of
+        # one dtype).
         self.tile = (
-            b.shared([block[1], self.n_slots * self.width, block[0]], accumulator_dtype(red).to_xdsl(), 0, "slots_tile")
-            if self.red_threads == [1] and self.n_slots > 1 and block[2] == 1 else None
+            b.shared([block[1], self.n_slots * self.width, block[0]], dtypes[0].to_xdsl(), 0, "slots_tile")
+            if self.red_threads == [1] and (self.n_slots > 1 or len(self.reds) > 1) and block[2] == 1
+            and len(set(dtypes)) == 1
+            and block[0] * block[1] * self.n_slots * self.width * dtypes[0].itemsize <= SHARED_LIMIT
+            else None
         )
         self.iterate(0, {})
         kernels = [LoweredKernel(b.finish(), self.name, block, grid, args)]
@@ -248,7 +326,7 @@ class _ReductionNest:
             kernels.append(self.finish_kernel(scratch))
         if self.full_outs:
             kernels.append(self.apply_kernel(scratch))
-        return LoweredFusion(red.name.split(".", 1)[1], kernels, scratch)
+        return LoweredFusion(scheduled_kind(self.fusion, self.red.name.split(".", 1)[1]), kernels, scratch)
 
     def scratch_args(self, b: KernelBuilder, scratch: list[ScratchBuffer]) -> tuple[list[SSAValue], list[SSAValue]]:
         """A kernel's scratch arguments (its last ones), split by ``split_scratch``."""
@@ -264,7 +342,7 @@ class _ReductionNest:
     def stat_results(self) -> list[SSAValue]:
         """The reduction's tensor results (a Welford's count is a scalar per
         element too: all of them)."""
-        return [r for r in self.red.results if isinstance(r.type, F.TensorType)]
+        return [r for red in self.reds for r in red.results if isinstance(r.type, F.TensorType)]
 
     def apply_kernel(self, scratch: list[ScratchBuffer]) -> LoweredKernel:
         """The outputs that are not of the reduction's shape, over their own loop nest,
@@ -384,8 +462,9 @@ class _ReductionNest:
         """Every output (the result or an epilogue at its index) at ``idx``."""
         b, ev = self.b, self.ev
         saved = dict(ev.hooks)
-        for r, v in zip(self.red.results, self.acc.results(state), strict=True):
-            ev.hooks[r] = lambda _idx, v=v: v
+        for red, values in self.acc.results(state):
+            for r, v in zip(red.results, values, strict=True):
+                ev.hooks[r] = lambda _idx, v=v: v
         for j in self.row_outs:
             v = self.outs[j]
             lay = self.out_layouts[j]
@@ -426,8 +505,8 @@ class _ReductionNest:
         """Fold the input elements at ``env`` (all lanes of the lane loop) into their
         slots of ``state``."""
         b, ev, acc = self.b, self.ev, self.acc
-        src = self.red.input  # type: ignore[attr-defined]
-        in_shape = self.shapes[src]
+        srcs = [r.input for r in self.reds]  # type: ignore[attr-defined]
+        in_shape = self.shapes[srcs[0]]
         axes = self.ls.logical  # the input's axes, in order
         lane_var = f"i{self.lane}" if self.lane is not None else None
         width = self.extents[self.lane] if self.lane is not None else 1
@@ -442,10 +521,13 @@ class _ReductionNest:
             lanes = lane_indices(first, width, along) if along is not None and len(group) > 1 else [tuple(first)]
 
             def fold(envs: list = envs, lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
-                ev.prefetch(src, lanes)
-                items: dict[int, list] = {}
+                for src in dict.fromkeys(srcs):
+                    ev.prefetch(src, lanes)
+                items: dict[int, list[list]] = {}
                 for e, i in zip(envs, lanes, strict=True):
-                    items.setdefault(self.slot(e), []).append((ev.value(src, i), None))
+                    chunks = items.setdefault(self.slot(e), [[] for _ in srcs])
+                    for chunk, src in zip(chunks, srcs, strict=True):
+                        chunk.append((ev.value(src, i), None))
                 out = list(state)
                 for n, chunk in items.items():
                     out[n * w : (n + 1) * w] = acc.update(state[n * w : (n + 1) * w], chunk)
@@ -472,7 +554,7 @@ class _ReductionNest:
             self.groups * self.n_out, scratch,
         )
         self.b, self.ev, self.out_args = b, ev, out_args
-        self.acc = acc = RowReduction(self.red, ev, self.acc.cols)
+        self.acc = acc = _Accumulators(self.reds, ev, self.shapes)
         partials, self.stats = self.scratch_args(b, scratch)
         o = b.add(b.mul(b.block_id("x"), tx), b.thread_id("x"))
         inside = b.cmp("slt", o, self.n_out)

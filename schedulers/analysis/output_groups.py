@@ -16,7 +16,7 @@ from xdsl.ir import SSAValue
 from fuser.ir.dialects import fuser as F
 
 from ..params import REJECTIONS_ATTR, SCHEDULE_ATTR
-from .graph import is_reduction, reduction_dims
+from .graph import ancestors, is_reduction, reduction_dims
 
 
 def reduction_kinds(fusion: F.FusionOp) -> dict[SSAValue, frozenset[str]]:
@@ -77,11 +77,16 @@ def half_fusion(fusion: F.FusionOp, keep: Sequence[int], suffix: str) -> F.Fusio
         clone.function_type.inputs.data,
         [declared[returned.index(i)] for i in keep if i in returned],
     )
-    # Dead code: erase ops with no uses, innermost first.
+    # Dead code: erase ops with no uses, innermost first. An op without results (a
+    # written schedule's ``iterdomain.loop``) stays while the tensor it describes is
+    # computed.
+    live = ancestors(values)
     for op in reversed(list(clone.body.block.ops)):
         if op is new_term:
             continue
-        if all(not r.uses for r in op.results):
+        if op.results and all(not r.uses for r in op.results):
+            block.erase_op(op)
+        elif not op.results and not any(o in live for o in op.operands):
             block.erase_op(op)
     clone.verify()
     return clone

@@ -155,3 +155,34 @@ def test_written_layer_norm_schedule_runs_on_the_gpu(shape: tuple[int, int]) -> 
         fd.pipeline = PASSES
     want = torch.nn.functional.layer_norm(xs[0].float(), (shape[1],), xs[1].float(), eps=1e-5).bfloat16()
     torch.testing.assert_close(got, want, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", [DataType.Float, DataType.BFloat16])
+@pytest.mark.parametrize("shape", [(16384, 1024), (3000, 768), (2048, 4096)])
+def test_written_layer_norm_backward_schedule_runs_on_the_gpu(dtype: DataType, shape: tuple[int, int]) -> None:
+    """Layer-norm backward (inner-outer persistent) with ``schedule-fusions``: the row
+    sums and the column sums have different loop nests, so each gets its kernels
+    (``loop_nest_groups.py``): dx from the row kernel, dw and db from a partials kernel
+    and its finishing kernel; the results are the per-scheduler lowering's."""
+    from benchmarks.loop_nest import layernorm_backward
+
+    tdt = torch.float32 if dtype == DataType.Float else torch.bfloat16
+    with FusionDefinition() as fd:
+        layernorm_backward(fd, dtype)
+    rows, cols = shape
+    xt = torch.randn(rows, cols, device="cuda", dtype=tdt)
+    mean_t = xt.float().mean(1, keepdim=True).to(tdt)
+    rstd_t = torch.rsqrt(xt.float().var(1, unbiased=False, keepdim=True) + 1e-5).to(tdt)
+    xs = [torch.randn(rows, cols, device="cuda", dtype=tdt), xt, mean_t, rstd_t, torch.randn(cols, device="cuda", dtype=tdt)]
+    fd.pipeline = PASSES
+    want = fd.execute(xs)
+    try:
+        fd.pipeline = [*PASSES, "schedule-fusions"]
+        got = fd.execute(xs)
+        code = fd.last_cuda_code()
+    finally:
+        fd.pipeline = PASSES
+    assert "_nest0" in code and "_nest1_finish" in code
+    tol = {"atol": 2e-2, "rtol": 2e-2} if tdt == torch.bfloat16 else {"atol": 1e-3, "rtol": 1e-4}
+    for g_, w_ in zip(got, want, strict=True):
+        torch.testing.assert_close(g_.float(), w_.float(), **tol)

@@ -143,6 +143,9 @@ def test_inner_outer_params() -> None:
     assert isinstance(p, InnerOuterParams)
     assert p.inner.grid == (132, 1, 1) and p.inner.cross_grid
     assert p.partial_buffer_bytes == 2 * 1024 * 4
+    # The two kernels: the row half's and the column half's own heuristics.
+    assert p.rows_kind == "inner_persistent" and p.rows.fastest_dim and not p.rows.cross_grid
+    assert p.cols_kind in ("reduction", "outer_persistent") and not p.cols.fastest_dim
     assert InnerOuterPersistentScheduler.can_schedule_compile_time(F.softmax()) is not None
 
 
@@ -175,7 +178,9 @@ def test_no_op_and_expr_eval() -> None:
         ReductionParams(True, 4, 256, 1, 2, True, False, (256, 1, 1), (4, 1, 1), True, False, 4096),
         TransposeParams(32, 32, 4, 2, (128, 1, 1), (64, 1, 1)),
         InnerOuterParams(
-            ReductionParams(True, 4, 256, 1, 1, True, True, (256, 1, 1), (132, 1, 1)), 4, 1, 8192
+            ReductionParams(True, 4, 256, 1, 1, True, True, (256, 1, 1), (132, 1, 1)), 4, 1, 8192,
+            "inner_persistent", ReductionParams(True, 4, 256, 1, 1, True, False, (256, 1, 1), (2048, 1, 1)),
+            "reduction", ReductionParams(False, 4, 8, 1, 1, False, True, (32, 8, 1), (8, 132, 1)),
         ),
     ],
 )
