@@ -6,8 +6,8 @@ For the pointwise, row-sum and normalization (softmax, RMSNorm, layer norm, seed
 broadcast + add) anchor workloads, the 2-D broadcast of docs/examples/scale_bias and two transposes
 (``x.T + b``, a batched ``transpose(1, 2)``), column and middle-axis sums, the outer normalization,
 layer-norm backward (inner-outer: a kernel group per reduction loop nest), ``fd.execute`` with the
-driver's pipeline (``fuser.schedule`` lowered by ``codegen/lower/pointwise.py`` or ``rows.py``) and
-with ``schedule-fusions`` appended (the loop nest it writes lowered by ``codegen/lower/loop_nest.py``,
+driver's pipeline without ``schedule-fusions`` (``fuser.schedule`` lowered by the per-scheduler
+lowerings ``codegen/lower/pointwise.py``, ``rows.py``, ...) and with ``schedule-fusions`` for every kind (the loop nest it writes lowered by ``codegen/lower/loop_nest.py``,
 ``loop_nest_reduction.py`` or, for tensors computed at a loop, ``loop_nest_compute_at.py``): the
 outputs must agree, and each is timed with ``benchmarks.run.bench`` (device events, median).
 """
@@ -125,7 +125,8 @@ def main() -> None:
         torch.manual_seed(0)
         inputs = [torch.randn(*s, device="cuda", dtype=getattr(torch, dt)) for s in shapes]
         row = {"workload": name, "dtype": dt}
-        for label, passes in (("template", PASSES), ("loop_nest", (*PASSES, "schedule-fusions"))):
+        template = tuple(p for p in PASSES if not p.startswith("schedule-fusions"))
+        for label, passes in (("template", template), ("loop_nest", (*template, "schedule-fusions"))):
             fd = make()
             fd.pipeline = list(passes)
             try:

@@ -2,9 +2,9 @@
 
 Compiles the runtime fusion of these inputs (dynamic reshapes concretized) with the
 compiler driver, as ``fd.execute`` does, runs ``schedule-fusions`` on each segment
-fusion the program launches and returns the module text: the segment with its
-``fuser.schedule`` attribute and the ``iterdomain`` transforms, parallel types and
-``iterdomain.loop`` of each scheduled tensor::
+fusion the program launches (the driver's pipeline ends with it) and returns the
+module text: the segment with its ``fuser.schedule`` attribute and the ``iterdomain``
+transforms, parallel types and ``iterdomain.loop`` of each scheduled tensor::
 
     >>> print(scheduled_fusion_ir_for(fd, [np.zeros((4, 1024), np.float32)]))
     builtin.module {
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from xdsl.dialects.builtin import ModuleOp
 
 from fuser.ir.context import make_context
+from fuser.ir.schedule import drop_schedule
 from fuser.passes.schedule_fusions import ScheduleFusions
 
 if TYPE_CHECKING:
@@ -59,10 +60,15 @@ def scheduled_fusion_ir_for(
 
 def _scheduled(segment: Any, tensor_transforms: bool) -> str:
     """A module holding a copy of ``segment`` (its types bound, its ``fuser.schedule``
-    chosen by the driver), scheduled by ``schedule-fusions``."""
-    module = ModuleOp([segment.clone()])
+    chosen by the driver) with the loop nests ``schedule-fusions`` writes (the driver's
+    pipeline ran it; a pipeline without it gets it here), or without any
+    ``iterdomain`` op when ``tensor_transforms`` is False."""
+    clone = segment.clone()
+    module = ModuleOp([clone])
     if tensor_transforms:
         ScheduleFusions().apply(make_context(), module)
+    else:
+        drop_schedule(clone)
     module.verify()
     return str(module)
 

@@ -30,7 +30,7 @@ loop indices ``i0, i1, ...`` that codegen can print.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -487,11 +487,60 @@ def find_loop_op(fusion: FusionOp, tensor: SSAValue) -> LoopOp | None:
     return None
 
 
-def loop_structure(fusion: FusionOp, tensor: SSAValue) -> LoopStructure:
+FALLBACK_ATTR = "fuser.schedule_fallback"
+"""Why a fusion has no written schedule (``schedule-fusions{fallback=true}``, or the
+compiler driver's lowering rejected the one written): its ``fuser.schedule`` is
+lowered by the per-scheduler lowering."""
+
+
+def drop_schedule(fusion: FusionOp) -> None:
+    """Erase every ``iterdomain`` op of ``fusion`` (a partly written schedule too)."""
+    block = fusion.body.block
+    for op in reversed(list(block.ops)):
+        if op.dialect_name() == "iterdomain":
+            block.erase_op(op)
+
+
+def bind_expr(e: Expr, env: Mapping[str, int]) -> Expr:
+    """``e`` with the variables of ``env`` replaced by their values, folded."""
+    if isinstance(e, Var) and e.name in env:
+        return Const(env[e.name])
+    if isinstance(e, BinOp):
+        return _bin(e.op, bind_expr(e.lhs, env), bind_expr(e.rhs, env))
+    return e
+
+
+def loop_structure(
+    fusion: FusionOp, tensor: SSAValue, shapes: Mapping[SSAValue, Sequence[int]] | None = None
+) -> LoopStructure:
     """The loops of a scheduled ``tensor`` and how each logical (and root) axis
     index is computed from the loop indices ``i0, i1, ...`` (outermost first).
     Symbolic extents are ``N<k>`` for logical axis ``k`` (``R<k>`` for root axis ``k``
-    of a reshape result). Raises ValueError when the tensor has no loop domain."""
+    of a reshape result); with ``shapes`` (the tensors' concrete shapes, as a lowering
+    for given inputs knows them) they are bound to their values, so a schedule written
+    on symbolic types lowers at concrete sizes. Raises ValueError when the tensor has
+    no loop domain."""
+    ls = _loop_structure(fusion, tensor)
+    if shapes is None:
+        return ls
+    env: dict[str, int] = {}
+    owner = tensor.owner
+    for k, a in enumerate(ls.logical):
+        if a.iter_type == IterType.reduction:  # a reduced id: the reduction input's axis
+            if isinstance(owner, Operation) and owner.operands and owner.operands[0] in shapes:
+                env[f"N{k}"] = int(shapes[owner.operands[0]][k])
+        elif a.tensor_axis is not None and tensor in shapes:
+            env[f"N{k}"] = int(shapes[tensor][a.tensor_axis])
+    if ls.root and isinstance(owner, Operation) and owner.operands[0] in shapes:
+        env.update({f"R{k}": int(e) for k, e in enumerate(shapes[owner.operands[0]])})
+    return LoopStructure(
+        loops=[replace(a, extent=bind_expr(a.extent, env)) for a in ls.loops],
+        logical=[replace(a, extent=bind_expr(a.extent, env), index=bind_expr(a.index, env)) for a in ls.logical],
+        root=[replace(a, extent=bind_expr(a.extent, env), index=bind_expr(a.index, env)) for a in ls.root],
+    )
+
+
+def _loop_structure(fusion: FusionOp, tensor: SSAValue) -> LoopStructure:
     loop = find_loop_op(fusion, tensor)
     if loop is None:
         raise ValueError("the tensor has no iterdomain.loop in this fusion")
@@ -548,6 +597,7 @@ def loop_structure(fusion: FusionOp, tensor: SSAValue) -> LoopStructure:
 
 
 __all__ = [
+    "FALLBACK_ATTR",
     "BinOp",
     "Const",
     "DomainAxis",
@@ -556,6 +606,8 @@ __all__ = [
     "LoopStructure",
     "Schedule",
     "Var",
+    "bind_expr",
+    "drop_schedule",
     "emit_reshape_view",
     "find_loop_op",
     "loop_structure",

@@ -67,11 +67,11 @@ After ``schedule-fusions`` (types elided; ``%x`` gets the same ops)::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -91,7 +91,7 @@ from fuser.ir.dialects.iterdomain import (
     logical_to_tensor_axes,
 )
 from fuser.ir.reshape_analysis import analyze_reshape
-from fuser.ir.schedule import Schedule, emit_reshape_view
+from fuser.ir.schedule import FALLBACK_ATTR, Schedule, drop_schedule, emit_reshape_view
 from fuser.ir.shapes import DYN, fmt_shape
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
 from fuser.schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
@@ -99,6 +99,7 @@ from fuser.schedulers.analysis.graph import (
     ancestors,
     body_ops,
     fastest_axis,
+    is_elementwise,
     is_reduction,
     reduction_dims,
     reduction_input,
@@ -284,15 +285,16 @@ def replay(
 
 
 def logical_classes(dmap: DomainMap, v: SSAValue) -> list[Axis]:
-    """The domain-map class of each logical id of ``v`` (a reduction result's dropped
-    reduced ids take the reduction input's classes)."""
+    """The domain-map class of each logical id of ``v`` (a reduction result's reduced
+    ids, dropped or kept as extent-1 axes, take the reduction input's classes)."""
     owner = v.owner
     if is_reduction(owner if isinstance(owner, Operation) else None):
         x = reduction_input(owner)  # type: ignore[arg-type]
         axes = logical_to_tensor_axes(v)
+        types = logical_domain_types(v)
         return [
-            dmap.axis_class(x, k) if a is None else dmap.axis_class(v, a)
-            for k, a in enumerate(axes)
+            dmap.axis_class(x, k) if a is None or t.iter_type == IterType.reduction else dmap.axis_class(v, a)
+            for k, (a, t) in enumerate(zip(axes, types, strict=True))
         ]
     return dmap.classes(v)
 
@@ -726,9 +728,68 @@ class _FusionScheduler:
                 continue  # this tensor cannot take the schedule; codegen indexes it
             self.done.add(v)
 
+    def shape_of(self, v: SSAValue) -> tuple[int, ...]:
+        """``v``'s shape: bound (``bind-sizes``) when the types are symbolic."""
+        if self.concrete is not None:
+            try:
+                return tuple(self.concrete.shape(v))
+            except KeyError:
+                pass
+        return tuple(v.type.get_shape())  # type: ignore[union-attr]
+
+    @staticmethod
+    def last_axis_fastest(v: SSAValue, sizes: ConcreteSizes) -> bool:
+        """Whether ``v``'s last axis is its fastest in memory (or it has none)."""
+        shape = sizes.shape(v)
+        return not shape or fastest_axis(v.type, shape) in (None, len(shape) - 1)  # type: ignore[arg-type]
+
+    def vectors_along_last_axis(self, sizes: ConcreteSizes) -> None:
+        """Vectors run along the last logical axis (the pointwise and reduction
+        schedules split it by the vector width): a tensor laid out with another axis
+        fastest (``stride_order``) is read element by element, so it is no longer a
+        candidate for ``vectorize``."""
+        self.global_io = {v for v in self.global_io if self.last_axis_fastest(v, sizes)}
+
+    def reduced_domain(self, red: Operation) -> list[tuple[int, IterType]]:
+        """A reduction result's logical domain at the bound sizes: (extent, type) per id."""
+        shape = self.shape_of(reduction_input(red))
+        types = logical_domain_types(red.results[0])
+        return [(e, t.iter_type) for e, t in zip(shape, types, strict=True)]
+
+    def outputs_reference(self) -> SSAValue | None:
+        """When no output covers every input axis (an input read through an index:
+        index_select's or gather's table, a select, a cumsum's scan axis): the outputs'
+        loop nest is still the kernel, every input read at the index the outputs ask
+        for, so the reference is the highest-rank returned output, provided every
+        returned tensor has its shape up to extent-1 axes (one loop nest for all)."""
+        outs = [v for v in returned_outputs(self.fusion) if isinstance(v.type, TensorType)]
+        if not outs:
+            return None
+        shapes = {tuple(e for e in self.shape_of(v) if e != 1) for v in outs}
+        if len(shapes) != 1 or DYN in next(iter(shapes)):
+            return None
+        return max(outs, key=lambda v: v.type.rank)  # type: ignore[union-attr]
+
+    def cover_outputs(self, ref: SSAValue, steps: Steps, shape: Sequence[int] | None = None) -> None:
+        """Returned outputs of the reference's logical shape (``shape``; the
+        reference's own by default) that no domain-map class lines up with it (a
+        ``broadcast_in_dim`` result, an output computed through an index) take the
+        reference's transforms as they are: the kernel's loop nest is the outputs',
+        and each tensor's indices come from its own loop domain, so an identity
+        alignment of equal shapes is always correct."""
+        shape = tuple(shape) if shape is not None else self.shape_of(ref)
+        for v in returned_outputs(self.fusion):
+            if v in self.done or not isinstance(v.type, TensorType) or self.shape_of(v) != shape:
+                continue
+            try:
+                replay(v, list(range(len(shape))), steps.steps, self.global_io)
+            except (VerifyException, ValueError):
+                continue
+            self.done.add(v)
+
     def _pointwise(self) -> None:
         p: PointwiseParams = self.params
-        ref = self.dmap.reference() or reshape_reference(self.dmap, self.fusion)
+        ref = self.dmap.reference() or reshape_reference(self.dmap, self.fusion) or self.outputs_reference()
         if ref is None:
             symbolic = [
                 op for op in body_ops(self.fusion) if isinstance(op, ReshapeOp) and op.view is None
@@ -741,10 +802,15 @@ class _FusionScheduler:
             )
             raise self.fail(
                 "no output covers every input axis, even with the reshapes' transforms "
-                f"replayed (no pointwise reference){why}"
+                f"replayed, and the outputs differ in shape (no pointwise reference){why}"
             )
         sizes = self.sizes(p.vectorization)
+        if sizes is not None and fastest_axis(ref.type, sizes.shape(ref)) not in (None, ref.type.rank - 1):  # type: ignore[arg-type, union-attr]
+            # The reference (the loop nest) is laid out with another axis fastest: no
+            # vectors along its last axis.
+            p = replace(p, vectorization=1)
         if sizes is not None:
+            self.vectors_along_last_axis(sizes)
             inner = sizes.shape(ref)[-1] if sizes.shape(ref) else 1
             aligned = [
                 v
@@ -759,6 +825,7 @@ class _FusionScheduler:
         self.emit_ref(ref, steps)
         self.propagate(ref, steps)
         self.propagate_through_reshapes(ref, steps)
+        self.cover_outputs(ref, steps)
 
     def _reduction_like(self) -> None:
         p: ReductionParams = self.params
@@ -821,11 +888,35 @@ class _FusionScheduler:
         unrolled = (ParallelType.unroll, ParallelType.vectorize)
         for a, n in readers.items():
             loop = loops.get(a)
-            if n < 2 or loop is None or not shares_loops(loop):
+            if n < 2 or loop is None or not shares_loops(loop) or not self.read_in_place(a, set(staged)):
                 continue
             inner = [t for t in (v.type for v in loop.ids[q:]) if isinstance(t, IterDomainType)]
             if all(t.parallel_type in unrolled or t.parallel_type in THREAD_TYPES or t.extent == 1 for t in inner):
                 loop.set_compute_at(q, MemoryType.registers)
+
+    def read_in_place(self, a: SSAValue, staged: set[SSAValue]) -> bool:
+        """Whether every read of ``a`` (through inlined tensors, up to the staged ones)
+        is at ``a``'s own index: elementwise ops whose result has ``a``'s shape and
+        reductions of a tensor of that shape. A register tensor is read at the loop
+        indices that hold it; a slice, a broadcast or a permute reads elsewhere."""
+        shape = self.shape_of(a)
+        todo, seen = [a], set()
+        while todo:
+            v = todo.pop()
+            for use in v.uses:
+                op = use.operation
+                if op in seen or op.dialect_name() == "iterdomain" or op is self.fusion.output_op:
+                    continue
+                seen.add(op)
+                if is_reduction(op):
+                    if self.shape_of(reduction_input(op)) != shape:
+                        return False
+                    continue
+                res = [r for r in op.results if isinstance(r.type, TensorType)]
+                if not is_elementwise(op) or any(self.shape_of(r) != shape for r in res):
+                    return False
+                todo.extend(r for r in res if r not in staged)
+        return True
 
     def _schedule_reductions(
         self,
@@ -837,9 +928,10 @@ class _FusionScheduler:
         ref = reds[0].results[0]
         sizes = self.sizes(p.vectorization)
         if sizes is not None:
+            self.vectors_along_last_axis(sizes)
             _check_vector(
                 self.fusion,
-                [reduction_input(r) for r in reds],
+                [t for t in (reduction_input(r) for r in reds) if self.last_axis_fastest(t, sizes)],
                 sizes,
                 p.vectorization,
                 "vectorization",
@@ -848,8 +940,20 @@ class _FusionScheduler:
         self.emit_ref(ref, steps)
         others_list = [r.results[0] for r in reds[1:]]
         self.propagate(ref, steps, only=others_list)
+        # Reductions of other tensors of the same shape over the same axes (no
+        # domain-map class joins two fusion inputs) are siblings all the same.
+        ref_domain = self.reduced_domain(reds[0])
+        for r in reds[1:]:
+            v = r.results[0]
+            if v not in self.done and self.reduced_domain(r) == ref_domain:
+                try:
+                    replay(v, list(range(len(ref_domain))), steps.steps, self.global_io)
+                except (VerifyException, ValueError):
+                    continue
+                self.done.add(v)
         if others:
             self.propagate(ref, steps, by_extent=self.kind == "inner_persistent")
+            self.cover_outputs(ref, steps, self.shape_of(reduction_input(reds[0])))
         return ref
 
     def _inner_outer_persistent(self) -> None:
@@ -954,6 +1058,7 @@ def schedule_fusion(fusion: FusionOp, kinds: Sequence[str] | None = None) -> boo
     return True
 
 
+
 @dataclass(frozen=True)
 class ScheduleFusions(ModulePass):
     """Write every scheduled fusion's loop domains (see the module docstring).
@@ -962,13 +1067,18 @@ class ScheduleFusions(ModulePass):
     ``fuser.schedule`` is an error (false: it is left as it is). ``kinds`` (default:
     all): the comma-separated scheduler kinds to schedule (``inner_reduction``: the
     ``reduction`` kind over the fastest axis, without ``cross_grid``); fusions of
-    other kinds are left to the per-scheduler lowerings.
+    other kinds are left to the per-scheduler lowerings. ``fallback`` (default
+    false; the compiler driver's pipeline sets it): a fusion whose schedule cannot be
+    written is left without loop domains, its reason in ``fuser.schedule_fallback``,
+    and lowered from its ``fuser.schedule`` by the per-scheduler lowering instead of
+    failing the compile.
     """
 
     name = "schedule-fusions"
 
     strict: bool = True
     kinds: str = ""
+    fallback: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kinds = [k.strip() for k in self.kinds.split(",") if k.strip()] or None
@@ -979,6 +1089,13 @@ class ScheduleFusions(ModulePass):
                     f"{', '.join(PARAMS_TYPES)} or {', '.join(KIND_CLASSES)})"
                 )
         for fusion in [f for f in op.walk() if isinstance(f, FusionOp)]:
+            if self.fallback and fusion.attributes.get(SCHEDULE_ATTR) is not None:
+                try:
+                    schedule_fusion(fusion, kinds)
+                except ScheduleFusionsError as e:
+                    drop_schedule(fusion)
+                    fusion.attributes[FALLBACK_ATTR] = StringAttr(str(e))
+                continue
             if kinds is not None and fusion.attributes.get(SCHEDULE_ATTR) is not None:
                 schedule_fusion(fusion, kinds)
                 continue

@@ -133,7 +133,7 @@ class FusionCompiler:
         from fuser.codegen.kernel_cache import compile_cached
         from fuser.runtime import cuda_driver as drv
 
-        lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target)
+        lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target, fallback=True)
         source = "\n\n".join(print_cuda(m) if i == 0 else _without_preamble(print_cuda(m))
                              for i, m in enumerate(lowered.modules()))
         compiled = compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)

@@ -10,16 +10,20 @@
 
 The pipeline is ``bind-sizes{sizes="<signature>"}`` followed by ``PASSES``::
 
-    canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers{debug=true}
+    canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers{debug=true},
+    schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose"
+                     fallback=true}
 
 on a module holding a copy of the fusion and the target (``fuser.target``, the
 ``set-target`` attribute). Its result is an ``hir.program @main`` that launches
 segment fusions, each annotated with the scheduler ``select-schedulers`` chose
-(``fuser.schedule``); ``fuser-opt --print-pipeline`` prints the same spec, so
+(``fuser.schedule``) and scheduled by ``schedule-fusions`` (its loop nest as
+``iterdomain`` ops); ``fuser-opt --print-pipeline`` prints the same spec, so
 ``fuser-opt -p "$(fuser-opt --print-pipeline=SIZES)"`` reproduces a compile. The
 kernels of each ``hir.launch`` are lowered by ``lower-to-kernels``' lowering
-(``fuser.codegen.lower.lower_segment``, reading the segment's ``fuser.schedule``)
-for the layouts the launch really sees (``Executable.launch_layouts``: the caller's
+(``fuser.codegen.lower.lower_segment``, reading the segment's loop nest; a segment
+without one, such as a pipeline without ``schedule-fusions``, by the per-scheduler
+lowering of its ``fuser.schedule``) for the layouts the launch really sees (``Executable.launch_layouts``: the caller's
 strides and alignment for program inputs, dense buffers for intermediates).
 
 Every route from a definition to something that runs calls ``compile``: ``fd.execute``
@@ -60,10 +64,15 @@ PASSES: tuple[str, ...] = (
     "mark-aliases",
     "segment",
     "select-schedulers{debug=true}",
+    'schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose" fallback=true}',
 )
 """The passes after ``bind-sizes``, in order: what ``fd.execute`` runs.
 ``select-schedulers`` records why the schedulers before the chosen one rejected each
-segment (``debug``): ``fd.plan`` reads them from the IR."""
+segment (``debug``): ``fd.plan`` reads them from the IR. ``schedule-fusions`` writes
+each segment's loop nest (``iterdomain`` ops), which is what its kernels are lowered
+from; the outer persistent kind (outer normalizations) is left to the columns
+lowering of its ``fuser.schedule`` until its written schedule is as fast
+(``benchmarks/RESULTS.md``: 1.3-1.5x slower on outer_norm)."""
 
 
 class CompileError(ValueError):

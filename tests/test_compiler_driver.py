@@ -175,6 +175,8 @@ def test_the_lowering_reads_the_schedule_select_schedulers_recorded() -> None:
     from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
     from fuser.codegen.lower import lower_segment
+    from fuser.ir.schedule import drop_schedule
+    from fuser.passes.schedule_fusions import schedule_fusion
     from fuser.schedulers.params import (
         REJECTIONS_ATTR,
         SCHEDULE_ATTR,
@@ -192,5 +194,10 @@ def test_the_lowering_reads_the_schedule_select_schedulers_recorded() -> None:
     assert before.block == params.block
     edited = dataclasses.replace(params, rows_per_block=1, block=(params.block[0], 1, 1), grid=(64, 1, 1))
     seg.attributes[SCHEDULE_ATTR] = DictionaryAttr({"kind": StringAttr(kind), **params_entries(edited)})
+    # The loop nest schedule-fusions wrote is the kernel, whatever the record says now...
+    assert lower_segment(seg, layouts).kernels[0].grid == before.grid
+    # ... and the loop nest written again from the edited record follows it.
+    drop_schedule(seg)
+    assert schedule_fusion(seg)
     after = lower_segment(seg, layouts).kernels[0]
     assert after.block == edited.block and after.grid == edited.grid != before.grid

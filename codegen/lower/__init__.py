@@ -55,6 +55,7 @@ def lower_segment(
     name: str | None = None,
     scheduler: str | None = None,
     params: object = None,
+    fallback: bool = False,
 ) -> LoweredFusion:
     """Kernels for one segment at the given input layouts (see the module docstring).
 
@@ -64,10 +65,14 @@ def lower_segment(
     the input they update). ``params`` overrides the scheduler's heuristic parameters
     (a dataclass of ``schedulers/params.py`` for the scheduler that runs; tuning scripts
     such as ``benchmarks/tune.py`` use it to try variants without editing heuristics).
+    ``fallback`` (the runtime's compiles of the driver's segments): a written schedule
+    that the loop-nest lowering rejects is lowered from the segment's
+    ``fuser.schedule`` by the per-scheduler lowering instead, the reason in the
+    result's ``fallback``; without it (``lower-to-kernels``, a hand-written schedule)
+    the rejection is the error.
     """
     from fuser.schedulers.analysis.sizes import bind_sizes
-    from fuser.schedulers.params import SCHEDULE_ATTR, ScheduleAttrError, read_schedule
-    from fuser.schedulers.registry import select
+    from fuser.schedulers.params import SCHEDULE_ATTR
     from fuser.schedulers.target import H100
 
     target = target or H100
@@ -78,35 +83,79 @@ def lower_segment(
     shapes = concrete_shapes(fusion, shape_args)
     if scheduler is None and UNSCHEDULED in fusion.attributes:
         return lower_unscheduled(fusion, shapes, in_layouts, out_layouts, name)
-    from fuser.codegen.lower.loop_nest import has_loop_nest, lower_scheduled, reductions_of
+    from fuser.codegen.lower.loop_nest import has_loop_nest
 
     if scheduler is None and params is None and has_loop_nest(fusion):
-        # A written schedule (iterdomain ops): the loop nest is the kernel.
-        if out_layouts is None:
-            out_layouts = default_out_layouts(fusion, shapes, in_layouts)
-        from fuser.codegen.lower.loop_nest_compute_at import computed_at, lower_compute_at
-        from fuser.codegen.lower.loop_nest_groups import loop_nest_groups, loop_nest_half
+        try:
+            return _lower_loop_nest(fusion, shapes, in_layouts, scalar_values, out_layouts, target, name)
+        except LoweringError as e:
+            if not fallback or SCHEDULE_ATTR not in fusion.attributes:
+                raise
+            from fuser.ir.schedule import drop_schedule
 
-        reductions = reductions_of(fusion)
-        groups = loop_nest_groups(fusion, reductions)
-        if groups is not None:
-            # Reductions with different loop nests (inner-outer): a kernel group each.
-            from fuser.codegen.lower.inner_outer import lower_output_groups
-            from fuser.codegen.lower.loop_index import scheduled_kind
+            template = fusion.clone()
+            drop_schedule(template)
+            low = lower_segment(template, in_layouts, scalar_values, out_layouts, target, name or fusion.sym_name.data)
+            low.fallback = str(e)
+            return low
+    return _lower_recorded(fusion, sizes, shapes, in_layouts, scalar_values, out_layouts, target, name, scheduler, params)
 
-            return lower_output_groups(
-                fusion, groups, in_layouts, scalar_values, out_layouts, target, name or fusion.sym_name.data,
-                scheduled_kind(fusion), lower_segment, loop_nest_half,
-            )
-        if computed_at(fusion):
-            return lower_compute_at(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
-        if reductions:
-            from fuser.codegen.lower.loop_nest_reduction import lower_scheduled_reduction
 
-            return lower_scheduled_reduction(
-                fusion, reductions, shapes, in_layouts, out_layouts, name or fusion.sym_name.data
-            )
-        return lower_scheduled(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
+def _lower_loop_nest(
+    fusion: F.FusionOp,
+    shapes: dict,
+    in_layouts: Sequence[TensorLayout | None],
+    scalar_values: Sequence[object] | None,
+    out_layouts: Sequence[TensorLayout] | None,
+    target: object,
+    name: str | None,
+) -> LoweredFusion:
+    """A written schedule (iterdomain ops): the loop nest is the kernel."""
+    from fuser.codegen.lower.loop_nest import lower_scheduled, reductions_of
+    from fuser.codegen.lower.loop_nest_compute_at import computed_at, lower_compute_at
+    from fuser.codegen.lower.loop_nest_groups import loop_nest_groups, loop_nest_half
+
+    if out_layouts is None:
+        out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+
+    reductions = reductions_of(fusion)
+    groups = loop_nest_groups(fusion, reductions)
+    if groups is not None:
+        # Reductions with different loop nests (inner-outer): a kernel group each.
+        from fuser.codegen.lower.inner_outer import lower_output_groups
+        from fuser.codegen.lower.loop_index import scheduled_kind
+
+        return lower_output_groups(
+            fusion, groups, in_layouts, scalar_values, out_layouts, target, name or fusion.sym_name.data,
+            scheduled_kind(fusion), lower_segment, loop_nest_half,
+        )
+    if computed_at(fusion):
+        return lower_compute_at(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
+    if reductions:
+        from fuser.codegen.lower.loop_nest_reduction import lower_scheduled_reduction
+
+        return lower_scheduled_reduction(
+            fusion, reductions, shapes, in_layouts, out_layouts, name or fusion.sym_name.data
+        )
+    return lower_scheduled(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
+
+
+def _lower_recorded(
+    fusion: F.FusionOp,
+    sizes: object,
+    shapes: dict,
+    in_layouts: Sequence[TensorLayout | None],
+    scalar_values: Sequence[object] | None,
+    out_layouts: Sequence[TensorLayout] | None,
+    target: object,
+    name: str | None,
+    scheduler: str | None,
+    params: object,
+) -> LoweredFusion:
+    """The per-scheduler lowering of the recorded (or given, or selected) scheduler."""
+    from fuser.schedulers.params import SCHEDULE_ATTR, ScheduleAttrError, read_schedule
+    from fuser.schedulers.registry import select
+
     recorded = fusion.attributes.get(SCHEDULE_ATTR)
     if scheduler is None and recorded is not None:
         # What select-schedulers chose (the compiler driver's segments): the registry
@@ -167,7 +216,6 @@ def lower_segment(
             by_shape.setdefault(shapes[v], []).append(i)
         if len(by_shape) > 1:  # one kernel per output shape
             from fuser.codegen.lower.inner_outer import lower_output_groups
-            from fuser.codegen.lower.loop_index import scheduled_kind
 
             groups = [(idx, f"out{k}") for k, idx in enumerate(by_shape.values())]
             return lower_output_groups(

@@ -122,7 +122,7 @@ def pointwise_kernel(
     fname = f"@{fusion.sym_name.data}"
     all_outs = list(fusion.output_op.values)
     outs = [all_outs[j] for j in stores]
-    structures = [_structure(fusion, v, j) for j, v in zip(stores, outs, strict=True)]
+    structures = [_structure(fusion, v, j, shapes) for j, v in zip(stores, outs, strict=True)]
     ref = structures[0]
     for j, ls in enumerate(structures[1:], 1):
         _check_same_loops(fname, ref, ls, j, outs[j])
@@ -210,9 +210,11 @@ def pointwise_kernel(
 # ---- checks -----------------------------------------------------------------------
 
 
-def _structure(fusion: F.FusionOp, v: SSAValue, j: int) -> LoopStructure:
+def _structure(
+    fusion: F.FusionOp, v: SSAValue, j: int, shapes: dict[SSAValue, tuple[int, ...]]
+) -> LoopStructure:
     try:
-        ls = loop_structure(fusion, v)
+        ls = loop_structure(fusion, v, shapes)
     except ValueError as e:
         raise LoweringError(f"@{fusion.sym_name.data}: output #{j} ({tensor_name(v)}): {e}") from None
     for k, a in enumerate(ls.loops):

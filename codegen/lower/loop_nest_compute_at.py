@@ -206,7 +206,7 @@ class _Lowering:
     def structure(self, v: SSAValue) -> LoopStructure:
         """``v``'s loop structure, every extent static."""
         try:
-            ls = loop_structure(self.fusion, v)
+            ls = loop_structure(self.fusion, v, self.shapes)
         except ValueError as e:
             raise self.error(f"{tensor_name(v)}: {e}") from None
         for k, a in enumerate(ls.loops):

@@ -130,7 +130,7 @@ def lower_scheduled_reduction(
     nests: list[LoopStructure] = []
     for red in reductions:
         try:
-            nests.append(loop_structure(fusion, red.results[0]))
+            nests.append(loop_structure(fusion, red.results[0], shapes))
         except ValueError as e:
             raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
     first = reductions[0]

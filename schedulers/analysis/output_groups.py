@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import FunctionType, StringAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from fuser.ir.dialects import fuser as F
 
@@ -81,6 +81,7 @@ def half_fusion(fusion: F.FusionOp, keep: Sequence[int], suffix: str) -> F.Fusio
     # written schedule's ``iterdomain.loop``) stays while the tensor it describes is
     # computed.
     live = ancestors(values)
+    live |= {r for v in list(live) if isinstance(v.owner, Operation) for r in v.owner.results}
     for op in reversed(list(clone.body.block.ops)):
         if op is new_term:
             continue
