@@ -131,19 +131,49 @@ def pipeline_spec(sizes: str | None, passes: Sequence[str] = PASSES) -> str:
 @dataclass
 class Executable:
     """A compiled fusion: the module after the pipeline (segment fusions with their
-    ``fuser.schedule``, ``hir.program @main``) and how it was made."""
+    ``fuser.schedule`` and loop nests, ``hir.program @main``) and how it was made.
 
-    module: ModuleOp
+    The pipeline's trailing ``schedule-fusions`` (``deferred``) runs on first use of
+    the segments (``module``, ``fusions``, ``callee``, ``launch_layouts``, kernels):
+    the reference interpreter (``run_on_cpu`` without kernels) needs no loop nests,
+    and a CPU run compiles faster without them."""
+
+    _module: ModuleOp
     signature: Signature
     target: GpuTarget
     pipeline: str
     name: str
+    deferred: tuple[str, ...] = ()
+    """Passes of the pipeline not run yet (``schedule-fusions``)."""
     program: H.ProgramOp = field(init=False)
-    fusions: dict[str, F.FusionOp] = field(init=False)
+    _fusions: dict[str, F.FusionOp] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.program = next(op for op in self.module.ops if isinstance(op, H.ProgramOp))
-        self.fusions = {op.sym_name.data: op for op in self.module.ops if isinstance(op, F.FusionOp)}
+        self.program = next(op for op in self._module.ops if isinstance(op, H.ProgramOp))
+        self._fusions = {op.sym_name.data: op for op in self._module.ops if isinstance(op, F.FusionOp)}
+
+    def schedule(self) -> None:
+        """Run the deferred passes (once)."""
+        if not self.deferred:
+            return
+        passes, self.deferred = self.deferred, ()
+        try:
+            PassPipeline.parse_spec(all_passes(), ",".join(passes)).apply(make_context(), self._module)
+            self._module.verify()
+        except (DiagnosticException, ValueError) as e:
+            raise CompileError(f"cannot compile @{self.name}: {e}") from None
+
+    @property
+    def module(self) -> ModuleOp:
+        """The compiled module, every pass of the pipeline run."""
+        self.schedule()
+        return self._module
+
+    @property
+    def fusions(self) -> dict[str, F.FusionOp]:
+        """The segment fusions by symbol, scheduled."""
+        self.schedule()
+        return self._fusions
 
     @property
     def launches(self) -> list[H.LaunchOp]:
@@ -171,7 +201,7 @@ class Executable:
             from fuser.runtime.cpu_runner import KernelHostEvaluator
 
             return KernelHostEvaluator(self.module, nvrtc=nvrtc).run(list(flat), "main")
-        return run_program(self.module, list(flat), "main")
+        return run_program(self._module, list(flat), "main")
 
 
 def launch_layouts(
@@ -232,10 +262,14 @@ def compile(  # noqa: A001 - the driver's verb, as torch.compile
     name = fusion.sym_name.data
     spec = pipeline_spec(signature.sizes_option(), passes)
     ctx = make_context()
+    now = list(passes)
+    deferred: list[str] = []
+    while now and now[-1].split("{", 1)[0] == "schedule-fusions":  # run on first use
+        deferred.insert(0, now.pop())
     try:
         BindSizes(signature.sizes_option()).apply(ctx, module)
-        if passes:
-            PassPipeline.parse_spec(all_passes(), ",".join(passes)).apply(ctx, module)
+        if now:
+            PassPipeline.parse_spec(all_passes(), ",".join(now)).apply(ctx, module)
         module.verify()  # what runs is valid IR, as fuser-opt would print it
     except (DiagnosticException, ValueError) as e:
         raise CompileError(f"cannot compile @{name}: {e}") from None
@@ -244,4 +278,4 @@ def compile(  # noqa: A001 - the driver's verb, as torch.compile
             f"cannot compile @{name}: the pipeline '{spec}' made no hir.program "
             "(it needs the segment pass)"
         )
-    return Executable(module, signature, target, spec, name)
+    return Executable(module, signature, target, spec, name, tuple(deferred))
