@@ -689,6 +689,15 @@ class _FusionScheduler:
             ) from None
         self.done.add(ref)
 
+    def take(self, v: SSAValue, perm: Sequence[int], steps: Steps, through: Through = ()) -> None:
+        """Schedule ``v`` with the reference's ``steps`` (``replay``) unless it cannot
+        take them (then codegen indexes it from its consumers)."""
+        try:
+            replay(v, perm, steps.steps, self.global_io, through)
+        except (VerifyException, ValueError):
+            return
+        self.done.add(v)
+
     def propagate(
         self,
         ref: SSAValue,
@@ -701,13 +710,8 @@ class _FusionScheduler:
             if v in self.done:
                 continue
             perm = alignment(self.dmap, ref, v, identity_only, by_extent)
-            if perm is None:
-                continue
-            try:
-                replay(v, perm, steps.steps, self.global_io)
-            except (VerifyException, ValueError):
-                continue  # this tensor cannot take the schedule; codegen indexes it
-            self.done.add(v)
+            if perm is not None:
+                self.take(v, perm, steps)
 
     # ---- kinds --------------------------------------------------------------------
     def propagate_through_reshapes(self, ref: SSAValue, steps: Steps) -> None:
@@ -722,11 +726,7 @@ class _FusionScheduler:
             if found is None:
                 continue
             through, perm = found
-            try:
-                replay(v, perm, steps.steps, self.global_io, through)
-            except (VerifyException, ValueError):
-                continue  # this tensor cannot take the schedule; codegen indexes it
-            self.done.add(v)
+            self.take(v, perm, steps, through)
 
     def shape_of(self, v: SSAValue) -> tuple[int, ...]:
         """``v``'s shape: bound (``bind-sizes``) when the types are symbolic."""
@@ -779,13 +779,8 @@ class _FusionScheduler:
         alignment of equal shapes is always correct."""
         shape = tuple(shape) if shape is not None else self.shape_of(ref)
         for v in returned_outputs(self.fusion):
-            if v in self.done or not isinstance(v.type, TensorType) or self.shape_of(v) != shape:
-                continue
-            try:
-                replay(v, list(range(len(shape))), steps.steps, self.global_io)
-            except (VerifyException, ValueError):
-                continue
-            self.done.add(v)
+            if v not in self.done and isinstance(v.type, TensorType) and self.shape_of(v) == shape:
+                self.take(v, list(range(len(shape))), steps)
 
     def _pointwise(self) -> None:
         p: PointwiseParams = self.params
@@ -805,7 +800,7 @@ class _FusionScheduler:
                 f"replayed, and the outputs differ in shape (no pointwise reference){why}"
             )
         sizes = self.sizes(p.vectorization)
-        if sizes is not None and fastest_axis(ref.type, sizes.shape(ref)) not in (None, ref.type.rank - 1):  # type: ignore[arg-type, union-attr]
+        if sizes is not None and not self.last_axis_fastest(ref, sizes):
             # The reference (the loop nest) is laid out with another axis fastest: no
             # vectors along its last axis.
             p = replace(p, vectorization=1)
@@ -838,13 +833,10 @@ class _FusionScheduler:
 
     def _reduction(self) -> None:
         self._reduction_like()
-        p: ReductionParams = self.params
-        if p.fastest_dim and not p.cross_grid:
+        if places_persistent(self.kind, self.params):
             self.place_persistent()
 
-    def _inner_persistent(self) -> None:
-        self._reduction_like()
-        self.place_persistent()
+    _inner_persistent = _reduction
 
     def place_persistent(
         self, reds: Sequence[Operation] | None = None, outputs: Sequence[SSAValue] | None = None
@@ -946,11 +938,7 @@ class _FusionScheduler:
         for r in reds[1:]:
             v = r.results[0]
             if v not in self.done and self.reduced_domain(r) == ref_domain:
-                try:
-                    replay(v, list(range(len(ref_domain))), steps.steps, self.global_io)
-                except (VerifyException, ValueError):
-                    continue
-                self.done.add(v)
+                self.take(v, list(range(len(ref_domain))), steps)
         if others:
             self.propagate(ref, steps, by_extent=self.kind == "inner_persistent")
             self.cover_outputs(ref, steps, self.shape_of(reduction_input(reds[0])))
@@ -983,7 +971,7 @@ class _FusionScheduler:
         self._schedule_reductions(inner_reds, p.rows, persistent_grid=False)
         outer = {r for op in outer_reds for r in op.results}
         rows = [v for v in returned_outputs(self.fusion) if not ancestors([v]) & outer]
-        if p.rows_kind == "inner_persistent" or (p.rows.fastest_dim and not p.rows.cross_grid):
+        if places_persistent(p.rows_kind, p.rows):
             self.place_persistent(inner_reds, rows)
         self.kind = "inner_outer_persistent"
 
@@ -1019,6 +1007,13 @@ class _FusionScheduler:
         for v in group2:
             if isinstance(v, BlockArgument) and v in loops:
                 loops[v].set_compute_at(1, MemoryType.shared)
+
+
+def places_persistent(kind: str, p: ReductionParams) -> bool:
+    """Whether a reduction kernel of ``kind`` computes its tensors at the rows' loop
+    (``place_persistent``): the inner persistent kind, and the reduction kind over the
+    fastest axis within a block (no ``cross_grid``)."""
+    return kind == "inner_persistent" or (kind == "reduction" and p.fastest_dim and not p.cross_grid)
 
 
 def _inputs_read_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:
