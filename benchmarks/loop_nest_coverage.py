@@ -7,7 +7,8 @@ CUDA through the compiler driver) and counts what ``lower_segment`` did with eac
 segment the runtime lowered: its loop nest, a kind the driver's ``schedule-fusions``
 does not write (outer persistent, no-op), a schedule that could not be written
 (``fuser.schedule_fallback``) or a written schedule the loop-nest lowering rejected
-(``LoweredFusion.fallback``), with the most common reasons. No GPU needed.
+(``LoweredFusion.fallback``), with the most common reasons and their seeds (``python -m
+tests.fuzz.triage SEED SEED+1 -v --stages cuda`` shows one). No GPU needed.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def main() -> None:
     plain = lower.lower_segment
     counts: collections.Counter[str] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
+    seeds: dict[str, set[int]] = collections.defaultdict(set)
+    current = [-1]
 
     def counted(fusion: Any, *args: Any, **kwargs: Any) -> Any:
         low = plain(fusion, *args, **kwargs)
@@ -32,18 +35,31 @@ def main() -> None:
             counts["segments"] += 1
             if FALLBACK_ATTR in fusion.attributes:
                 counts["schedule not written (fallback)"] += 1
-                reasons[fusion.attributes[FALLBACK_ATTR].data.split(": ", 2)[-1][:100]] += 1
+                why = fusion.attributes[FALLBACK_ATTR].data.split(": ", 2)[-1][:100]
+                reasons[why] += 1
+                seeds[why].add(current[0])
             elif low.fallback:
                 counts["loop nest rejected (fallback)"] += 1
-                reasons[low.fallback.split(": ", 1)[-1][:100]] += 1
+                why = low.fallback.split(": ", 1)[-1][:100]
+                reasons[why] += 1
+                seeds[why].add(current[0])
             elif not any(op.dialect_name() == "iterdomain" for op in fusion.body.block.ops):
                 counts["kind not written"] += 1
+                counts[f"kind not written: {low.scheduler}"] += 1
             else:
                 counts["loop nest"] += 1
         return low
 
     lower.lower_segment = counted  # type: ignore[assignment]
     from tests.fuzz import triage
+
+    plain_case = triage.random_case
+
+    def case(seed: int, *args: Any, **kwargs: Any) -> Any:
+        current[0] = seed
+        return plain_case(seed, *args, **kwargs)
+
+    triage.random_case = case  # type: ignore[assignment]
 
     sys.argv = ["triage", first, last, "--stages", "cuda"]
     try:
@@ -52,7 +68,7 @@ def main() -> None:
         pass
     print(dict(counts))
     for reason, n in reasons.most_common(12):
-        print(f"  {n} {reason}")
+        print(f"  {n} {reason} (seeds {sorted(seeds[reason])})")
 
 
 if __name__ == "__main__":

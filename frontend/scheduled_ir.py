@@ -1,10 +1,12 @@
 """The scheduled form of a fusion for given inputs (``fd.scheduled_fusion_ir_for``).
 
 Compiles the runtime fusion of these inputs (dynamic reshapes concretized) with the
-compiler driver, as ``fd.execute`` does, runs ``schedule-fusions`` on each segment
-fusion the program launches (the driver's pipeline ends with it) and returns the
-module text: the segment with its ``fuser.schedule`` attribute and the ``iterdomain``
-transforms, parallel types and ``iterdomain.loop`` of each scheduled tensor::
+compiler driver, as ``fd.execute`` does, and returns the module text of each segment
+fusion the program launches as the driver's ``schedule-fusions`` left it (a pipeline
+without that pass: ``schedule-fusions`` runs here): the segment with its
+``fuser.schedule`` attribute and the ``iterdomain`` transforms, parallel types and
+``iterdomain.loop`` of each scheduled tensor (none for a kind the driver lowers from
+``fuser.schedule``, e.g. outer persistent, or a ``fuser.schedule_fallback``)::
 
     >>> print(scheduled_fusion_ir_for(fd, [np.zeros((4, 1024), np.float32)]))
     builtin.module {
@@ -50,25 +52,29 @@ def scheduled_fusion_ir_for(
     flat = flatten_inputs(entry.inputs, plain)
     exe = execution.executable_for(entry, rt, flat, 0, get_target(gpu))
     segments = [exe.callee(op) for op in exe.launches]
+    # The driver's pipeline wrote the loop nests it lowers (and left the rest to the
+    # per-scheduler lowerings: shown as they are); a pipeline without schedule-fusions
+    # gets them here.
+    write = not any(p.split("{", 1)[0].strip() == "schedule-fusions" for p in fd.pipeline)
     if len(segments) == 1:
-        return _scheduled(segments[0], tensor_transforms)
+        return _scheduled(segments[0], tensor_transforms, write)
     return "\n\n".join(
-        f"// segment {k}: @{seg.sym_name.data}\n" + _scheduled(seg, tensor_transforms)
+        f"// segment {k}: @{seg.sym_name.data}\n" + _scheduled(seg, tensor_transforms, write)
         for k, seg in enumerate(segments)
     )
 
 
-def _scheduled(segment: Any, tensor_transforms: bool) -> str:
+def _scheduled(segment: Any, tensor_transforms: bool, write: bool) -> str:
     """A module holding a copy of ``segment`` (its types bound, its ``fuser.schedule``
-    chosen by the driver) with the loop nests ``schedule-fusions`` writes (the driver's
-    pipeline ran it; a pipeline without it gets it here), or without any
+    chosen by the driver) with the loop nests the driver's ``schedule-fusions`` wrote
+    (``write``: a pipeline without it, every loop nest written here), or without any
     ``iterdomain`` op when ``tensor_transforms`` is False."""
     clone = segment.clone()
     module = ModuleOp([clone])
-    if tensor_transforms:
-        ScheduleFusions().apply(make_context(), module)
-    else:
+    if not tensor_transforms:
         drop_schedule(clone)
+    elif write:
+        ScheduleFusions().apply(make_context(), module)
     module.verify()
     return str(module)
 

@@ -34,7 +34,13 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   the rest ``unroll``. Group 2's fusion inputs are computed at the tile's loop in
   shared memory (``compute_at = 1, memory = "shared"``): loaded along their own
   innermost axis, read by the outputs along theirs.
-* ``no_op`` / ``expr_eval``: nothing.
+* ``no_op``: host work (views of its inputs); the kernel that materializes it when
+  the host cannot return views (an expand the caller's array type cannot view): the
+  ``pointwise`` schedule with ``vectorization`` = 16 bytes of the widest output,
+  halved until it divides every innermost extent (1 when they are symbolic), and
+  ``block.x = 128``. Nothing when every output is an input, when the outputs differ
+  in shape (the per-scheduler lowering runs a kernel per shape) or one is empty.
+* ``expr_eval``: nothing (scalar host work).
 
 ``vectorize`` binds only tensors read or written in global memory (fusion inputs and
 returned outputs), on non-reduction ids of at most 16 bytes; other tensors keep that
@@ -655,8 +661,11 @@ class _FusionScheduler:
         return ScheduleFusionsError(f"schedule-fusions: {self.name}: {msg}")
 
     def run(self) -> None:
-        if self.kind in ("no_op", "expr_eval"):
+        if self.kind == "expr_eval":
             return
+        if self.kind == "no_op":
+            if not self._materialization():
+                return
         if any(isinstance(op, LoopOp) for op in self.fusion.body.block.ops):
             return  # already scheduled (the driver's pipeline schedules some kinds)
         if any(isinstance(op, RootOp) for op in self.fusion.body.block.ops):
@@ -674,6 +683,33 @@ class _FusionScheduler:
                     emit_reshape_view(op)
         self.dmap = build_domain_map(self.fusion)
         getattr(self, f"_{self.kind}")()
+
+    def _materialization(self) -> bool:
+        """A no-op segment's kernel, for when the host cannot return its outputs as
+        views of its inputs (an expand the caller's array type cannot view): one
+        pointwise loop nest, vectors of 16 bytes of the widest output where the
+        innermost extents divide. False when every output is an input (nothing to
+        compute), the outputs differ in shape or one is empty: the per-scheduler
+        lowering materializes those."""
+        outs = [v for v in returned_outputs(self.fusion) if isinstance(v.type, TensorType)]
+        if all(isinstance(v, BlockArgument) for v in outs) or not outs:
+            return False
+        sizes = concrete_sizes(self.fusion, need=False)
+        if sizes is not None and (
+            len({tuple(sizes.shape(v)) for v in outs}) > 1 or any(0 in sizes.shape(v) for v in outs)
+        ):
+            # Outputs of several shapes (a kernel per shape: the per-scheduler lowering
+            # groups them) or an empty one (nothing to store).
+            return False
+        vec = max(1, MAX_VECTOR_BYTES // max(v.type.dtype.itemsize for v in outs))  # type: ignore[union-attr]
+        while vec > 1 and (sizes is None or any(
+            sizes.shape(v) and sizes.shape(v)[-1] % vec for v in self.global_io
+            if not (sizes.shape(v) and sizes.shape(v)[-1] == 1)  # a broadcast input
+        )):
+            vec //= 2
+        self.params = PointwiseParams(0, vec, 1, (128, 1, 1), (0, 1, 1))
+        self.kind = "pointwise"
+        return True
 
     # ---- helpers ------------------------------------------------------------------
     def sizes(self, vec: int) -> ConcreteSizes | None:

@@ -11,7 +11,7 @@
 The pipeline is ``bind-sizes{sizes="<signature>"}`` followed by ``PASSES``::
 
     canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers{debug=true},
-    schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose"
+    schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose,no_op"
                      fallback=true}
 
 on a module holding a copy of the fusion and the target (``fuser.target``, the
@@ -64,13 +64,14 @@ PASSES: tuple[str, ...] = (
     "mark-aliases",
     "segment",
     "select-schedulers{debug=true}",
-    'schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose" fallback=true}',
+    'schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose,no_op" fallback=true}',
 )
 """The passes after ``bind-sizes``, in order: what ``fd.execute`` runs.
 ``select-schedulers`` records why the schedulers before the chosen one rejected each
 segment (``debug``): ``fd.plan`` reads them from the IR. ``schedule-fusions`` writes
 each segment's loop nest (``iterdomain`` ops), which is what its kernels are lowered
-from; the outer persistent kind (outer normalizations) is left to the columns
+from (a ``no_op`` segment's: the kernel that materializes it when the host cannot
+return views); the outer persistent kind (outer normalizations) is left to the columns
 lowering of its ``fuser.schedule`` until its written schedule is as fast
 (``benchmarks/RESULTS.md``: 1.3-1.5x slower on outer_norm)."""
 

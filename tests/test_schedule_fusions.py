@@ -21,6 +21,7 @@ from fuser.passes.bind_sizes import BindSizes
 from fuser.passes.schedule_fusions import ScheduleFusions, ScheduleFusionsError
 from fuser.passes.select_schedulers import SelectSchedulers
 from fuser.passes.sizes_option import SizesOptionError
+from fuser.runtime.cpu_runner import run_segment_on_cpu
 from tests.test_strip_bookend_views import TRANSPOSE
 
 SOFTMAX = """
@@ -332,13 +333,30 @@ def test_bad_schedule_attributes(attr: str, message: str) -> None:
     assert str(module) == before
 
 
-def test_no_op_fusion_is_left_alone() -> None:
+def test_no_op_fusion_gets_the_loop_nest_that_materializes_it() -> None:
+    """A no-op fusion is host work (a view); its schedule is the pointwise kernel that
+    materializes it when the host cannot return a view. An alias-only one gets none."""
     text = """
 fuser.fusion @views(%x : !fuser.tensor<8x6xf32>) -> !fuser.tensor<6x8xf32> {
   %p = fuser.permute %x {dims = array<i64: 1, 0>} : (!fuser.tensor<8x6xf32>) -> !fuser.tensor<6x8xf32>
   fuser.output %p : !fuser.tensor<6x8xf32>
 }"""
     _, _, fusion = schedule(text)
+    assert 'kind = "no_op"' in str(fusion)
+    loops = loops_of(fusion)
+    assert loops
+    # 48 elements, 4-wide vectors would need the innermost 8 and 6 to divide: 2 does.
+    (out,) = [op for op in fusion.body.block.ops if isinstance(op, LoopOp) and op.tensor.name_hint == "p"]
+    assert [str(v.type.parallel_type) for v in out.ids] == ["BIDx", "TIDx", "vectorize"]
+    assert out.ids[-1].type.extent == 2
+    x = np.random.default_rng(0).standard_normal((8, 6)).astype(np.float32)
+    (got,), _ = run_segment_on_cpu(fusion, [x])
+    np.testing.assert_array_equal(got, x.T)
+    alias = """
+fuser.fusion @alias(%x : !fuser.tensor<8x6xf32>) -> !fuser.tensor<8x6xf32> {
+  fuser.output %x : !fuser.tensor<8x6xf32>
+}"""
+    _, _, fusion = schedule(alias)
     assert not loops_of(fusion)
 
 
@@ -360,6 +378,27 @@ def test_scheduled_fusion_ir_for_a_frontend_definition() -> None:
     # The cached definition itself is not scheduled.
     assert "iterdomain" not in fd.fusion_ir()
     np.testing.assert_allclose(fd.execute([x])[0], np.full(8, 256 * np.e), rtol=1e-5)
+
+
+def test_scheduled_fusion_ir_shows_the_segments_as_the_driver_left_them() -> None:
+    """The driver's pipeline does not write the outer persistent kind's loop nest (the
+    columns lowering runs from ``fuser.schedule``): the IR shows it unscheduled, as
+    lowered; with a pipeline without schedule-fusions every loop nest is written here."""
+    from fuser.frontend import DataType, FusionDefinition
+    from fuser.frontend.scheduled_ir import scheduled_fusion_ir_for
+    from fuser.runtime.driver import PASSES
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        mean = fd.ops.broadcast_in_dim(fd.ops.sum(x, dims=[0]), shape=[256, 1024], broadcast_dims=[1])
+        fd.add_output(fd.ops.sub(x, mean))
+    x = np.random.default_rng(0).standard_normal((256, 1024)).astype(np.float32)
+    text = scheduled_fusion_ir_for(fd, [x])
+    assert 'kind = "outer_persistent"' in text and "iterdomain" not in text
+    fd.pipeline = [p for p in PASSES if not p.startswith("schedule-fusions")]
+    text = scheduled_fusion_ir_for(fd, [x])
+    assert 'kind = "outer_persistent"' in text and "iterdomain.loop" in text
+    parse_module(text).verify()
 
 
 # Issue 10 item 4: pointwise fusions whose reshapes stay in the fusion (seed 002's

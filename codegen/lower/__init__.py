@@ -117,8 +117,14 @@ def _lower_loop_nest(
 
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+    for j, v in enumerate(fusion.output_op.values):
+        if isinstance(v.type, F.TensorType) and 0 in shapes.get(v, ()):
+            raise LoweringError(
+                f"@{fusion.sym_name.data}: output #{j} has no elements (shape {list(shapes[v])}): a loop "
+                "nest over an empty tensor has nothing to run"
+            )
 
-    reductions = reductions_of(fusion)
+    reductions = reductions_of(fusion, shapes)
     groups = loop_nest_groups(fusion, reductions)
     if groups is not None:
         # Reductions with different loop nests (inner-outer): a kernel group each.

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser.codegen.kernel_builders import KernelBuilder
+from fuser.codegen.lower.accumulators import RowReduction
 from fuser.codegen.lower.common import (
     ArgRef,
     LoweringError,
@@ -44,7 +45,12 @@ from fuser.codegen.lower.common import (
 from fuser.codegen.lower.scalar import ScalarEmitter
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
-from fuser.schedulers.analysis.graph import is_elementwise
+from fuser.schedulers.analysis.graph import (
+    is_elementwise,
+    is_reduction,
+    reduction_dims,
+    reduction_input,
+)
 
 
 @dataclass(frozen=True)
@@ -371,7 +377,37 @@ class ElementEvaluator:
             return self._cumsum(op, idx)
         if isinstance(op, F.ScatterOp):
             return self._scatter(op, idx)
+        if self.is_trivial_reduction(op):
+            return self._trivial_reduction(op, v, idx)
         raise LoweringError(f"{op.name}: cannot be evaluated elementwise in this kernel")
+
+    def is_trivial_reduction(self, op: Operation) -> bool:
+        """A reduction whose reduced axes all have extent 1 here: one element per
+        result, so it is computed elementwise wherever it is read."""
+        return is_reduction(op) and all(
+            self.shape(reduction_input(op))[d] == 1 for d in reduction_dims(op)
+        )
+
+    def _trivial_reduction(self, op: Operation, v: SSAValue, idx: Index) -> SSAValue:
+        """Result ``v`` of a reduction over axes of extent 1 (``is_trivial_reduction``)
+        at output index ``idx``: the reduction's own accumulator folding the one element,
+        so its dtype, ``-0.0 + 0``, a variance's correction and a Welford count are the
+        reduction's, not a copy's."""
+        src = reduction_input(op)
+        dims = set(reduction_dims(op))
+        keep = F._bool(getattr(op, "keepdim", None))
+        it = iter(idx)
+        in_idx: list[Dim] = []
+        for a in range(len(self.shape(src))):
+            if a not in dims:
+                in_idx.append(next(it))
+                continue
+            if keep:
+                next(it)  # the kept axis of extent 1
+            in_idx.append(Dim.const(0))
+        red = RowReduction(op, self, 1)
+        state = red.update(red.init(), [(self.value(src, tuple(in_idx)), None)])
+        return red.results(state)[v.index]  # type: ignore[attr-defined]
 
     def _random(self, op: F._RandomOp, idx: Index) -> SSAValue:
         """One element of ``fuser.uniform``/``fuser.normal``: ``kernel.rng`` at the

@@ -69,7 +69,7 @@ from fuser.ir.dialects.iterdomain import (
     ParallelType,
 )
 from fuser.ir.schedule import LoopStructure, loop_structure
-from fuser.schedulers.analysis.graph import is_reduction
+from fuser.schedulers.analysis.graph import ancestors, is_reduction, reduction_dims, reduction_input
 
 __all__ = ["has_loop_nest", "lower_scheduled", "pointwise_kernel", "reductions_of"]
 
@@ -79,13 +79,30 @@ def has_loop_nest(fusion: F.FusionOp) -> bool:
     return any(isinstance(op, LoopOp) for op in fusion.body.block.ops)
 
 
-def reductions_of(fusion: F.FusionOp) -> list[Operation]:
+def reductions_of(
+    fusion: F.FusionOp, shapes: dict[SSAValue, tuple[int, ...]] | None = None
+) -> list[Operation]:
     """The ops of ``fusion`` that reduce a tensor (a written schedule of a fusion with
-    any is lowered by ``loop_nest_reduction``)."""
-    return [
+    any is lowered by ``loop_nest_reduction``).
+
+    With ``shapes``, a reduction whose reduced axes all have extent 1 (one element per
+    result, which the element evaluator computes where it is read) is left out when the
+    fusion has a real reduction, or when it reads another reduction's result: the loop
+    nest folds the others, and a chain of reductions is not one nest."""
+    reds = [
         op for op in fusion.body.block.ops
         if any(isinstance(r.type, F.TensorType) for r in op.results) and is_reduction(op)
     ]
+    if shapes is None:
+        return reds
+
+    def trivial(op: Operation) -> bool:
+        return all(shapes[reduction_input(op)][d] == 1 for d in reduction_dims(op))
+
+    real = [op for op in reds if not trivial(op)]
+    if real:
+        return real
+    return [op for op in reds if not any(is_reduction(a.owner) for a in ancestors([reduction_input(op)]))]
 
 
 def lower_scheduled(
@@ -99,7 +116,7 @@ def lower_scheduled(
     fname = f"@{fusion.sym_name.data}"
     if not fusion.output_op.values:
         raise LoweringError(f"{fname}: a scheduled fusion needs an output")
-    if reductions_of(fusion):
+    if reductions_of(fusion, shapes):
         raise LoweringError(f"{fname}: the fusion reduces; loop_nest_reduction lowers it")
     kernel = pointwise_kernel(fusion, shapes, in_layouts, out_layouts, name, range(len(fusion.output_op.values)))
     return LoweredFusion(scheduled_kind(fusion), [kernel])
@@ -126,13 +143,19 @@ def pointwise_kernel(
     ref = structures[0]
     for j, ls in enumerate(structures[1:], 1):
         _check_same_loops(fname, ref, ls, j, outs[j])
-    grid, block, vec = launch_shape(fname, ref, outs[0])
-    itemsizes = [F.dtype_of(v.type).itemsize for v in outs]
-    if vec is not None and ref.loops[vec].static_extent * max(itemsizes) > MAX_VECTOR_BYTES:  # type: ignore[operator]
-        raise LoweringError(
-            f"{fname}: loop #{vec} of {tensor_name(outs[0])} vectorizes {ref.loops[vec].static_extent} elements of "
-            f"{max(itemsizes)} bytes: more than {MAX_VECTOR_BYTES} bytes"
-        )
+    # The lane loop: the innermost loop where any output vectorizes. Outputs whose id
+    # there is serial (a wider dtype than the vector width allows) store lane by lane.
+    shapes_of_launch = [launch_shape(fname, ls, v) for ls, v in zip(structures, outs, strict=True)]
+    grid, block, _ = shapes_of_launch[0]
+    vec = next((s[2] for s in shapes_of_launch if s[2] is not None), None)
+    vectorized = [s[2] is not None for s in shapes_of_launch]
+    for j, v in enumerate(outs):
+        size = F.dtype_of(v.type).itemsize
+        if vectorized[j] and ref.loops[vec].static_extent * size > MAX_VECTOR_BYTES:  # type: ignore[index, operator]
+            raise LoweringError(
+                f"{fname}: loop #{vec} of {tensor_name(v)} vectorizes {ref.loops[vec].static_extent} elements of "  # type: ignore[index]
+                f"{size} bytes: more than {MAX_VECTOR_BYTES} bytes"
+            )
     iterations = math.prod(a.static_extent or 1 for a in ref.loops)
     b, ev, args, out_args = begin_kernel(fusion, shapes, in_layouts, out_layouts, name, block, iterations, scratch)
     if hook is not None:
@@ -150,8 +173,8 @@ def pointwise_kernel(
         # Lanes of one vector: consecutive along the innermost axis, all in bounds
         # together, and (for one vector store) contiguous and aligned in the output.
         along = lanes_axis([a.index for a in axes], lane_var, width, shapes[v]) if axes else None
-        together = along is not None
-        if vec is not None and width > 1 and not together:
+        together = along is not None and vectorized[j]
+        if vectorized[j] and width > 1 and not together:
             raise LoweringError(f"{fname}: {not_vectorizable(vec, v, width, shapes[v])}")
 
         def index_at(lane: int) -> tuple[tuple[Dim, ...], list[SSAValue | bool]]:
@@ -228,6 +251,10 @@ def _structure(
     return ls
 
 
+def _lane_kind(pt: ParallelType) -> ParallelType:
+    return ParallelType.serial if pt == ParallelType.vectorize else pt
+
+
 def _check_same_loops(fname: str, ref: LoopStructure, ls: LoopStructure, j: int, v: SSAValue) -> None:
     if len(ls.loops) != len(ref.loops):
         raise LoweringError(
@@ -235,7 +262,9 @@ def _check_same_loops(fname: str, ref: LoopStructure, ls: LoopStructure, j: int,
             "a scheduled kernel is one loop nest"
         )
     for k, (a, r) in enumerate(zip(ls.loops, ref.loops, strict=True)):
-        if (a.static_extent, a.parallel_type) != (r.static_extent, r.parallel_type):
+        # A vectorized loop and a serial one of the same extent are one lane loop: each
+        # output stores its lanes as one vector or one by one.
+        if (a.static_extent, _lane_kind(a.parallel_type)) != (r.static_extent, _lane_kind(r.parallel_type)):
             raise LoweringError(
                 f"{fname}: loop #{k} of output #{j} ({tensor_name(v)}) is [{a.static_extent}, "
                 f"{a.parallel_type}], output #0's is [{r.static_extent}, {r.parallel_type}]; "

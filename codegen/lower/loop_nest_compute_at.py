@@ -62,6 +62,7 @@ from typing import Any
 
 from xdsl.ir import Operation, SSAValue
 
+from fuser.codegen.lower.accumulators import RowReduction
 from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
 from fuser.codegen.lower.elementwise import Dim, Index, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
@@ -85,7 +86,6 @@ from fuser.codegen.lower.loop_index import (
     tensor_name,
     vars_of,
 )
-from fuser.codegen.lower.rows import RowReduction
 from fuser.codegen.lower.shared_tile import SHARED_LIMIT, Split, places, split_at
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import (

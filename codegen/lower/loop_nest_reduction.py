@@ -76,6 +76,7 @@ from collections.abc import Callable, Sequence
 from xdsl.ir import Operation, SSAValue
 
 from fuser.codegen.kernel_builders import KernelBuilder
+from fuser.codegen.lower.accumulators import RowReduction, accumulator_dtype
 from fuser.codegen.lower.common import (
     LoweredFusion,
     LoweredKernel,
@@ -101,7 +102,6 @@ from fuser.codegen.lower.loop_index import (
     scheduled_kind,
 )
 from fuser.codegen.lower.loop_nest import pointwise_kernel
-from fuser.codegen.lower.rows import RowReduction, accumulator_dtype
 from fuser.codegen.lower.shared_tile import SHARED_LIMIT
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import IterType, ParallelType

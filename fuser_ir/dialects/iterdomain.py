@@ -1184,7 +1184,7 @@ class LoopOp(_DeclareOp):
                     "serial or unrolled reduction id (threads keep their partials anyway)"
                 )
         _, logical = domain_of(self.tensor)
-        if not logical:
+        if not logical and not (users_of(self.tensor, LogicalOp) or users_of(self.tensor, RfactorOp)):
             raise VerifyException(
                 f"{self.name}: the tensor operand has no iterdomain.logical (or iterdomain.rfactor) "
                 "to derive its loop domain from"

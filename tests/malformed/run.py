@@ -37,6 +37,10 @@ LIMIT_S = 1.0
 """No input may take longer than this to be accepted or rejected: CPU seconds of this
 process, so that other work on a shared machine does not make a run look slow."""
 
+FUSIONS_PER_LIMIT = 4
+"""A module of more fusions gets ``LIMIT_S`` per this many: compiling eight fusions to
+CUDA is twice the honest work of four, not a pathological input."""
+
 HANG_S = 10.0
 """A run still going after this long is stopped and reported as a hang."""
 
@@ -79,8 +83,15 @@ def _hang_guard() -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def call(tool: str, main: Callable[[Sequence[str]], None], argv: list[str]) -> Outcome:
-    """Run ``main(argv)`` capturing its output, exit status and time."""
+def time_limit(text: str) -> float:
+    """CPU seconds an input may take: ``LIMIT_S``, more for a module of many fusions."""
+    return LIMIT_S * max(1.0, text.count("fuser.fusion @") / FUSIONS_PER_LIMIT)
+
+
+def call(tool: str, main: Callable[[Sequence[str]], None], argv: list[str],
+         limit_s: float = LIMIT_S) -> Outcome:
+    """Run ``main(argv)`` capturing its output, exit status and time (a run over
+    ``limit_s`` CPU seconds is a problem)."""
     out, err = io.StringIO(), io.StringIO()
     code: int | None = 0
     problem: str | None = None
@@ -115,7 +126,7 @@ def call(tool: str, main: Callable[[Sequence[str]], None], argv: list[str]) -> O
             problem = "traceback printed"
         elif code == 1 and "error" not in text:
             problem = "exit 1 without a diagnostic"
-        elif seconds > LIMIT_S:
+        elif seconds > limit_s:
             problem = f"slow: {seconds:.2f} s"
     return Outcome(tool, code, seconds, out.getvalue(), text, problem)
 
@@ -139,11 +150,12 @@ def check(mutant: Mutant, workdir: Path) -> list[Outcome]:
     """All runs of one mutant."""
     path = workdir / f"m{mutant.index}.mlir"
     path.write_text(mutant.text)
-    outcomes = [call("fuser-opt", opt_main, [str(path)])]
+    limit = time_limit(mutant.text)
+    outcomes = [call("fuser-opt", opt_main, [str(path)], limit)]
     if outcomes[0].code in (0, None):
-        outcomes.append(call("fuser-opt pipeline", opt_main, [str(path), *PIPELINE]))
+        outcomes.append(call("fuser-opt pipeline", opt_main, [str(path), *PIPELINE], limit))
     if _largest_tensor(mutant.text) <= MAX_RUN_ELEMENTS:
-        outcomes.append(call("fuser-run", run_main, [str(path)]))
+        outcomes.append(call("fuser-run", run_main, [str(path)], limit))
     path.unlink()
     return outcomes
 

@@ -1,13 +1,13 @@
 """The malformed-IR corpus in CI: mutants of the lit inputs and the examples through
 ``fuser-opt`` (parse and verify; the full pipeline when that succeeds) and
-``fuser-run``: no traceback, no internal error, no run over a second.
+``fuser-run``: no traceback, no internal error, no run over a second (per four fusions).
 
 A longer run: ``python -m tests.malformed.run --count 20000``."""
 
 from __future__ import annotations
 
 from tests.malformed.mutate import mutation, seeds
-from tests.malformed.run import LIMIT_S, run_corpus
+from tests.malformed.run import LIMIT_S, call, run_corpus, time_limit
 
 COUNT = 1200
 
@@ -28,4 +28,22 @@ def test_corpus_has_no_traceback_internal_error_or_slow_run() -> None:
         for m, o in report.problems or []
     ]
     assert not problems, "\n".join(problems[:20]) + "\n" + report.summary()
-    assert report.slowest <= LIMIT_S
+
+
+def test_time_limit_grows_with_the_fusions_an_input_holds() -> None:
+    one = "fuser.fusion @f(%x : !fuser.tensor<4xf32>) -> !fuser.tensor<4xf32> {}\n"
+    assert time_limit(one) == LIMIT_S
+    assert time_limit(one * 4) == LIMIT_S
+    assert time_limit(one * 8) == 2 * LIMIT_S
+
+
+def test_a_slow_run_is_reported() -> None:
+    def spin(argv: object) -> None:
+        import time
+
+        end = time.process_time() + 0.05
+        while time.process_time() < end:
+            pass
+
+    assert (call("spin", spin, [], limit_s=0.01).problem or "").startswith("slow: ")
+    assert call("spin", spin, [], limit_s=1.0).problem is None

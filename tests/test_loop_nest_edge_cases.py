@@ -1,0 +1,118 @@
+"""Loop nests of the compiler driver's schedules for fusions at the edges: a rank-0
+tensor, reductions over axes of extent 1 (one element per result, computed where it is
+read, so chains of them are no sibling nest), and outputs of one nest that vectorize
+differently (an f16 output stores 8 lanes as a vector, an f32 one lane by lane). Each
+was a random fusion the driver left to the per-scheduler templates (seeds 25, 301, 425
+and 427), as was the kernel of a no-op segment (an expand the host cannot view); now
+each lowers from its loop nest, the CPU kernel interpreter runs it to the reference
+result, and NVRTC compiles it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from fuser import DataType, FusionDefinition
+from fuser.codegen.cuda_printer import print_cuda
+from fuser.frontend.execution import execute_kernels_on_cpu, lowered_segments
+from fuser.ir.dialects.iterdomain import LoopOp
+
+
+def _check(fd: FusionDefinition, xs: Sequence[np.ndarray], rtol: float = 1e-5) -> list[str]:
+    """Every segment lowers from its loop nest (no fallback); the kernels run on the
+    CPU to ``fd.execute``'s reference result; the CUDA sources, returned, compile."""
+    entry = fd._ensure_defined()
+    lowered = lowered_segments(entry, list(xs))
+    for seg, low in lowered:
+        assert any(isinstance(op, LoopOp) for op in seg.body.block.ops), seg.sym_name.data
+        assert low.fallback == "", low.fallback
+    got = execute_kernels_on_cpu(entry, list(xs))
+    want = fd.execute(list(xs))
+    for g, w in zip(got, want, strict=True):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=1e-6)
+    nvrtc = pytest.importorskip("fuser.codegen.nvrtc")
+    sources = []
+    for _, low in lowered:
+        for k in low.kernels:
+            sources.append(print_cuda(k.module))
+            nvrtc.compile_cuda(sources[-1], name=k.name)
+    return sources
+
+
+def test_a_rank_0_fusion_is_one_thread() -> None:
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Half)
+        b = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Half)
+        fd.add_output(fd.ops.sub(a, b))
+    xs = [np.array(1.5, np.float16), np.array(-0.25, np.float16)]
+    (src,) = _check(fd, xs)
+    assert "__launch_bounds__(1)" in src and "out0[0] =" in src
+
+
+def test_a_sum_over_a_sum_over_an_extent_1_axis() -> None:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[1, 1], contiguity=[None, None], dtype=DataType.Float)
+        b = fd.ops.broadcast_in_dim(x, shape=[1, 3, 1], broadcast_dims=[0, 2])
+        s = fd.ops.sum(fd.ops.sum(b, dims=[2], keepdim=True), dims=[2], keepdim=True)
+        fd.add_output(fd.ops.sum(s, dims=[0, 2], keepdim=False))
+    _check(fd, [np.array([[-0.75]], np.float32)])
+
+
+@pytest.mark.parametrize("correction", [0, 1])
+def test_a_var_of_a_var_means_mean_over_an_extent_1_axis(correction: int) -> None:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[1, -1], contiguity=[None, True], dtype=DataType.Float)
+        y = fd.define_tensor(shape=[1, -1], contiguity=[None, True], dtype=DataType.Double)
+        var, mean = fd.ops.var_mean(x, dims=[0], correction=correction, keepdim=True)
+        v2 = fd.ops.var(mean, dims=[0], correction=0, keepdim=False)
+        fd.add_output(fd.ops.maximum(v2, v2))
+        fd.add_output(fd.ops.mul(var, y))
+        fd.add_output(mean)
+    rng = np.random.default_rng(3)
+    _check(fd, [rng.standard_normal((1, 5)).astype(np.float32), rng.standard_normal((1, 5))])
+
+
+def test_outputs_after_a_reduction_that_vectorize_differently() -> None:
+    with FusionDefinition() as fd:
+        h = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half)
+        f = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fl = fd.ops.floor(h)
+        fd.add_output(fd.ops.mul(fl, fd.ops.minimum(fl, f)))  # f32
+        fd.add_output(fl)  # f16
+        fd.add_output(fd.ops.cat([fl, fd.ops.sum(fl, dims=[0], keepdim=True)], 0))
+    rng = np.random.default_rng(4)
+    xs = [(rng.standard_normal((32, 128)) * 4).astype(np.float16), rng.standard_normal((32, 128)).astype(np.float32)]
+    sources = _check(fd, xs, rtol=1e-3)
+    # the f16 output is stored 8 lanes at a time, the f32 one lane by lane
+    assert any("Vec<__half, 8>" in s for s in sources)
+
+
+def test_a_no_op_segments_kernel_is_its_written_pointwise_loop_nest() -> None:
+    # Random fusion 13's no-op segment: two expands of a broadcast input. The host
+    # returns views where it can; the kernel that materializes it is a loop nest too.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=DataType.BFloat16)
+        y = fd.ops.broadcast_in_dim(x, shape=[8, 2, 16], broadcast_dims=[1, 2])
+        fd.add_output(fd.ops.broadcast_in_dim(y, shape=[8, 2, 8, 16], broadcast_dims=[0, 1, 3]))
+    xs = [np.random.default_rng(5).standard_normal((2, 1)).astype(ml_dtypes.bfloat16)]
+    (seg, _), = lowered_segments(fd._ensure_defined(), xs)
+    assert 'kind = "no_op"' in str(seg)
+    (src,) = _check(fd, xs)
+    assert "Vec<__nv_bfloat16, 8>" in src
+
+
+def test_an_empty_output_has_no_loop_nest_and_no_traceback() -> None:
+    # nvFuser's test_zero_size_dim: a loop nest over 0x0 divided by its zero extents.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[0, 0], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.relu(x))
+    xs = [np.ones((0, 0), np.float32)]
+    ((_, low),) = lowered_segments(fd._ensure_defined(), xs)
+    assert "output #0 has no elements (shape [0, 0])" in low.fallback
+    assert "out0[" in fd.generate_cuda_code(xs)
+    assert fd.execute(xs)[0].shape == (0, 0)
