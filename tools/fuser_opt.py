@@ -77,6 +77,14 @@ def pass_table(plugins: Plugins | None = None) -> dict[str, PassFactory]:
     return table
 
 
+
+def _cuda_target() -> type:
+    """The ``cuda`` target, imported when ``-t cuda`` asks for it: the CUDA printer
+    loads the kernel dialects (a third of a run's start-up)."""
+    from fuser.codegen.cuda_target import CudaTarget
+
+    return CudaTarget
+
 class _OrderedPipeline(argparse.Action):
     """``-p/--passes SPEC``: append a pipeline piece, keeping command-line order."""
 
@@ -184,9 +192,7 @@ class FuserOptMain(xDSLOptMain):
         """Targets by name (``-t NAME``); codegen adds its own here (``cuda``)."""
         for name, factory in get_all_targets().items():
             self.available_targets.setdefault(name, factory)
-        from fuser.codegen.cuda_target import CudaTarget
-
-        self.available_targets["cuda"] = lambda: CudaTarget
+        self.available_targets["cuda"] = _cuda_target
         for name, (_, factory) in self.plugins.targets.items():
             self.available_targets[name] = factory
 
