@@ -135,7 +135,7 @@ def test_seed000_unsegmented_is_one_kernel_reading_each_input_once() -> None:
     _check(fusion, _inputs(fusion, 0), atol=1e-4)
 
 
-@pytest.mark.parametrize("shape", [(256, 1024), (7, 1000), (12, 96)])
+@pytest.mark.parametrize("shape", [(32, 1024), (7, 1000), (12, 96)])
 def test_layer_norm_welford_stage(shape: tuple[int, int]) -> None:
     """Seed 004's layer norm (f16 in and out, var_mean, mean and rstd returned per
     row): var_mean is a Welford stage (mean, M2 and count per thread, Chan's merge
