@@ -100,6 +100,7 @@ from fuser.ir.reshape_analysis import analyze_reshape
 from fuser.ir.schedule import FALLBACK_ATTR, Schedule, drop_schedule, emit_reshape_view
 from fuser.ir.shapes import DYN, fmt_shape
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
+from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.domain_map import Axis, DomainMap, build_domain_map
 from fuser.schedulers.analysis.graph import (
     ancestors,
@@ -113,6 +114,7 @@ from fuser.schedulers.analysis.graph import (
 )
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.analysis.transpose import find_transpose_groups
+from fuser.schedulers.base import max_itemsize, vector_width
 from fuser.schedulers.params import (
     PARAMS_TYPES,
     InnerOuterParams,
@@ -122,6 +124,7 @@ from fuser.schedulers.params import (
     TransposeParams,
     read_schedule,
 )
+from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget
 
 
 class ScheduleFusionsError(DiagnosticException):
@@ -648,6 +651,7 @@ class _FusionScheduler:
     fusion: FusionOp
     kind: str
     params: Any
+    target: GpuTarget = DEFAULT_TARGET
 
     def __post_init__(self) -> None:
         self.name = f"@{self.fusion.sym_name.data}"
@@ -701,12 +705,11 @@ class _FusionScheduler:
             # Outputs of several shapes (a kernel per shape: the per-scheduler lowering
             # groups them) or an empty one (nothing to store).
             return False
-        vec = max(1, MAX_VECTOR_BYTES // max(v.type.dtype.itemsize for v in outs))  # type: ignore[union-attr]
-        while vec > 1 and (sizes is None or any(
-            sizes.shape(v) and sizes.shape(v)[-1] % vec for v in self.global_io
-            if not (sizes.shape(v) and sizes.shape(v)[-1] == 1)  # a broadcast input
-        )):
-            vec //= 2
+        vec = 1
+        if sizes is not None:
+            inner = [sizes.shape(v)[-1] for v in self.global_io if sizes.shape(v)]
+            # a broadcast input's extent-1 innermost axis is not vectorized
+            vec = vector_width(max_itemsize(outs), [e for e in inner if e != 1], self.target)
         self.params = PointwiseParams(0, vec, 1, (128, 1, 1), (0, 1, 1))
         self.kind = "pointwise"
         return True
@@ -1076,7 +1079,9 @@ def kind_class(kind: str, params: object) -> set[str]:
     return out
 
 
-def schedule_fusion(fusion: FusionOp, kinds: Sequence[str] | None = None) -> bool:
+def schedule_fusion(
+    fusion: FusionOp, kinds: Sequence[str] | None = None, target: GpuTarget = DEFAULT_TARGET
+) -> bool:
     """Schedule one fusion from its ``fuser.schedule`` (only when its kind is in
     ``kinds``, if given); False when it has none or is not selected."""
     read = read_params(fusion)
@@ -1085,7 +1090,7 @@ def schedule_fusion(fusion: FusionOp, kinds: Sequence[str] | None = None) -> boo
     kind, params = read
     if kinds is not None and not kind_class(kind, params) & set(kinds):
         return False
-    _FusionScheduler(fusion, kind, params).run()
+    _FusionScheduler(fusion, kind, params, target).run()
     return True
 
 
@@ -1119,18 +1124,19 @@ class ScheduleFusions(ModulePass):
                     f"{self.name}: unknown kind '{k}' in kinds (expected scheduler kinds "
                     f"{', '.join(PARAMS_TYPES)} or {', '.join(KIND_CLASSES)})"
                 )
+        target = resolve_target(op, "", self.name)
         for fusion in [f for f in op.walk() if isinstance(f, FusionOp)]:
             if self.fallback and fusion.attributes.get(SCHEDULE_ATTR) is not None:
                 try:
-                    schedule_fusion(fusion, kinds)
+                    schedule_fusion(fusion, kinds, target)
                 except ScheduleFusionsError as e:
                     drop_schedule(fusion)
                     fusion.attributes[FALLBACK_ATTR] = StringAttr(str(e))
                 continue
             if kinds is not None and fusion.attributes.get(SCHEDULE_ATTR) is not None:
-                schedule_fusion(fusion, kinds)
+                schedule_fusion(fusion, kinds, target)
                 continue
-            if not schedule_fusion(fusion) and self.strict:
+            if not schedule_fusion(fusion, target=target) and self.strict:
                 raise ScheduleFusionsError(
                     f"{self.name}: @{fusion.sym_name.data} has no {SCHEDULE_ATTR} attribute; "
                     "run select-schedulers first"

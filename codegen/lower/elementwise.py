@@ -53,6 +53,13 @@ from fuser.schedulers.analysis.graph import (
 )
 
 
+def is_trivial_reduction(op: Operation, shape: Callable[[SSAValue], Sequence[int]]) -> bool:
+    """A reduction whose reduced axes all have extent 1 (``shape``: a value's concrete
+    shape): one element per result, which ``ElementEvaluator`` computes wherever it is
+    read, so no loop nest folds it."""
+    return is_reduction(op) and all(shape(reduction_input(op))[d] == 1 for d in reduction_dims(op))
+
+
 @dataclass(frozen=True)
 class Dim:
     """One axis index: ``base + offset``; ``align`` divides ``base`` (1 if unknown)."""
@@ -377,16 +384,9 @@ class ElementEvaluator:
             return self._cumsum(op, idx)
         if isinstance(op, F.ScatterOp):
             return self._scatter(op, idx)
-        if self.is_trivial_reduction(op):
+        if is_trivial_reduction(op, self.shape):
             return self._trivial_reduction(op, v, idx)
         raise LoweringError(f"{op.name}: cannot be evaluated elementwise in this kernel")
-
-    def is_trivial_reduction(self, op: Operation) -> bool:
-        """A reduction whose reduced axes all have extent 1 here: one element per
-        result, so it is computed elementwise wherever it is read."""
-        return is_reduction(op) and all(
-            self.shape(reduction_input(op))[d] == 1 for d in reduction_dims(op)
-        )
 
     def _trivial_reduction(self, op: Operation, v: SSAValue, idx: Index) -> SSAValue:
         """Result ``v`` of a reduction over axes of extent 1 (``is_trivial_reduction``)

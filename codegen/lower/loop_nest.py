@@ -47,7 +47,13 @@ from fuser.codegen.lower.common import (
     ScratchBuffer,
     TensorLayout,
 )
-from fuser.codegen.lower.elementwise import Dim, ElementEvaluator, begin_kernel, offset_in
+from fuser.codegen.lower.elementwise import (
+    Dim,
+    ElementEvaluator,
+    begin_kernel,
+    is_trivial_reduction,
+    offset_in,
+)
 from fuser.codegen.lower.loop_index import (
     PARALLEL_DIMS,
     all_of,
@@ -69,7 +75,7 @@ from fuser.ir.dialects.iterdomain import (
     ParallelType,
 )
 from fuser.ir.schedule import LoopStructure, loop_structure
-from fuser.schedulers.analysis.graph import ancestors, is_reduction, reduction_dims, reduction_input
+from fuser.schedulers.analysis.graph import ancestors, is_reduction, reduction_input
 
 __all__ = ["has_loop_nest", "lower_scheduled", "pointwise_kernel", "reductions_of"]
 
@@ -95,11 +101,7 @@ def reductions_of(
     ]
     if shapes is None:
         return reds
-
-    def trivial(op: Operation) -> bool:
-        return all(shapes[reduction_input(op)][d] == 1 for d in reduction_dims(op))
-
-    real = [op for op in reds if not trivial(op)]
+    real = [op for op in reds if not is_trivial_reduction(op, shapes.__getitem__)]
     if real:
         return real
     return [op for op in reds if not any(is_reduction(a.owner) for a in ancestors([reduction_input(op)]))]
@@ -145,10 +147,10 @@ def pointwise_kernel(
         _check_same_loops(fname, ref, ls, j, outs[j])
     # The lane loop: the innermost loop where any output vectorizes. Outputs whose id
     # there is serial (a wider dtype than the vector width allows) store lane by lane.
-    shapes_of_launch = [launch_shape(fname, ls, v) for ls, v in zip(structures, outs, strict=True)]
-    grid, block, _ = shapes_of_launch[0]
-    vec = next((s[2] for s in shapes_of_launch if s[2] is not None), None)
-    vectorized = [s[2] is not None for s in shapes_of_launch]
+    launches = [launch_shape(fname, ls, v) for ls, v in zip(structures, outs, strict=True)]
+    grid, block, _ = launches[0]
+    vectorized = [lane is not None for _, _, lane in launches]
+    vec = next((lane for _, _, lane in launches if lane is not None), None)
     for j, v in enumerate(outs):
         size = F.dtype_of(v.type).itemsize
         if vectorized[j] and ref.loops[vec].static_extent * size > MAX_VECTOR_BYTES:  # type: ignore[index, operator]
