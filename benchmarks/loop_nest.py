@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.run import bench, kernel_only_us  # noqa: E402
-from benchmarks.workloads import build, workloads  # noqa: E402
+from benchmarks.workloads import build, outer_norm, workloads  # noqa: E402
 
 
 def scale_bias(fd, dtype) -> None:  # noqa: ANN001
@@ -108,6 +108,8 @@ def main() -> None:
             ("transpose_add_4096x4096", transpose_add, [[4096, 4096], [4096, 4096]]),
             ("transpose_add_3000x5000", transpose_add, [[3000, 5000], [5000, 3000]]),
             ("batched_transpose_32x1024x1024", batched_transpose, [[32, 1024, 1024]]),
+            ("outer_norm_4096x4096", outer_norm, [[4096, 4096]]),
+            ("outer_norm_65536x256", outer_norm, [[65536, 256]]),
             ("layernorm_backward_16384x1024", layernorm_backward,
              [[16384, 1024], [16384, 1024], [16384, 1], [16384, 1], [1024]]),
             ("layernorm_backward_2048x4096", layernorm_backward,

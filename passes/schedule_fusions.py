@@ -12,7 +12,7 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   of ``break_point`` into two), the inner one split by ``vectorization``, ``block.x``
   and ``unroll``: ``[BIDx, unroll, TIDx, vectorize]`` (2-D: the outer one split by
   ``block.y`` and ``unroll``: ``[BIDy, BIDx, unroll, TIDy, TIDx, vectorize]``).
-* ``reduction`` / ``inner_persistent`` / ``outer_persistent``: reference = the first
+* ``reduction`` / ``inner_persistent``: reference = the first
   reduction result (its logical domain holds the reduced axes as ``reduction`` ids);
   kept axes merged into rows, reduced axes into one. Inner: the reduced axis split by
   ``vectorization`` and ``threads_per_row`` (``TIDx``), the outer rest is the serial
@@ -23,6 +23,11 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   (nvFuser's computeAt and persistent buffers): every reduction at the end of its
   iteration loops (``compute_at``), and the fusion inputs that two stages read held
   there in registers (``memory = "registers"``); the rest is inlined.
+* ``outer_persistent``: two loop nests (``OuterPersistentParams``): the reductions, and
+  what is computed at their shape, as the reduction kind schedules an outer reduction
+  with ``stats``; the tensors at the reduced input's shape (the normalized outputs:
+  the apply kernel, which reads the statistics back) as the pointwise kind schedules
+  the highest-rank such output with ``apply``.
 * ``inner_outer_persistent``: the two kernel groups it runs as (a loop nest each, see
   ``codegen/lower/loop_nest_groups.py``): the column reductions scheduled as
   ``cols_kind`` with ``cols`` (the column half's own heuristic), the row reductions and
@@ -118,6 +123,7 @@ from fuser.schedulers.base import max_itemsize, vector_width
 from fuser.schedulers.params import (
     PARAMS_TYPES,
     InnerOuterParams,
+    OuterPersistentParams,
     PointwiseParams,
     ReductionParams,
     ScheduleAttrError,
@@ -676,7 +682,7 @@ class _FusionScheduler:
             raise self.fail("the fusion has iterdomain.root ops but no loop domains (a partial schedule)")
         p = self.params
         vecs = [getattr(p, f, 1) for f in _VECTOR_FIELDS] + [
-            getattr(getattr(p, "inner", None), "vectorization", 1)
+            getattr(getattr(p, sub, None), "vectorization", 1) for sub in ("inner", "stats", "apply")
         ]
         # Bound before the iterdomain ops exist (size binding replays fuser ops only).
         self.concrete = concrete_sizes(self.fusion, need=max(vecs) > 1)
@@ -838,6 +844,11 @@ class _FusionScheduler:
                 "no output covers every input axis, even with the reshapes' transforms "
                 f"replayed, and the outputs differ in shape (no pointwise reference){why}"
             )
+        self._pointwise_from(ref, p)
+
+    def _pointwise_from(self, ref: SSAValue, p: PointwiseParams) -> None:
+        """The pointwise schedule ``p`` on ``ref``, replayed on every tensor that lines
+        up with it (directly, through reshapes, or a returned output of its shape)."""
         sizes = self.sizes(p.vectorization)
         if sizes is not None and not self.last_axis_fastest(ref, sizes):
             # The reference (the loop nest) is laid out with another axis fastest: no
@@ -868,7 +879,26 @@ class _FusionScheduler:
             raise self.fail(f"a {self.kind} schedule needs a reduction; the fusion has none")
         self._schedule_reductions(reds, p, persistent_grid=False)
 
-    _outer_persistent = _reduction_like
+    def _outer_persistent(self) -> None:
+        """Two loop nests (``OuterPersistentParams``): the reductions, and what is
+        computed at their shape, as the reduction kind schedules an outer reduction
+        with ``stats``; the tensors at the reduced input's shape (the normalized
+        outputs, the apply kernel's loop nest: it reads the statistics back) with the
+        pointwise schedule ``apply``."""
+        p: OuterPersistentParams = self.params
+        reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
+        if not reds:
+            raise self.fail("an outer_persistent schedule needs a reduction; the fusion has none")
+        self.kind = "reduction"
+        ref = self._schedule_reductions(reds, p.stats, persistent_grid=False, others=False)
+        shape = self.shape_of(reduction_input(reds[0]))
+        steps = reduction_steps(logical_domain_types(ref), p.stats, self.kind, False)
+        self.propagate(ref, steps, only=[v for v in fusion_tensors(self.fusion) if self.shape_of(v) != shape])
+        self.kind = "outer_persistent"
+        outs = [v for v in returned_outputs(self.fusion) if v not in self.done and self.shape_of(v) == shape]
+        apply_ref = max(outs, key=lambda v: v.type.rank) if outs else reduction_input(reds[0])  # type: ignore[union-attr]
+        if apply_ref not in self.done:
+            self._pointwise_from(apply_ref, p.apply)
 
     def _reduction(self) -> None:
         self._reduction_like()

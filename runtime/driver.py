@@ -11,8 +11,7 @@
 The pipeline is ``bind-sizes{sizes="<signature>"}`` followed by ``PASSES``::
 
     canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers{debug=true},
-    schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose,no_op"
-                     fallback=true}
+    schedule-fusions{fallback=true}
 
 on a module holding a copy of the fusion and the target (``fuser.target``, the
 ``set-target`` attribute). Its result is an ``hir.program @main`` that launches
@@ -64,16 +63,16 @@ PASSES: tuple[str, ...] = (
     "mark-aliases",
     "segment",
     "select-schedulers{debug=true}",
-    'schedule-fusions{kinds="pointwise,reduction,inner_persistent,inner_outer_persistent,transpose,no_op" fallback=true}',
+    "schedule-fusions{fallback=true}",
 )
 """The passes after ``bind-sizes``, in order: what ``fd.execute`` runs.
 ``select-schedulers`` records why the schedulers before the chosen one rejected each
 segment (``debug``): ``fd.plan`` reads them from the IR. ``schedule-fusions`` writes
 each segment's loop nest (``iterdomain`` ops), which is what its kernels are lowered
 from (a ``no_op`` segment's: the kernel that materializes it when the host cannot
-return views); the outer persistent kind (outer normalizations) is left to the columns
-lowering of its ``fuser.schedule`` until its written schedule is as fast
-(``benchmarks/RESULTS.md``: 1.3-1.5x slower on outer_norm)."""
+return views), every scheduler kind; a schedule that cannot be written, or that the
+loop-nest lowering rejects, falls back to the per-scheduler lowering of its
+``fuser.schedule`` (``fallback``)."""
 
 
 class CompileError(ValueError):

@@ -22,7 +22,7 @@ from .base import Reject, Scheduler, ceil_div, vector_width
 from .inner_persistent import InnerPersistentScheduler
 from .no_op import ExprEvalScheduler, NoOpScheduler
 from .outer_persistent import OuterPersistentScheduler
-from .params import InnerOuterParams, ReductionParams
+from .params import InnerOuterParams, OuterPersistentParams, ReductionParams
 from .persistent import (
     buffer_itemsize,
     common_compile_time_check,
@@ -78,6 +78,10 @@ def half_selections(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -
         sel = select_among(half, bind_sizes(half, args), target, HALF_SCHEDULERS)
         if sel.scheduler is None:
             return Reject(f"no scheduler accepts its {suffix} half:\n{sel.explain()}")
+        if isinstance(sel.params, OuterPersistentParams):
+            # The half's kernels are its statistics' (what it computes at the input's
+            # shape runs in the row kernel group).
+            sel = replace(sel, scheduler=ReductionScheduler, params=sel.params.stats)
         if not isinstance(sel.params, ReductionParams):
             return Reject(f"its {suffix} half is a {sel.kind} fusion, not a reduction")
         out.append(sel)

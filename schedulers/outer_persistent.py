@@ -1,27 +1,30 @@
 """The outer persistent scheduler: normalizations over an outer axis (batch-norm
-style: ``x - mean(x, 0)``). Columns are vectorized on ``block.x``; the reduced axis
-is spread over ``block.y`` and, when one block cannot hold its columns' buffers,
-over ``grid.y`` blocks (grid persistence, ``cross_grid``)."""
+style: ``x - mean(x, 0)``). It accepts a fusion when nvFuser's single-pass kernel
+could keep the buffers on chip: columns vectorized on ``block.x``, the reduced axis
+spread over ``block.y`` and, when one block cannot hold its columns' buffers, over
+``grid.y`` blocks (grid persistence). fuser runs the accepted fusion in two passes
+(``OuterPersistentParams``): the statistics shaped as the reduction kind shapes an
+outer reduction, and the outputs at the input's shape as a pointwise loop nest."""
 
 from __future__ import annotations
 
-from fuser.ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.column_kernel import column_kernel_reject
-from .analysis.graph import reductions
+from .analysis.graph import reduction_dims, reduction_input, reductions
 from .analysis.reduction_type import ReductionType
 from .analysis.sizes import ConcreteSizes
-from .base import Reject, Scheduler, ceil_div, next_pow2, vector_width
-from .params import ReductionParams
+from .base import Reject, Scheduler, ceil_div, max_itemsize, next_pow2, tensor_io, vector_width
+from .params import OuterPersistentParams
 from .persistent import (
-    REGISTER_OVERHEAD,
     buffer_itemsize,
     common_compile_time_check,
     first_extents,
     fusion_buffer_sizes,
     register_budget,
 )
-from .reduction import same_axes_reject, same_sizes_reject
+from .pointwise import pointwise_params
+from .reduction import reduction_params, same_axes_reject, same_sizes_reject
 from .target import GpuTarget
 
 
@@ -34,6 +37,10 @@ def _columns_per_block(
 
 
 class OuterPersistentScheduler(Scheduler):
+    """Accepts an outer normalization when nvFuser's single-pass kernel could hold its
+    buffers on chip (``grid.y`` blocks per column group at most half the SMs); fuser
+    runs it as two passes (``heuristic``)."""
+
     kind = "outer_persistent"
 
     @classmethod
@@ -72,33 +79,21 @@ class OuterPersistentScheduler(Scheduler):
     @classmethod
     def heuristic(
         cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
-    ) -> ReductionParams:
-        ext = first_extents(fusion, sizes)
-        buf = fusion_buffer_sizes(fusion, sizes)
-        split, vec, bdimx = cls._grid_split(fusion, sizes, target)
-        rows_per_split = ceil_div(ext.reduction, split)
-        bdimy = max(
-            1, min(target.max_threads_per_block // bdimx, next_pow2(ceil_div(rows_per_split, 8)))
-        )
-        batch = ceil_div(rows_per_split, bdimy)
-        # Keep the buffer registers of one thread under the per-thread budget.
-        per_elem = max(1, buf.bytes_per_row // max(1, ext.reduction))
-        while (
-            batch * vec * per_elem > (target.max_regs_per_thread - REGISTER_OVERHEAD) * 4
-            and bdimx * bdimy * 2 <= target.max_threads_per_block
-        ):
-            bdimy *= 2
-            batch = ceil_div(rows_per_split, bdimy)
-        return ReductionParams(
-            fastest_dim=False,
-            vectorization=vec,
-            threads_per_row=bdimy,
-            rows_per_block=bdimx * vec,
-            persistent_batch=batch,
-            cross_block=bdimy > 1,
-            cross_grid=split > 1,
-            block=(bdimx, bdimy, 1),
-            grid=(ceil_div(ext.iteration, bdimx * vec), split, 1),
-            project_to_inputs=buf.project_to_inputs,
-            buffer_bytes_per_row=buf.bytes_per_row,
-        )
+    ) -> OuterPersistentParams:
+        """Two passes (``OuterPersistentParams``): the statistics as the reduction
+        kind shapes an outer reduction, then the outputs at the input's shape as a
+        pointwise loop nest (its vectors 16 bytes of the widest tensor read or
+        written there: a bf16 normalization stores 8 lanes while its f32 statistics
+        are 4 a vector)."""
+        reds = reductions(fusion)
+        ext = first_extents(fusion, sizes, pick=False)
+        stats = reduction_params(ext, buffer_itemsize(fusion), target)
+        shape = sizes.shape(reduction_input(reds[0]))
+        at_shape = [v for v in tensor_io(fusion) if sizes.shape(v) == shape]
+        inputs = [sizes.shape(a) for a in fusion.inputs if isinstance(a.type, TensorType)]
+        # The apply kernel reads the statistics as an input broadcast along the
+        # reduced axes (a 2-D schedule reads them once per column of threads).
+        dims = reduction_dims(reds[0])
+        stats_shape = tuple(1 if i in dims else e for i, e in enumerate(shape))
+        apply = pointwise_params(shape, max_itemsize(at_shape), [*inputs, stats_shape], target)
+        return OuterPersistentParams(stats=stats, apply=apply)

@@ -82,6 +82,22 @@ class ReductionParams:
 
 
 @dataclass(frozen=True)
+class OuterPersistentParams:
+    """An outer normalization (statistics over the outer axes, then outputs at the
+    input's shape computed from them) as fuser runs it: two passes over the input.
+    The statistics are an outer reduction (the ``reduction`` kind's shape: column
+    vectors on ``TIDx``, rows on ``TIDy`` and split over ``grid.y``, a finishing
+    kernel), and the outputs at the input's shape are a pointwise loop nest of their
+    own that reads the statistics back. nvFuser's single-pass kernel (the buffers
+    held on chip across a grid synchronization) is not implemented."""
+
+    stats: ReductionParams
+    """The statistics' loop nest (the reductions and what is computed at their shape)."""
+    apply: PointwiseParams
+    """The loop nest of the tensors at the input's shape (the normalized outputs)."""
+
+
+@dataclass(frozen=True)
 class InnerOuterParams:
     """The combined schedule: rows are normalized in a persistent inner reduction,
     and each block accumulates partial column (outer) reductions that a second
@@ -114,7 +130,9 @@ class TransposeParams:
     grid: Dim3
 
 
-Params = NoParams | PointwiseParams | ReductionParams | InnerOuterParams | TransposeParams
+Params = (
+    NoParams | PointwiseParams | ReductionParams | OuterPersistentParams | InnerOuterParams | TransposeParams
+)
 
 PARAMS_TYPES: dict[str, type] = {
     "no_op": NoParams,
@@ -122,7 +140,7 @@ PARAMS_TYPES: dict[str, type] = {
     "pointwise": PointwiseParams,
     "reduction": ReductionParams,
     "inner_persistent": ReductionParams,
-    "outer_persistent": ReductionParams,
+    "outer_persistent": OuterPersistentParams,
     "inner_outer_persistent": InnerOuterParams,
     "transpose": TransposeParams,
 }
@@ -160,13 +178,22 @@ def _from_attr(attr: Attribute, typ: object) -> object:
     raise ValueError(f"unexpected attribute {attr} in scheduler parameters")
 
 
+_NESTED: dict[str, type] = {
+    "inner": ReductionParams,
+    "rows": ReductionParams,
+    "cols": ReductionParams,
+    "stats": ReductionParams,
+    "apply": PointwiseParams,
+}
+"""The parameter records nested in others, by field name."""
+
+
 def params_from_entries(typ: type, entries: dict[str, Attribute]) -> object:
     kwargs: dict[str, object] = {}
     for f in fields(typ):
         if f.name not in entries:
             continue
-        sub = ReductionParams if f.name in ("inner", "rows", "cols") else None
-        kwargs[f.name] = _from_attr(entries[f.name], sub)
+        kwargs[f.name] = _from_attr(entries[f.name], _NESTED.get(f.name))
     unknown = set(entries) - {f.name for f in fields(typ)}
     if unknown:
         raise ValueError(f"unknown {typ.__name__} fields: {', '.join(sorted(unknown))}")

@@ -111,27 +111,31 @@ class PointwiseScheduler(Scheduler):
     ) -> PointwiseParams:
         ref = reference(fusion)
         assert ref is not None
-        shape = sizes.shape(ref)
-        total = prod(shape)
         io = tensor_io(fusion)
-        inputs = [a for a in fusion.inputs if isinstance(a.type, TensorType)]
-        # Tensors that are contiguous along the reference's innermost axis are
-        # vectorized: their innermost extent must divide the vector width.
-        inner = shape[-1] if shape else 1
-        inner_extents = [inner] + [
-            sizes.shape(v)[-1] for v in io if sizes.shape(v) and sizes.shape(v)[-1] == inner
-        ]
-        vec = vector_width(max_itemsize(io), inner_extents, target) if total else 1
-        bp = choose_break_point(shape, [sizes.shape(a) for a in inputs])
-        if bp == 0:
-            blocks = max(1, ceil_div(total, BLOCK_THREADS * vec))
-            unroll = unroll_factor(blocks, target)
-            grid = (max(1, ceil_div(total, BLOCK_THREADS * vec * unroll)), 1, 1)
-            return PointwiseParams(0, vec, unroll, (BLOCK_THREADS, 1, 1), grid)
-        rhs, lhs = prod(shape[bp:]), prod(shape[:bp])
-        bdimx = min(BLOCK_THREADS, next_pow2(ceil_div(rhs, vec)))
-        bdimy = BLOCK_THREADS // bdimx
-        gdimx = ceil_div(rhs, bdimx * vec)
-        unroll = unroll_factor(gdimx * ceil_div(lhs, bdimy), target)
-        gdimy = min(MAX_GRID_Y, max(1, ceil_div(lhs, bdimy * unroll)))
-        return PointwiseParams(bp, vec, unroll, (bdimx, bdimy, 1), (gdimx, gdimy, 1))
+        inputs = [sizes.shape(a) for a in fusion.inputs if isinstance(a.type, TensorType)]
+        return pointwise_params(sizes.shape(ref), max_itemsize(io), inputs, target)
+
+
+def pointwise_params(
+    shape: tuple[int, ...], itemsize: int, input_shapes: list[tuple[int, ...]], target: GpuTarget
+) -> PointwiseParams:
+    """The pointwise schedule of an iteration space of ``shape`` whose widest tensor
+    has elements of ``itemsize`` bytes (vectors of 16 bytes of them, halved until
+    they divide the innermost extent), reading inputs of ``input_shapes`` (a 2-D
+    schedule when some are broadcast along one side: ``choose_break_point``)."""
+    total = prod(shape)
+    inner = shape[-1] if shape else 1
+    vec = vector_width(itemsize, [inner], target) if total else 1
+    bp = choose_break_point(shape, input_shapes)
+    if bp == 0:
+        blocks = max(1, ceil_div(total, BLOCK_THREADS * vec))
+        unroll = unroll_factor(blocks, target)
+        grid = (max(1, ceil_div(total, BLOCK_THREADS * vec * unroll)), 1, 1)
+        return PointwiseParams(0, vec, unroll, (BLOCK_THREADS, 1, 1), grid)
+    rhs, lhs = prod(shape[bp:]), prod(shape[:bp])
+    bdimx = min(BLOCK_THREADS, next_pow2(ceil_div(rhs, vec)))
+    bdimy = BLOCK_THREADS // bdimx
+    gdimx = ceil_div(rhs, bdimx * vec)
+    unroll = unroll_factor(gdimx * ceil_div(lhs, bdimy), target)
+    gdimy = min(MAX_GRID_Y, max(1, ceil_div(lhs, bdimy * unroll)))
+    return PointwiseParams(bp, vec, unroll, (bdimx, bdimy, 1), (gdimx, gdimy, 1))

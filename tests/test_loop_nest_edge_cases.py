@@ -116,3 +116,32 @@ def test_an_empty_output_has_no_loop_nest_and_no_traceback() -> None:
     assert "output #0 has no elements (shape [0, 0])" in low.fallback
     assert "out0[" in fd.generate_cuda_code(xs)
     assert fd.execute(xs)[0].shape == (0, 0)
+
+
+# The outer persistent kind from its two written loop nests (statistics, apply):
+# Welford statistics over the rows, then (x - mean) * rsqrt(var + eps), at shapes the
+# splits do not divide and in bf16 (vectors of 8 in the apply nest, 4 in the
+# statistics' f32 nest).
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [((64, 24), DataType.Float), ((45, 37), DataType.Float), ((96, 48), DataType.BFloat16)],
+)
+def test_an_outer_normalization_runs_from_its_two_loop_nests(shape: tuple[int, int], dtype: DataType) -> None:
+    import ml_dtypes
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+        xf = fd.ops.cast(x, DataType.Float)
+        var, mean = fd.ops.var_mean(xf, dims=[0], correction=0, keepdim=True)
+        y = fd.ops.mul(fd.ops.sub(xf, mean), fd.ops.rsqrt(fd.ops.add(var, fd.define_scalar(1e-5))))
+        fd.add_output(fd.ops.cast(y, dtype))
+        fd.add_output(mean)
+    npdt = np.float32 if dtype == DataType.Float else ml_dtypes.bfloat16
+    xs = [np.random.default_rng(1).standard_normal(shape).astype(npdt)]
+    (seg, _), *_ = lowered_segments(fd._ensure_defined(), xs)
+    assert 'kind = "outer_persistent"' in str(seg.attributes["fuser.schedule"])
+    sources = _check(fd, xs, rtol=1e-2 if dtype == DataType.BFloat16 else 1e-5)
+    apply = next(s for s in sources if "_apply(" in s)
+    if dtype == DataType.BFloat16:  # 16-byte vectors of the input and the output
+        assert "Vec<__nv_bfloat16, 8> in0_v = *reinterpret_cast" in apply
+        assert "*reinterpret_cast<Vec<__nv_bfloat16, 8>*>(&out1[" in apply

@@ -74,8 +74,8 @@ def test_a_grid_reduction_is_a_partials_kernel_and_a_finishing_kernel() -> None:
     """16384x1024: 8 column blocks x one wave of row splits on BIDy. The partials
     kernel folds 4 unrolled rows per iteration into 4 vector-lane accumulators,
     combines them across TIDy in one shared tile (no block reduction per lane) and
-    writes one partial per split; the finishing kernel (32 columns x 16 rows of
-    threads) combines the splits and stores."""
+    writes one partial per split; the finishing kernel (32 columns x 32 rows of
+    threads, at most 5 splits each) combines the splits and stores."""
     fusion = _scheduled(COLUMNS.format(op="sum", dt="f32"), "0=16384x1024")
     params = fusion.attributes["fuser.schedule"].data  # type: ignore[attr-defined]
     splits = params["grid"].get_values()[1]
@@ -86,7 +86,7 @@ def test_a_grid_reduction_is_a_partials_kernel_and_a_finishing_kernel() -> None:
     lowered = lower_segment(fusion, [TensorLayout.contiguous((16384, 1024))])
     first, finish = lowered.kernels
     assert first.grid == (8, splits, 1) and first.block == (32, 8, 1)
-    assert finish.block == (32, 16, 1) and finish.grid == (32, 1, 1)
+    assert finish.block == (32, 32, 1) and finish.grid == (32, 1, 1)
     assert lowered.scratch[0].numel == splits * 1024
     a, b = (print_cuda(k.module) for k in lowered.kernels)
     assert "float slots_tile[8][4][32];" in a and "fuser_block_reduce" not in a[a.index("__global__"):]

@@ -381,9 +381,10 @@ def test_scheduled_fusion_ir_for_a_frontend_definition() -> None:
 
 
 def test_scheduled_fusion_ir_shows_the_segments_as_the_driver_left_them() -> None:
-    """The driver's pipeline does not write the outer persistent kind's loop nest (the
-    columns lowering runs from ``fuser.schedule``): the IR shows it unscheduled, as
-    lowered; with a pipeline without schedule-fusions every loop nest is written here."""
+    """The driver's pipeline writes every kind's loop nest, the outer persistent
+    kind's two included (statistics, apply); a pipeline whose schedule-fusions leaves
+    a kind to the per-scheduler lowering shows that segment unscheduled, as lowered;
+    with a pipeline without schedule-fusions every loop nest is written here."""
     from fuser.frontend import DataType, FusionDefinition
     from fuser.frontend.scheduled_ir import scheduled_fusion_ir_for
     from fuser.runtime.driver import PASSES
@@ -394,8 +395,15 @@ def test_scheduled_fusion_ir_shows_the_segments_as_the_driver_left_them() -> Non
         fd.add_output(fd.ops.sub(x, mean))
     x = np.random.default_rng(0).standard_normal((256, 1024)).astype(np.float32)
     text = scheduled_fusion_ir_for(fd, [x])
+    assert 'kind = "outer_persistent"' in text
+    loops = [line for line in text.splitlines() if "iterdomain.loop" in line]
+    assert any("reduction, BIDy" in line for line in loops)  # the statistics' nest
+    assert any("!fuser.tensor<256x1024xf32> [!iterdomain.id<256, BIDy>" in line for line in loops)  # apply's
+    without = [p for p in PASSES if not p.startswith("schedule-fusions")]
+    fd.pipeline = [*without, 'schedule-fusions{kinds="pointwise" fallback=true}']
+    text = scheduled_fusion_ir_for(fd, [x])
     assert 'kind = "outer_persistent"' in text and "iterdomain" not in text
-    fd.pipeline = [p for p in PASSES if not p.startswith("schedule-fusions")]
+    fd.pipeline = without
     text = scheduled_fusion_ir_for(fd, [x])
     assert 'kind = "outer_persistent"' in text and "iterdomain.loop" in text
     parse_module(text).verify()

@@ -107,7 +107,7 @@ from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType, compute_dtype
 from fuser.schedulers.analysis.column_kernel import column_kernel_reject, reduction_levels
 from fuser.schedulers.analysis.graph import is_elementwise
-from fuser.schedulers.params import ReductionParams
+from fuser.schedulers.params import OuterPersistentParams, ReductionParams
 from fuser.schedulers.target import H100, GpuTarget
 
 REDUCTION_TYPES = (F.ReductionOp, F.VarMeanOp, F.VarOp, F.WelfordOp)
@@ -1160,6 +1160,8 @@ def lower_columns(
             "reduction and a column reduction of the same input in one kernel (layer-norm backward) "
             "needs a per-row persistent pass inside the column partials kernel"
         )
+    if isinstance(params, OuterPersistentParams):
+        params = params.stats  # this lowering shapes its apply pass itself
     if not isinstance(params, ReductionParams):
         raise LoweringError(f"@{fusion.sym_name.data}: the {kind} lowering needs ReductionParams")
     plan = _plan(fusion, shapes)

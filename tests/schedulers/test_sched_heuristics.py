@@ -16,6 +16,7 @@ from fuser.schedulers.no_op import ExprEvalScheduler, NoOpScheduler
 from fuser.schedulers.outer_persistent import OuterPersistentScheduler
 from fuser.schedulers.params import (
     InnerOuterParams,
+    OuterPersistentParams,
     PointwiseParams,
     ReductionParams,
     TransposeParams,
@@ -123,14 +124,22 @@ def test_inner_persistent_uses_shared_memory_past_registers() -> None:
     assert reject is not None and "245760 B per row" in reject.reason
 
 
-def test_outer_persistent_grid_persistence() -> None:
+def test_outer_persistent_two_passes() -> None:
+    """Accepted where nvFuser's single-pass kernel would keep its buffers on chip, run
+    as two loop nests: the statistics shaped as the reduction kind shapes an outer
+    reduction, the normalized output as a 2-D pointwise nest of its own."""
     p = _heur(OuterPersistentScheduler, F.outer_norm(), [(256, 1024)])
-    assert not p.fastest_dim and not p.cross_grid
-    assert p.rows_per_block == 128 and p.grid == (8, 1, 1)
-    tall = _heur(OuterPersistentScheduler, F.outer_norm(), [(16384, 1024)])
-    # 16384 rows x 4 B x 128 columns per block over 220160 B of registers: 39 blocks.
-    assert tall.cross_grid and tall.grid[1] == 39
+    assert isinstance(p, OuterPersistentParams)
     f = F.outer_norm()
+    assert p.stats == ReductionScheduler.heuristic(f, bind_sizes(f, [(256, 1024)]), H100)
+    assert not p.stats.fastest_dim and p.stats.block == (32, 8, 1) and p.stats.grid == (8, 4, 1)
+    # The statistics are read as an input broadcast along the rows: a 2-D schedule,
+    # 128 columns of threads over 256 rows.
+    assert p.apply == PointwiseParams(1, 4, 1, (128, 1, 1), (2, 256, 1))
+    tall = _heur(OuterPersistentScheduler, F.outer_norm(), [(16384, 1024)])
+    assert tall.stats.cross_grid and tall.stats.grid == (8, 132, 1)
+    assert tall.apply.break_point == 1 and tall.apply.unroll > 1
+    # Past what the single-pass kernel could hold on chip the fusion is segmented.
     reject = OuterPersistentScheduler.can_schedule_run_time(
         f, bind_sizes(f, [(1 << 20, 1024)]), H100
     )

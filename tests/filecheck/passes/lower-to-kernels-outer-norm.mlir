@@ -3,10 +3,13 @@
 // RUN: fuser-opt %t.scheduled.mlir -p lower-to-kernels -t cuda > %t.two
 // RUN: diff %t.one %t.two
 // RUN: filecheck %s < %t.two
+// RUN: filecheck %s --check-prefix=SCHED < %t.scheduled.mlir
 
 // The outer persistent kind (an outer normalization: var_mean over the rows, then
 // (x - mean) * rsqrt(var + eps)) from its written schedule, saved and lowered by a
-// second call: the same CUDA. The statistics are a grid Welford reduction (each
+// second call: the same CUDA. Two loop nests: the statistics as the reduction kind
+// shapes an outer reduction (16 x 16 threads, the rows split over 8 blocks of grid.y),
+// the output's a 2-D pointwise one of its own (the apply kernel). The statistics are a grid Welford reduction (each
 // block's mean, M2 and count in three scratch buffers, merged by Chan's formula in
 // the finishing kernel, which stores the mean output and the var and mean for the
 // apply kernel); the apply kernel runs the output's loop nest and reads them.
@@ -21,19 +24,26 @@ fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser
   %y = fuser.mul %d, %r : (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) -> !fuser.tensor<?x?xf32>
   fuser.output %y, %m : !fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>
 }
-// CHECK-LABEL: void __launch_bounds__(1024) on_kernel(const float* __restrict__ x, const float* __restrict__ out0, const float* __restrict__ out1, float* __restrict__ partial0, float* __restrict__ partial1, float* __restrict__ partial2, const float* __restrict__ partial3, const float* __restrict__ partial4) {
-// CHECK:         partial0[[[OFF:t[0-9]+]]] = mean_{{[0-9]+}};
-// CHECK-NEXT:    partial1[[[OFF]]] = m2_{{[0-9]+}};
-// CHECK-NEXT:    partial2[[[OFF]]] = t{{[0-9]+}};
+// SCHED:      fuser.schedule = {kind = "outer_persistent", stats = {
+// SCHED-SAME: apply = {break_point = 1 : i64, vectorization = 4 : i64
+// SCHED:      iterdomain.loop %m [%m_bidx, %m_bidy, %{{[0-9]+}}, %m_unroll, %m_tidy, %m_tidx, %m_vec] : !fuser.tensor<1x64xf32> [!iterdomain.id<1, BIDx>, !iterdomain.id<8, reduction, BIDy>, !iterdomain.id<2, reduction>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<16, reduction, TIDy>, !iterdomain.id<16, TIDx>, !iterdomain.id<4, vectorize>]
+// SCHED:      iterdomain.loop %y [%y_bidy, %y_bidx, %y_tidy, %y_tidx, %y_vec] : !fuser.tensor<1024x64xf32> [!iterdomain.id<128, BIDy>, !iterdomain.id<1, BIDx>, !iterdomain.id<8, TIDy>, !iterdomain.id<16, TIDx>, !iterdomain.id<4, vectorize>]
+// SCHED:      iterdomain.loop %x [%x_bidy, %x_bidx, %x_tidy, %x_tidx, %x_vec]
+
+// CHECK-LABEL: void __launch_bounds__(256) on_kernel(const float* __restrict__ x, const float* __restrict__ out0, const float* __restrict__ out1, float* __restrict__ partial0, float* __restrict__ partial1, float* __restrict__ partial2, const float* __restrict__ partial3, const float* __restrict__ partial4) {
+// CHECK:         for (int r = 1; r < 16; ++r) {
+// CHECK:         partial0[[[OFF:t[0-9]+]]] = {{t[0-9]+}};
+// CHECK-NEXT:    partial1[[[OFF]]] = {{t[0-9]+}};
+// CHECK-NEXT:    partial2[[[OFF]]] = {{t[0-9]+}};
 // CHECK-LABEL: void __launch_bounds__(64) on_kernel_finish(
-// CHECK:         float t11 = partial0[t10];
-// CHECK-NEXT:    float t12 = partial1[t10];
-// CHECK-NEXT:    float t13 = partial2[t10];
+// CHECK:         float {{t[0-9]+}} = partial0[[[POFF:t[0-9]+]]];
+// CHECK-NEXT:    float {{t[0-9]+}} = partial1[[[POFF]]];
+// CHECK-NEXT:    float {{t[0-9]+}} = partial2[[[POFF]]];
 // CHECK:         FuserWelford<float> welford = fuser_block_reduce<false, true, false>(
 // CHECK:         out1[t1] = welford.mean;
 // CHECK-NEXT:    partial3[t1] = var;
 // CHECK-NEXT:    partial4[t1] = welford.mean;
-// CHECK-LABEL: void __launch_bounds__(1024) on_kernel_apply({{.*}}) {
+// CHECK-LABEL: void __launch_bounds__(128) on_kernel_apply({{.*}}) {
 // CHECK-NOT:     partial0[
 // CHECK:         = partial4[
 // CHECK:         = partial3[

@@ -15,7 +15,9 @@ fuser.fusion @softmax(%x : !fuser.tensor<4x1024xf32>) -> !fuser.tensor<4x1024xf3
 }
 
 // CHECK-LABEL: fuser.fusion @outer_norm
-// CHECK-SAME: kind = "outer_persistent", fastest_dim = false
+// CHECK-SAME: kind = "outer_persistent", stats = {fastest_dim = false, vectorization = 4 : i64, threads_per_row = 8 : i64, rows_per_block = 128 : i64
+// CHECK-SAME: block = array<i64: 32, 8, 1>, grid = array<i64: 8, 4, 1>
+// CHECK-SAME: apply = {break_point = 1 : i64, vectorization = 4 : i64, unroll = 1 : i64, block = array<i64: 128, 1, 1>, grid = array<i64: 2, 256, 1>}
 fuser.fusion @outer_norm(%x : !fuser.tensor<256x1024xf32>) -> !fuser.tensor<256x1024xf32> {
   %s = fuser.sum %x {dims = array<i64: 0>} : (!fuser.tensor<256x1024xf32>) -> !fuser.tensor<1024xf32>
   %sb = fuser.broadcast %s {is_broadcast_dim = array<i1: true, false>} : (!fuser.tensor<1024xf32>) -> !fuser.tensor<1x1024xf32>
