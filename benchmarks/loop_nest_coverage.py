@@ -5,7 +5,7 @@
 Runs ``python -m tests.fuzz.triage FIRST LAST --stages cuda`` (every random fusion's
 CUDA through the compiler driver) and counts what ``lower_segment`` did with each
 segment the runtime lowered: its loop nest, a kind the driver's ``schedule-fusions``
-does not write (outer persistent, no-op), a schedule that could not be written
+did not write (with the seeds), a schedule that could not be written
 (``fuser.schedule_fallback``) or a written schedule the loop-nest lowering rejected
 (``LoweredFusion.fallback``), with the most common reasons and their seeds (``python -m
 tests.fuzz.triage SEED SEED+1 -v --stages cuda`` shows one). No GPU needed.
@@ -27,6 +27,7 @@ def main() -> None:
     counts: collections.Counter[str] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
     seeds: dict[str, set[int]] = collections.defaultdict(set)
+    unwritten: dict[str, set[int]] = collections.defaultdict(set)
     current = [-1]
 
     def counted(fusion: Any, *args: Any, **kwargs: Any) -> Any:
@@ -46,6 +47,7 @@ def main() -> None:
             elif not any(op.dialect_name() == "iterdomain" for op in fusion.body.block.ops):
                 counts["kind not written"] += 1
                 counts[f"kind not written: {low.scheduler}"] += 1
+                unwritten[low.scheduler].add(current[0])
             else:
                 counts["loop nest"] += 1
         return low
@@ -69,6 +71,8 @@ def main() -> None:
     print(dict(counts))
     for reason, n in reasons.most_common(12):
         print(f"  {n} {reason} (seeds {sorted(seeds[reason])})")
+    for kind, where in sorted(unwritten.items()):
+        print(f"  {kind} not written (seeds {sorted(where)})")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ tensor, the value of each integer scalar), with the same errors otherwise:
   scheduled IR of ``fd.generate_scheduled_fusion_ir(inputs)``. They are generated
   when asked, not compiled nor launched;
 - a user ``schedule()`` (``user_schedule``) answers with its own fusion: the serial
-  kernel of an unscheduled fusion (``fuser.codegen.lower.lower_unscheduled``) and its IR.
+  kernels of an unscheduled fusion (``fuser.codegen.lower.serial_schedule``) and its IR.
 
 ``intrinsic_code=True`` includes the helper preamble each kernel is compiled with;
 ``tensor_transforms=True`` includes the ``iterdomain`` transforms of the schedule

@@ -26,8 +26,10 @@ What fuser supports inside ``schedule()``: reading the definition's tensors and
 ``merge``, ``parallelize``, ``schedule`` with a heuristic, ...) are not implemented:
 each raises ``NotImplementedError`` naming the call. A user schedule is thus always
 the fusion without transforms, which nvFuser compiles as one serial kernel; fuser
-lowers it the same way (``fuser.codegen.lower.lower_unscheduled``: one thread of one block;
-fusions with reductions cannot be lowered and raise on the GPU). On the CPU a user
+lowers it the same way (``fuser.codegen.lower.serial_schedule``: a loop nest of serial
+loops, one thread of one block; a reduction is a serial fold, an output at another
+shape an apply kernel after it; a chain of reductions, such as softmax's, is no loop
+nest and raises on the GPU). On the CPU a user
 schedule runs on the reference interpreter like any fusion (schedules never change
 results); ``fd.profile()`` reports it as one segment of scheduler ``"user"``.
 """

@@ -39,12 +39,13 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   the rest ``unroll``. Group 2's fusion inputs are computed at the tile's loop in
   shared memory (``compute_at = 1, memory = "shared"``): loaded along their own
   innermost axis, read by the outputs along theirs.
-* ``no_op``: host work (views of its inputs); the kernel that materializes it when
-  the host cannot return views (an expand the caller's array type cannot view): the
-  ``pointwise`` schedule with ``vectorization`` = 16 bytes of the widest output,
-  halved until it divides every innermost extent (1 when they are symbolic), and
-  ``block.x = 128``. Nothing when every output is an input, when the outputs differ
-  in shape (the per-scheduler lowering runs a kernel per shape) or one is empty.
+* ``no_op``: host work (views of its inputs); the kernels that materialize it when
+  the host cannot return views (an expand the caller's array type cannot view): per
+  output shape, the ``pointwise`` schedule of its highest-rank output, replayed on
+  what those outputs read, with ``vectorization`` = 16 bytes of the widest output of
+  that shape, halved until it divides every innermost extent (1 when they are
+  symbolic), and ``block.x = 128`` (the lowering runs a kernel per loop nest).
+  Nothing for an empty output, nor when every output is an input.
 * ``expr_eval``: nothing (scalar host work).
 
 ``vectorize`` binds only tensors read or written in global memory (fusion inputs and
@@ -683,7 +684,7 @@ class _FusionScheduler:
         p = self.params
         vecs = [getattr(p, f, 1) for f in _VECTOR_FIELDS] + [
             getattr(getattr(p, sub, None), "vectorization", 1) for sub in ("inner", "stats", "apply")
-        ]
+        ] + [q.vectorization for _, q, _ in getattr(self, "materialize", ())]
         # Bound before the iterdomain ops exist (size binding replays fuser ops only).
         self.concrete = concrete_sizes(self.fusion, need=max(vecs) > 1)
         for op in body_ops(self.fusion):
@@ -695,30 +696,41 @@ class _FusionScheduler:
         getattr(self, f"_{self.kind}")()
 
     def _materialization(self) -> bool:
-        """A no-op segment's kernel, for when the host cannot return its outputs as
-        views of its inputs (an expand the caller's array type cannot view): one
-        pointwise loop nest, vectors of 16 bytes of the widest output where the
-        innermost extents divide. False when every output is an input (nothing to
-        compute), the outputs differ in shape or one is empty: the per-scheduler
-        lowering materializes those."""
+        """A no-op segment's kernels, for when the host cannot return its outputs as
+        views of its inputs (an expand the caller's array type cannot view): a
+        pointwise loop nest per output shape (outputs of several shapes are a kernel
+        each), vectors of 16 bytes of the widest output where the innermost extents
+        divide. False when every output is an input or empty (nothing to compute)."""
         outs = [v for v in returned_outputs(self.fusion) if isinstance(v.type, TensorType)]
         if all(isinstance(v, BlockArgument) for v in outs) or not outs:
             return False
         sizes = concrete_sizes(self.fusion, need=False)
-        if sizes is not None and (
-            len({tuple(sizes.shape(v)) for v in outs}) > 1 or any(0 in sizes.shape(v) for v in outs)
-        ):
-            # Outputs of several shapes (a kernel per shape: the per-scheduler lowering
-            # groups them) or an empty one (nothing to store).
+        by_shape: dict[tuple[int, ...], list[SSAValue]] = {}
+        for v in outs:
+            shape = tuple(sizes.shape(v)) if sizes is not None else tuple(v.type.get_shape())  # type: ignore[union-attr]
+            if 0 not in shape:  # an empty output has nothing to store
+                by_shape.setdefault(shape, []).append(v)
+        if not by_shape:
             return False
-        vec = 1
-        if sizes is not None:
-            inner = [sizes.shape(v)[-1] for v in self.global_io if sizes.shape(v)]
-            # a broadcast input's extent-1 innermost axis is not vectorized
-            vec = vector_width(max_itemsize(outs), [e for e in inner if e != 1], self.target)
-        self.params = PointwiseParams(0, vec, 1, (128, 1, 1), (0, 1, 1))
-        self.kind = "pointwise"
+        self.materialize: list[tuple[SSAValue, PointwiseParams, set[SSAValue]]] = []
+        for group in by_shape.values():
+            reads = ancestors(group) | set(group)
+            vec = 1
+            if sizes is not None:
+                io = [v for v in self.global_io if v in reads]
+                inner = [sizes.shape(v)[-1] for v in io if sizes.shape(v)]
+                # a broadcast input's extent-1 innermost axis is not vectorized
+                vec = vector_width(max_itemsize(group), [e for e in inner if e != 1], self.target)
+            ref = max(group, key=lambda v: v.type.rank)  # type: ignore[union-attr]
+            self.materialize.append((ref, PointwiseParams(0, vec, 1, (128, 1, 1), (0, 1, 1)), reads))
         return True
+
+    def _no_op(self) -> None:
+        """The materializing kernels' loop nests (``_materialization``): each output
+        shape's pointwise schedule, replayed on what those outputs read."""
+        for ref, p, reads in self.materialize:
+            if ref not in self.done:
+                self._pointwise_from(ref, p, only=[v for v in fusion_tensors(self.fusion) if v in reads])
 
     # ---- helpers ------------------------------------------------------------------
     def sizes(self, vec: int) -> ConcreteSizes | None:
@@ -759,12 +771,15 @@ class _FusionScheduler:
                 self.take(v, perm, steps)
 
     # ---- kinds --------------------------------------------------------------------
-    def propagate_through_reshapes(self, ref: SSAValue, steps: Steps) -> None:
-        """Schedule the tensors that line up with ``ref`` only through reshapes: the
-        reshapes' transforms are replayed on them first (nvFuser's replay through a
-        view), so producers and consumers of a reshape share the loop structure."""
+    def propagate_through_reshapes(
+        self, ref: SSAValue, steps: Steps, only: Sequence[SSAValue] | None = None
+    ) -> None:
+        """Schedule the tensors (of ``only``, if given) that line up with ``ref`` only
+        through reshapes: the reshapes' transforms are replayed on them first
+        (nvFuser's replay through a view), so producers and consumers of a reshape
+        share the loop structure."""
         reshapes = static_reshapes(self.fusion)
-        for v in fusion_tensors(self.fusion):
+        for v in only if only is not None else fusion_tensors(self.fusion):
             if v in self.done:
                 continue
             found = reshape_path(self.dmap, ref, v, reshapes)
@@ -846,9 +861,10 @@ class _FusionScheduler:
             )
         self._pointwise_from(ref, p)
 
-    def _pointwise_from(self, ref: SSAValue, p: PointwiseParams) -> None:
-        """The pointwise schedule ``p`` on ``ref``, replayed on every tensor that lines
-        up with it (directly, through reshapes, or a returned output of its shape)."""
+    def _pointwise_from(self, ref: SSAValue, p: PointwiseParams, only: Sequence[SSAValue] | None = None) -> None:
+        """The pointwise schedule ``p`` on ``ref``, replayed on every tensor (of
+        ``only``, if given) that lines up with it (directly, through reshapes, or a
+        returned output of its shape)."""
         sizes = self.sizes(p.vectorization)
         if sizes is not None and not self.last_axis_fastest(ref, sizes):
             # The reference (the loop nest) is laid out with another axis fastest: no
@@ -868,8 +884,8 @@ class _FusionScheduler:
         rank = ref.type.rank  # type: ignore[union-attr]
         steps = pointwise_steps(rank, p)
         self.emit_ref(ref, steps)
-        self.propagate(ref, steps)
-        self.propagate_through_reshapes(ref, steps)
+        self.propagate(ref, steps, only=only)
+        self.propagate_through_reshapes(ref, steps, only=only)
         self.cover_outputs(ref, steps)
 
     def _reduction_like(self) -> None:

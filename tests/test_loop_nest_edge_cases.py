@@ -106,16 +106,51 @@ def test_a_no_op_segments_kernel_is_its_written_pointwise_loop_nest() -> None:
     assert "Vec<__nv_bfloat16, 8>" in src
 
 
-def test_an_empty_output_has_no_loop_nest_and_no_traceback() -> None:
-    # nvFuser's test_zero_size_dim: a loop nest over 0x0 divided by its zero extents.
+@pytest.mark.parametrize("rows", [0, 3])
+def test_a_no_op_segments_outputs_of_several_shapes_are_loop_nests(rows: int) -> None:
+    """Two expands of different shapes: a written loop nest per shape (a kernel each
+    where their loops differ), none for an empty one; no template, no fallback."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=DataType.Float)
+        y = fd.define_tensor(shape=[1, -1], contiguity=[None, True], dtype=DataType.Half)
+        fd.add_output(fd.ops.broadcast_in_dim(x, shape=[rows, 4], broadcast_dims=[0, 1]))
+        fd.add_output(fd.ops.broadcast_in_dim(y, shape=[2, 3, 16], broadcast_dims=[1, 2]))
+    xs = [np.arange(rows, dtype=np.float32).reshape(rows, 1), np.linspace(-1, 1, 16, dtype=np.float16)[None]]
+    ((seg, low),) = lowered_segments(fd._ensure_defined(), xs)
+    assert 'kind = "no_op"' in str(seg.attributes["fuser.schedule"])
+    stored = [[a.index for a in k.args if a.kind == "output"] for k in low.kernels]
+    assert stored == ([[1]] if rows == 0 else [[0], [1]])  # 4 floats a vector, 8 halves
+    _check(fd, xs)
+
+
+def test_an_empty_output_gets_no_kernel() -> None:
+    # nvFuser's test_zero_size_dim: a loop nest over 0x0 would divide by its zero
+    # extents, and there is nothing to store: the segment lowers to no kernel.
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[0, 0], contiguity=[True, True], dtype=DataType.Float)
         fd.add_output(fd.ops.relu(x))
     xs = [np.ones((0, 0), np.float32)]
     ((_, low),) = lowered_segments(fd._ensure_defined(), xs)
-    assert "output #0 has no elements (shape [0, 0])" in low.fallback
-    assert "out0[" in fd.generate_cuda_code(xs)
+    assert low.kernels == [] and low.fallback == ""
+    assert fd.generate_cuda_code(xs) == ""
     assert fd.execute(xs)[0].shape == (0, 0)
+    (out,) = execute_kernels_on_cpu(fd._ensure_defined(), xs)  # divided by zero before
+    assert out.shape == (0, 0) and out.dtype == np.float32
+
+
+def test_an_empty_output_beside_a_full_one_is_left_out_of_the_kernel() -> None:
+    """relu(x) of a 0x5 input is empty; its column sum is five zeros: one kernel, the
+    sum's loop nest over zero rows, stores the sum alone."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.relu(x))
+        fd.add_output(fd.ops.sum(x, [0]))
+    xs = [np.ones((0, 5), np.float32)]
+    ((_, low),) = lowered_segments(fd._ensure_defined(), xs)
+    (kernel,) = low.kernels
+    assert low.fallback == "" and [a.index for a in kernel.args if a.kind == "output"] == [1]
+    empty, sums = execute_kernels_on_cpu(fd._ensure_defined(), xs)
+    assert empty.shape == (0, 5) and np.array_equal(sums, np.zeros(5, np.float32))
 
 
 # The outer persistent kind from its two written loop nests (statistics, apply):

@@ -192,12 +192,19 @@ def test_vectorizing_a_split_that_does_not_divide_is_a_diagnostic() -> None:
         lower_segment(fusion, [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))])
 
 
-def test_outputs_with_different_loop_nests_are_a_diagnostic() -> None:
+def test_outputs_with_different_loop_nests_are_a_kernel_each() -> None:
+    """%y split into three loops on BIDx/TIDx, %z left as two serial loops: two loop
+    nests, so two kernels (``loop_nest_classes``), each storing its own output, each
+    output at the reference's values."""
     fusion = _bias_fusion(4, 8)
-    Schedule(fusion.output_op.values[0]).split(1, 2).emit()
+    Schedule(fusion.output_op.values[0]).split(1, 2).parallelize(0, "BIDx").parallelize(1, "TIDx").emit()
     Schedule(fusion.output_op.values[1]).emit()
-    with pytest.raises(LoweringError, match=r"output #1 \(%z\) has 2 loops, output #0 3"):
-        lower_segment(fusion, [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))])
+    lay = [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))]
+    first, second = lower_segment(fusion, lay).kernels
+    assert (first.grid, first.block, second.grid, second.block) == ((4, 1, 1), (4, 1, 1), (1, 1, 1), (1, 1, 1))
+    assert [[a.index for a in k.args if a.kind == "output"] for k in (first, second)] == [[0], [1]]
+    rng = np.random.default_rng(2)
+    _check(fusion, [rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32)])
 
 
 ROW_REDUCTION = """

@@ -76,13 +76,36 @@ def lower_segment(
     from fuser.schedulers.target import H100
 
     target = target or H100
+    if scheduler is None and UNSCHEDULED in fusion.attributes:
+        # A user schedule without transforms: its serial loop nest.
+        fusion = serial_schedule(fusion)
     shape_args: list[object] = []
     for i, lay in enumerate(in_layouts):
         shape_args.append(lay.shape if lay is not None else (scalar_values[i] if scalar_values else None))
     sizes = bind_sizes(fusion, shape_args)
     shapes = concrete_shapes(fusion, shape_args)
-    if scheduler is None and UNSCHEDULED in fusion.attributes:
-        return lower_unscheduled(fusion, shapes, in_layouts, out_layouts, name)
+    outs = fusion.output_op.values
+    empty = {j for j, v in enumerate(outs) if isinstance(v.type, F.TensorType) and 0 in shapes.get(v, ())}
+    if empty:
+        # Nothing to store in an empty output: its kernels are those of the others.
+        from functools import partial
+
+        from fuser.codegen.lower.inner_outer import half_fusion, lower_output_groups
+        from fuser.codegen.lower.loop_index import scheduled_kind
+        from fuser.codegen.lower.loop_nest import has_loop_nest
+        from fuser.codegen.lower.loop_nest_groups import loop_nest_half
+
+        keep = [j for j in range(len(outs)) if j not in empty]
+        if not keep:
+            return LoweredFusion(scheduled_kind(fusion, scheduler or "pointwise"), [])
+        if out_layouts is None:
+            out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+        lower = partial(lower_segment, scheduler=scheduler, params=params, fallback=fallback)
+        return lower_output_groups(
+            fusion, [(keep, "nonempty")], in_layouts, scalar_values, out_layouts, target,
+            name or fusion.sym_name.data, scheduled_kind(fusion, scheduler or "pointwise"), lower,
+            loop_nest_half if has_loop_nest(fusion) else half_fusion,
+        )
     from fuser.codegen.lower.loop_nest import has_loop_nest
 
     if scheduler is None and params is None and has_loop_nest(fusion):
@@ -111,18 +134,12 @@ def _lower_loop_nest(
     name: str | None,
 ) -> LoweredFusion:
     """A written schedule (iterdomain ops): the loop nest is the kernel."""
-    from fuser.codegen.lower.loop_nest import lower_scheduled, reductions_of
+    from fuser.codegen.lower.loop_nest import loop_nest_classes, lower_scheduled, reductions_of
     from fuser.codegen.lower.loop_nest_compute_at import computed_at, lower_compute_at
     from fuser.codegen.lower.loop_nest_groups import loop_nest_groups, loop_nest_half
 
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)
-    for j, v in enumerate(fusion.output_op.values):
-        if isinstance(v.type, F.TensorType) and 0 in shapes.get(v, ()):
-            raise LoweringError(
-                f"@{fusion.sym_name.data}: output #{j} has no elements (shape {list(shapes[v])}): a loop "
-                "nest over an empty tensor has nothing to run"
-            )
 
     reductions = reductions_of(fusion, shapes)
     groups = loop_nest_groups(fusion, reductions)
@@ -142,6 +159,17 @@ def _lower_loop_nest(
 
         return lower_scheduled_reduction(
             fusion, reductions, shapes, in_layouts, out_layouts, name or fusion.sym_name.data
+        )
+    classes = loop_nest_classes(fusion, shapes)
+    if len(classes) > 1:
+        # Outputs with different loop nests (a no-op segment's outputs of several
+        # shapes): a kernel each.
+        from fuser.codegen.lower.inner_outer import lower_output_groups
+        from fuser.codegen.lower.loop_index import scheduled_kind
+
+        return lower_output_groups(
+            fusion, [(c, f"nest{k}") for k, c in enumerate(classes)], in_layouts, scalar_values, out_layouts,
+            target, name or fusion.sym_name.data, scheduled_kind(fusion), lower_segment, loop_nest_half,
         )
     return lower_scheduled(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
 
@@ -239,34 +267,53 @@ def _lower_recorded(
 
 UNSCHEDULED = "fuser.unscheduled"
 """Attribute of a fusion that a user ``schedule()`` left without transforms (the frontend's
-``fd.sched``): ``lower_segment`` then gives it no scheduler (``lower_unscheduled``)."""
+``fd.sched``): ``lower_segment`` lowers it from its serial loop nest (``serial_schedule``)."""
 
 
-def lower_unscheduled(
-    fusion: F.FusionOp,
-    shapes: dict,
-    in_layouts: Sequence[TensorLayout | None],
-    out_layouts: Sequence[TensorLayout] | None,
-    name: str | None,
-) -> LoweredFusion:
-    """The kernel of a fusion without a schedule, as nvFuser compiles a user schedule
-    that applied no transforms: one thread of one block computes every element in
-    order (the pointwise lowering with one thread, one block and no vectorization).
-    Fusions the pointwise lowering cannot express (reductions, ...) raise
-    ``LoweringError``."""
-    from fuser.codegen.lower.pointwise import lower_pointwise
-    from fuser.schedulers.params import PointwiseParams
+def serial_schedule(fusion: F.FusionOp) -> F.FusionOp:
+    """A copy of a fusion without a schedule, scheduled as nvFuser compiles a user
+    schedule that applied no transforms: one thread of one block computes every
+    element in order. Each reduction result's loop domain is its kept axes merged into
+    one serial loop, then its reduced axes merged into one (a serial fold); each other
+    returned tensor's is its axes merged into one serial loop::
 
-    if out_layouts is None:
-        out_layouts = default_out_layouts(fusion, shapes, in_layouts)
-    reducing = [op.name for op in fusion.body.block.ops if isinstance(op, F.ReductionOp | F.WelfordOp | F.VarOp | F.VarMeanOp)]
-    if reducing:
-        raise LoweringError(
-            f"@{fusion.sym_name.data}: an unscheduled (empty user schedule) fusion is lowered "
-            f"as one serial pointwise kernel, which cannot compute {reducing[0]}"
-        )
-    serial = PointwiseParams(0, 1, 1, (1, 1, 1), (1, 1, 1))
-    return lower_pointwise(fusion, shapes, in_layouts, out_layouts, serial, name or fusion.sym_name.data)
+        %s = fuser.sum %x {dims = array<i64: 1>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
+        iterdomain.loop %s [%rows, %cols] : !fuser.tensor<?xf32> [!iterdomain.id<?>, !iterdomain.id<?, reduction>]
+
+    Extents stay symbolic: the lowering resolves them from the concrete shapes, so
+    one user schedule serves every size of its layout."""
+    from fuser.ir.dialects.iterdomain import IterType, LoopOp
+    from fuser.ir.schedule import Schedule
+
+    out = fusion.clone()
+    out.attributes.pop(UNSCHEDULED, None)
+    scheduled: set = set()
+
+    def serial(v: object) -> None:
+        s = Schedule(v)  # type: ignore[arg-type]
+        kinds = [t.iter_type == IterType.reduction for t in s.types]
+        s.reorder([k for k, r in enumerate(kinds) if not r] + [k for k, r in enumerate(kinds) if r])
+        kept = kinds.count(False)
+        for _ in range(kept - 1):
+            s.merge(0)
+        for _ in range(len(kinds) - kept - 1):
+            s.merge(min(1, kept))
+        s.emit()
+        scheduled.add(v)
+
+    for op in list(out.body.block.ops):
+        for r in op.results:
+            if isinstance(r.type, F.TensorType) and r not in scheduled and not isinstance(op, LoopOp):
+                try:
+                    reduces = any(t.iter_type == IterType.reduction for t in Schedule(r).types)
+                except ValueError:
+                    continue
+                if reduces:
+                    serial(r)
+    for v in out.output_op.values:
+        if isinstance(v.type, F.TensorType) and v not in scheduled:
+            serial(v)
+    return out
 
 
 def default_out_layouts(

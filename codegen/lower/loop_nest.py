@@ -26,8 +26,9 @@ For example the schedule of ``docs/examples/scale_bias.mlir`` at 64x1024::
 becomes one kernel of grid (2, 64, 1) and block (128, 1, 1) whose thread stores
 ``y[bid.y, (bid.x * 128 + tid.x) * 4 + 0..3]`` with one 16-byte store.
 
-Every output must have a loop domain, all with the same loops (extents and parallel
-types) as output #0: the kernel is one loop nest. A fusion that reduces is lowered
+Every output must have a loop domain; outputs with the same loops (extents and
+parallel types) are one kernel, one loop nest (``loop_nest_classes``; outputs with other
+loops are another kernel, run after it). A fusion that reduces is lowered
 from its reduction's loop nest by ``loop_nest_reduction.py``. The per-scheduler
 lowerings (``pointwise.py``, ``rows.py``...) lower fusions that carry only
 ``fuser.schedule``.
@@ -233,6 +234,27 @@ def pointwise_kernel(
 
 
 # ---- checks -----------------------------------------------------------------------
+
+
+def loop_nest_classes(fusion: F.FusionOp, shapes: dict[SSAValue, tuple[int, ...]]) -> list[list[int]]:
+    """The ``fuser.output`` operands of a fusion that does not reduce, by loop nest:
+    outputs whose loops agree (extents and parallel types; a vectorized lane loop and a
+    serial one of the same extent agree) are one kernel, in the order of their first
+    output (a no-op segment materialized per output shape is a kernel per shape)."""
+    fname = f"@{fusion.sym_name.data}"
+    classes: list[tuple[LoopStructure, list[int]]] = []
+    for j, v in enumerate(fusion.output_op.values):
+        ls = _structure(fusion, v, j, shapes)
+        for ref, members in classes:
+            try:
+                _check_same_loops(fname, ref, ls, j, v)
+            except LoweringError:
+                continue
+            members.append(j)
+            break
+        else:
+            classes.append((ls, [j]))
+    return [members for _, members in classes]
 
 
 def _structure(

@@ -94,19 +94,46 @@ def test_scheduling_calls_are_not_implemented() -> None:
         Split().execute([_x()])
 
 
-def test_a_reduction_has_no_unscheduled_kernel() -> None:
-    class Sum(FusionDefinition):
+def test_a_reduction_is_a_serial_loop_nest_and_a_chain_of_them_a_diagnostic() -> None:
+    """A user schedule without transforms is one thread of one block: a row sum and a
+    column var_mean fold serially, the output at the input's shape is an apply kernel;
+    every kernel runs on the CPU interpreter to the reference. Softmax's chain of
+    reductions is no loop nest: a RuntimeError naming the op, no traceback."""
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
+
+    class Stats(FusionDefinition):
         def definition(self) -> None:
             t = self.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
             self.add_output(self.ops.sum(t, dims=[1]))
+            var, mean = self.ops.var_mean(t, dims=[0], correction=1, keepdim=True)
+            self.add_output(self.ops.sub(t, mean))
+            self.add_output(var)
 
         def schedule(self) -> None:
             pass
 
-    fd = Sum()
-    (out,) = fd.execute([_x()])  # the CPU reference runs it
-    np.testing.assert_allclose(out, _x().sum(1), rtol=1e-6)
-    with pytest.raises(
-        RuntimeError, match="serial pointwise kernel, which cannot compute fuser.sum"
-    ):
-        fd.last_cuda_code()
+    fd = Stats()
+    x = _x(5)
+    want = fd.execute([x])  # the CPU reference runs it
+    np.testing.assert_allclose(want[0], x.sum(1), rtol=1e-6)
+    (sched,) = fd._entry.user_schedules.values()  # type: ignore[attr-defined]
+    got, lowered = run_segment_on_cpu(sched.fusion, [x])
+    assert {(k.grid, k.block) for k in lowered.kernels} == {((1, 1, 1), (1, 1, 1))}
+    assert len(lowered.kernels) == 3  # the row sum; the column statistics, then their apply
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert "__launch_bounds__(1)" in fd.last_cuda_code()
+
+    class Softmax(FusionDefinition):
+        def definition(self) -> None:
+            t = self.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+            e = self.ops.exp(self.ops.sub(t, self.ops.max(t, dims=[1], keepdim=True)))
+            self.add_output(self.ops.div(e, self.ops.sum(e, dims=[1], keepdim=True)))
+
+        def schedule(self) -> None:
+            pass
+
+    fd2 = Softmax()
+    fd2.execute([x])
+    with pytest.raises(RuntimeError, match="the user schedule has no kernel: fuser.max"):
+        fd2.last_cuda_code()

@@ -45,12 +45,19 @@ fuser.fusion @alias(%x : !fuser.tensor<4xf32>) -> !fuser.tensor<4xf32> attribute
 
 // -----
 
-// Outputs of two shapes (a kernel per shape: the per-scheduler lowering groups them)
-// and an empty output (nothing to store): no loop nest.
+// Outputs of two shapes: a loop nest each, replayed on what it reads (%x takes the
+// first's). Their loops agree here (8 and 12 elements: one block of 128 threads of
+// 4-vectors), so they are one kernel, each output predicated on its own extents.
 
 // CHECK-LABEL: fuser.fusion @two_shapes
-// CHECK-NOT:     iterdomain.
-// CHECK:         fuser.output %a, %b
+// CHECK:         iterdomain.loop %a [%a_bidx, %a_tidx, %a_vec] : !fuser.tensor<2x4xf32> [!iterdomain.id<1, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
+// CHECK:         iterdomain.loop %x [%x_bidx, %x_tidx, %x_vec] : !fuser.tensor<1x4xf32>
+// CHECK:         iterdomain.loop %b [%b_bidx, %b_tidx, %b_vec] : !fuser.tensor<3x4xf32> [!iterdomain.id<1, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
+
+// CUDA-LABEL: two_shapes_kernel(const float* __restrict__ x, float* __restrict__ out0, float* __restrict__ out1) {
+// CUDA:         out0[
+// CUDA:         out1[
+// CUDA-NOT:     two_shapes_kernel_nest
 
 fuser.fusion @two_shapes(%x : !fuser.tensor<1x4xf32>) -> (!fuser.tensor<2x4xf32>, !fuser.tensor<3x4xf32>) attributes {fuser.schedule = {kind = "no_op"}} {
   %a = fuser.broadcast_in_dim %x {shape = array<i64: 2, 4>, broadcast_dims = array<i64: 0, 1>} : !fuser.tensor<1x4xf32> -> !fuser.tensor<2x4xf32>
@@ -59,6 +66,28 @@ fuser.fusion @two_shapes(%x : !fuser.tensor<1x4xf32>) -> (!fuser.tensor<2x4xf32>
 }
 
 // -----
+
+// Outputs whose loop nests differ (8 halves against 4 floats a vector): a kernel
+// each, in the order of the outputs (each kernel's out0 is its own output).
+
+// CHECK-LABEL: fuser.fusion @two_nests
+// CHECK:         iterdomain.loop %a [%a_bidx, %a_tidx, %a_vec] : !fuser.tensor<64x16xf16> [!iterdomain.id<1, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<8, vectorize>]
+// CHECK:         iterdomain.loop %b [%b_bidx, %b_tidx, %b_vec] : !fuser.tensor<32x16xf32> [!iterdomain.id<1, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
+
+// CUDA-LABEL: two_nests_kernel_nest0(const __half* __restrict__ x, const float* __restrict__ y, __half* __restrict__ out0) {
+// CUDA:         *reinterpret_cast<Vec<__half, 8>*>(&out0[
+// CUDA-LABEL: two_nests_kernel_nest1(const __half* __restrict__ x, const float* __restrict__ y, float* __restrict__ out0) {
+// CUDA:         *reinterpret_cast<Vec<float, 4>*>(&out0[
+
+fuser.fusion @two_nests(%x : !fuser.tensor<1x16xf16>, %y : !fuser.tensor<1x16xf32>) -> (!fuser.tensor<64x16xf16>, !fuser.tensor<32x16xf32>) attributes {fuser.schedule = {kind = "no_op"}} {
+  %a = fuser.broadcast_in_dim %x {shape = array<i64: 64, 16>, broadcast_dims = array<i64: 0, 1>} : !fuser.tensor<1x16xf16> -> !fuser.tensor<64x16xf16>
+  %b = fuser.broadcast_in_dim %y {shape = array<i64: 32, 16>, broadcast_dims = array<i64: 0, 1>} : !fuser.tensor<1x16xf32> -> !fuser.tensor<32x16xf32>
+  fuser.output %a, %b : !fuser.tensor<64x16xf16>, !fuser.tensor<32x16xf32>
+}
+
+// -----
+
+// An empty output: nothing to store, no loop nest.
 
 // CHECK-LABEL: fuser.fusion @empty
 // CHECK-NOT:     iterdomain.
