@@ -18,6 +18,7 @@ from .base import Reject, Scheduler, ceil_div, max_itemsize, next_pow2, tensor_i
 from .params import OuterPersistentParams
 from .persistent import (
     buffer_itemsize,
+    chained_reductions,
     common_compile_time_check,
     first_extents,
     fusion_buffer_sizes,
@@ -45,9 +46,13 @@ class OuterPersistentScheduler(Scheduler):
 
     @classmethod
     def can_schedule_compile_time(cls, fusion: FusionOp) -> Reject | None:
-        return common_compile_time_check(fusion, ReductionType.OUTER) or same_axes_reject(
-            reductions(fusion)
-        )
+        if reject := common_compile_time_check(fusion, ReductionType.OUTER):
+            return reject
+        if chained_reductions(fusion):
+            # Its two passes compute one level of statistics: the segmenter splits the
+            # chain (a two-pass variance, sum((x - mean)^2)) into segments instead.
+            return Reject("a reduction reads another reduction's result (one level of statistics)")
+        return same_axes_reject(reductions(fusion))
 
     @classmethod
     def _grid_split(

@@ -180,3 +180,24 @@ def test_an_outer_normalization_runs_from_its_two_loop_nests(shape: tuple[int, i
     if dtype == DataType.BFloat16:  # 16-byte vectors of the input and the output
         assert "Vec<__nv_bfloat16, 8> in0_v = *reinterpret_cast" in apply
         assert "*reinterpret_cast<Vec<__nv_bfloat16, 8>*>(&out1[" in apply
+
+
+def test_a_two_pass_variance_over_the_rows_is_segmented_into_loop_nests() -> None:
+    """sum((x - mean)^2) over the rows reads the mean, a reduction: the outer persistent
+    kind computes one level of statistics, so it rejects the chain and the segmenter
+    splits it (random fusion 643 fell back to the columns template before)."""
+    from fuser.schedulers.outer_persistent import OuterPersistentScheduler
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        mean = fd.ops.div(fd.ops.sum(x, [0], keepdim=True), fd.define_scalar(40.0))
+        d = fd.ops.sub(x, mean)
+        fd.add_output(fd.ops.div(fd.ops.sum(fd.ops.mul(d, d), [0], keepdim=True), fd.define_scalar(40.0)))
+        fd.add_output(d)
+    xs = [np.random.default_rng(7).standard_normal((40, 24)).astype(np.float32)]
+    fusion = fd._ensure_defined().fusion
+    reject = OuterPersistentScheduler.can_schedule_compile_time(fusion)
+    assert reject is not None and "reads another reduction's result" in reject.reason
+    segments = lowered_segments(fd._ensure_defined(), xs)
+    assert len(segments) > 1
+    _check(fd, xs, rtol=1e-4)
