@@ -318,3 +318,29 @@ def test_seed000_segments_run_from_their_loop_nests() -> None:
     for seg in segments:
         inputs = [rng.standard_normal(a.type.get_shape()).astype(np.float32) for a in seg.inputs]
         _check(seg, inputs, atol=1e-5)
+
+
+def test_a_long_chain_lowers_without_python_recursion() -> None:
+    """400 elementwise ops in a chain: the element evaluator walks it with an explicit
+    stack (``_evaluate_operands``, ``prefetch``), so the lowering fits in 300 Python
+    frames (it needed about three per op before: a RecursionError past ~330 ops at
+    the default limit), and the kernel computes the reference."""
+    import sys
+
+    n, names = 400, ["exp", "neg", "sin"]
+    lines = ["fuser.fusion @chain(%x0 : !fuser.tensor<16xf32>) -> !fuser.tensor<16xf32> {"]
+    lines += [
+        f"  %x{i + 1} = fuser.{names[i % 3]} %x{i} : (!fuser.tensor<16xf32>) -> !fuser.tensor<16xf32>" for i in range(n)
+    ]
+    lines += [f"  fuser.output %x{n} : !fuser.tensor<16xf32>", "}"]
+    fusion = _fusion("\n".join(lines))
+    Schedule(fusion.output_op.values[0]).split(0, 8).parallelize(1, "TIDx").emit()
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)
+    try:
+        lowered = lower_segment(fusion, [TensorLayout.contiguous((16,))])
+    finally:
+        sys.setrecursionlimit(limit)
+    x = np.linspace(-1, 1, 16, dtype=np.float32)
+    got, _ = run_segment_on_cpu(fusion, [x], lowered, nvrtc=False)
+    np.testing.assert_allclose(got[0], run_fusion(fusion, [x])[0], rtol=1e-4, atol=1e-5)

@@ -216,9 +216,43 @@ class ElementEvaluator:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
+        self._evaluate_operands(v, idx)
         res = self._compute(v, idx)
         self.memo[key] = res
         return res
+
+    def _chain_operands(self, v: SSAValue, idx: Index) -> list[tuple[SSAValue, Callable[[], Index]]]:
+        """The operands that ``_compute`` evaluates first for ``v`` (an elementwise op or
+        a view whose input index is plain index arithmetic), each with its index (a
+        thunk: computed when its turn comes, as ``_compute`` would); [] for others."""
+        if v in self.hooks or isinstance(v, BlockArgument):
+            return []
+        op = v.owner
+        if is_elementwise(op):
+            return [(u, lambda u=u: self._broadcast_index(u, v, idx)) for u in op.operands]
+        if isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.PermuteOp | F.SqueezeOp):
+            return [(op.operands[0], lambda: self._view_index(op, idx))]
+        return []
+
+    def _evaluate_operands(self, v: SSAValue, idx: Index) -> None:
+        """Evaluate (memoize) the operands of ``v``'s chain of elementwise ops and views
+        with an explicit stack, in the order the recursion of ``_compute`` would: a
+        chain of 10,000 ops needs no Python stack proportional to its length."""
+        stack: list[tuple[SSAValue, Index, list[tuple[SSAValue, Callable[[], Index]]], int]] = [
+            (v, idx, self._chain_operands(v, idx), 0)
+        ]
+        while stack:
+            u, i, operands, k = stack.pop()
+            if k < len(operands):
+                stack.append((u, i, operands, k + 1))
+                w, index = operands[k]
+                j = index()
+                if (w, index_key(j)) not in self.memo:
+                    stack.append((w, j, self._chain_operands(w, j), 0))
+            elif u is not v:
+                key = (u, index_key(i))
+                if key not in self.memo:
+                    self.memo[key] = self._compute(u, i)
 
     def values(self, v: SSAValue, lanes: Sequence[Index]) -> list[SSAValue]:
         """``v`` at several indices; consecutive aligned input reads become one
@@ -230,28 +264,34 @@ class ElementEvaluator:
         """Issue the input loads under ``v`` at ``lanes`` (vectorized where possible)
         before any arithmetic, so that all loads of a thread are in flight at once."""
         seen = set() if seen is None else seen
-        key = (v, tuple(index_key(i) for i in lanes))
-        if key in seen:
-            return
-        seen.add(key)
-        if v in self.hooks:
-            return
-        if isinstance(v, BlockArgument):
-            t = self.tensors.get(v.index)
-            if t is not None and len(lanes) > 1:
-                self._vector_load(v, t, lanes)
-            return
-        op = v.owner
-        assert isinstance(op, Operation)
-        if is_elementwise(op):
-            for u in op.operands:
-                self.prefetch(u, [self._broadcast_index(u, v, i) for i in lanes], seen)
-        elif isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.PermuteOp | F.SqueezeOp | F.SliceOp):
-            self.prefetch(op.operands[0], [self._view_index(op, i) for i in lanes], seen)
-        elif isinstance(op, F.ReshapeOp):
-            sv, su = self.shape(v), self.shape(op.input)
-            self.prefetch(op.input, [self.unravel(self.ravel(i, sv), su) for i in lanes], seen)
-        # Other ops (pad, cat, indexing) load lane by lane.
+        # Depth first, operands in order, with an explicit stack (no Python recursion
+        # proportional to the chain's length).
+        stack: list[tuple[SSAValue, Sequence[Index]]] = [(v, lanes)]
+        while stack:
+            v, lanes = stack.pop()
+            key = (v, tuple(index_key(i) for i in lanes))
+            if key in seen:
+                continue
+            seen.add(key)
+            if v in self.hooks:
+                continue
+            if isinstance(v, BlockArgument):
+                t = self.tensors.get(v.index)
+                if t is not None and len(lanes) > 1:
+                    self._vector_load(v, t, lanes)
+                continue
+            op = v.owner
+            assert isinstance(op, Operation)
+            if is_elementwise(op):
+                stack.extend(
+                    (u, [self._broadcast_index(u, v, i) for i in lanes]) for u in reversed(op.operands)
+                )
+            elif isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.PermuteOp | F.SqueezeOp | F.SliceOp):
+                stack.append((op.operands[0], [self._view_index(op, i) for i in lanes]))
+            elif isinstance(op, F.ReshapeOp):
+                sv, su = self.shape(v), self.shape(op.input)
+                stack.append((op.input, [self.unravel(self.ravel(i, sv), su) for i in lanes]))
+            # Other ops (pad, cat, indexing) load lane by lane.
 
     def _vector_load(self, v: BlockArgument, t: TensorInput, lanes: Sequence[Index]) -> None:
         n = len(lanes)
