@@ -667,6 +667,8 @@ class _FusionScheduler:
             v for v in returned_outputs(self.fusion) if isinstance(v.type, TensorType)
         }
         self.done: set[SSAValue] = set()
+        self.materialize: list[tuple[SSAValue, PointwiseParams, set[SSAValue]]] = []
+        """A no-op segment's materializing loop nests (``_materialization``)."""
 
     def fail(self, msg: str) -> ScheduleFusionsError:
         return ScheduleFusionsError(f"schedule-fusions: {self.name}: {msg}")
@@ -684,7 +686,7 @@ class _FusionScheduler:
         p = self.params
         vecs = [getattr(p, f, 1) for f in _VECTOR_FIELDS] + [
             getattr(getattr(p, sub, None), "vectorization", 1) for sub in ("inner", "stats", "apply")
-        ] + [q.vectorization for _, q, _ in getattr(self, "materialize", ())]
+        ] + [q.vectorization for _, q, _ in self.materialize]
         # Bound before the iterdomain ops exist (size binding replays fuser ops only).
         self.concrete = concrete_sizes(self.fusion, need=max(vecs) > 1)
         for op in body_ops(self.fusion):
@@ -712,7 +714,6 @@ class _FusionScheduler:
                 by_shape.setdefault(shape, []).append(v)
         if not by_shape:
             return False
-        self.materialize: list[tuple[SSAValue, PointwiseParams, set[SSAValue]]] = []
         for group in by_shape.values():
             reads = ancestors(group) | set(group)
             vec = 1
@@ -906,9 +907,8 @@ class _FusionScheduler:
         if not reds:
             raise self.fail("an outer_persistent schedule needs a reduction; the fusion has none")
         self.kind = "reduction"
-        ref = self._schedule_reductions(reds, p.stats, persistent_grid=False, others=False)
+        ref, steps = self._schedule_reductions(reds, p.stats, persistent_grid=False, others=False)
         shape = self.shape_of(reduction_input(reds[0]))
-        steps = reduction_steps(logical_domain_types(ref), p.stats, self.kind, False)
         self.propagate(ref, steps, only=[v for v in fusion_tensors(self.fusion) if self.shape_of(v) != shape])
         self.kind = "outer_persistent"
         outs = [v for v in returned_outputs(self.fusion) if v not in self.done and self.shape_of(v) == shape]
@@ -1001,7 +1001,9 @@ class _FusionScheduler:
         p: ReductionParams,
         persistent_grid: bool,
         others: bool = True,
-    ) -> SSAValue:
+    ) -> tuple[SSAValue, Steps]:
+        """Schedule ``reds`` (siblings) with ``p``, and every other tensor that lines up
+        with the first (unless ``others`` is false); the reference and its steps."""
         ref = reds[0].results[0]
         sizes = self.sizes(p.vectorization)
         if sizes is not None:
@@ -1027,7 +1029,7 @@ class _FusionScheduler:
         if others:
             self.propagate(ref, steps, by_extent=self.kind == "inner_persistent")
             self.cover_outputs(ref, steps, self.shape_of(reduction_input(reds[0])))
-        return ref
+        return ref, steps
 
     def _inner_outer_persistent(self) -> None:
         p: InnerOuterParams = self.params

@@ -96,15 +96,15 @@ def lower_segment(
         from fuser.codegen.lower.loop_nest_groups import loop_nest_half
 
         keep = [j for j in range(len(outs)) if j not in empty]
+        kind = scheduled_kind(fusion, scheduler or "pointwise")
         if not keep:
-            return LoweredFusion(scheduled_kind(fusion, scheduler or "pointwise"), [])
+            return LoweredFusion(kind, [])
         if out_layouts is None:
             out_layouts = default_out_layouts(fusion, shapes, in_layouts)
         lower = partial(lower_segment, scheduler=scheduler, params=params, fallback=fallback)
         return lower_output_groups(
             fusion, [(keep, "nonempty")], in_layouts, scalar_values, out_layouts, target,
-            name or fusion.sym_name.data, scheduled_kind(fusion, scheduler or "pointwise"), lower,
-            loop_nest_half if has_loop_nest(fusion) else half_fusion,
+            name or fusion.sym_name.data, kind, lower, loop_nest_half if has_loop_nest(fusion) else half_fusion,
         )
     from fuser.codegen.lower.loop_nest import has_loop_nest
 
@@ -141,10 +141,8 @@ def _lower_loop_nest(
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)
 
-    reductions = reductions_of(fusion, shapes)
-    groups = loop_nest_groups(fusion, reductions)
-    if groups is not None:
-        # Reductions with different loop nests (inner-outer): a kernel group each.
+    def by_groups(groups: list[tuple[list[int], str]]) -> LoweredFusion:
+        """A kernel group per loop nest: each group of outputs lowered as a sub-fusion."""
         from fuser.codegen.lower.inner_outer import lower_output_groups
         from fuser.codegen.lower.loop_index import scheduled_kind
 
@@ -152,6 +150,12 @@ def _lower_loop_nest(
             fusion, groups, in_layouts, scalar_values, out_layouts, target, name or fusion.sym_name.data,
             scheduled_kind(fusion), lower_segment, loop_nest_half,
         )
+
+    reductions = reductions_of(fusion, shapes)
+    groups = loop_nest_groups(fusion, reductions)
+    if groups is not None:
+        # Reductions with different loop nests (inner-outer): a kernel group each.
+        return by_groups(groups)
     if computed_at(fusion):
         return lower_compute_at(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
     if reductions:
@@ -164,13 +168,7 @@ def _lower_loop_nest(
     if len(classes) > 1:
         # Outputs with different loop nests (a no-op segment's outputs of several
         # shapes): a kernel each.
-        from fuser.codegen.lower.inner_outer import lower_output_groups
-        from fuser.codegen.lower.loop_index import scheduled_kind
-
-        return lower_output_groups(
-            fusion, [(c, f"nest{k}") for k, c in enumerate(classes)], in_layouts, scalar_values, out_layouts,
-            target, name or fusion.sym_name.data, scheduled_kind(fusion), lower_segment, loop_nest_half,
-        )
+        return by_groups([(c, f"nest{k}") for k, c in enumerate(classes)])
     return lower_scheduled(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
 
 
@@ -282,7 +280,8 @@ def serial_schedule(fusion: F.FusionOp) -> F.FusionOp:
 
     Extents stay symbolic: the lowering resolves them from the concrete shapes, so
     one user schedule serves every size of its layout."""
-    from fuser.ir.dialects.iterdomain import IterType, LoopOp
+    from fuser.codegen.lower.loop_nest import reductions_of
+    from fuser.ir.dialects.iterdomain import IterType
     from fuser.ir.schedule import Schedule
 
     out = fusion.clone()
@@ -301,15 +300,10 @@ def serial_schedule(fusion: F.FusionOp) -> F.FusionOp:
         s.emit()
         scheduled.add(v)
 
-    for op in list(out.body.block.ops):
+    for op in reductions_of(out):
         for r in op.results:
-            if isinstance(r.type, F.TensorType) and r not in scheduled and not isinstance(op, LoopOp):
-                try:
-                    reduces = any(t.iter_type == IterType.reduction for t in Schedule(r).types)
-                except ValueError:
-                    continue
-                if reduces:
-                    serial(r)
+            if isinstance(r.type, F.TensorType):
+                serial(r)
     for v in out.output_op.values:
         if isinstance(v.type, F.TensorType) and v not in scheduled:
             serial(v)
