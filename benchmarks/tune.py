@@ -8,11 +8,12 @@ One device call does it all (``benchmarks/TUNING.md`` records the runs)::
 
 For every workload of ``benchmarks/workloads.py`` in ``CASES`` and each dtype it runs
 the fusion once through ``fd.execute`` (the real path: segmentation, scheduler,
-lowering, NVRTC) and takes its segment; then for each variant it lowers that segment
-again with overridden scheduler parameters (``ReductionParams`` fields: threads per
-row, rows per block, block shape) and lowering options (``defer_epilogue_loads`` for
-row kernels; ``splits``, ``unroll``, ``reverse_apply`` for column kernels), compiles
-and loads it, poisons the outputs (NaN), launches, compares with torch in float64
+lowering, NVRTC) and takes its segment; then for each variant it schedules that
+segment again with overridden scheduler parameters (``ReductionParams`` fields:
+threads per row, rows per block, block shape; ``splits``: a cross-grid reduction over
+that many row splits on ``grid.y``) recorded as its ``fuser.schedule``
+(``fuser.runtime.schedule_segment``, ``chosen``), writes its loop nest with
+``schedule-fusions`` and lowers it (the one loop-nest lowering), compiles and loads it, poisons the outputs (NaN), launches, compares with torch in float64
 (``|out - ref| / |ref|``), and times the segment's kernels with
 ``triton.testing.do_bench`` (median, L2 flushed before each run) plus each kernel of a
 multi-kernel segment alone. The first variant of every workload is the heuristic's
@@ -38,16 +39,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.workloads import Workload, build, torch_reference, workloads  # noqa: E402
 
 Variant = dict[str, Any]
-"""``label``; ``params``: ReductionParams fields to replace; ``lower``: keyword
-arguments of ``lower_rows`` / ``lower_columns``."""
+"""``label``; ``params``: ReductionParams fields to replace (an outer persistent
+schedule's ``stats``), and ``splits``: the number of row splits of a cross-grid
+reduction (``grid.y``)."""
 
 
 # ---- variants ---------------------------------------------------------------------------
 
 
-def row_variants(cols: int, itemsize: int, epilogue_inputs: bool) -> Iterator[Variant]:
-    """Threads per row x rows per block (x deferred epilogue loads) for a row kernel:
-    ``V`` = 16 bytes of the loaded element, at most 64 values a thread."""
+def row_variants(cols: int, itemsize: int) -> Iterator[Variant]:
+    """Threads per row x rows per block for a row kernel: ``V`` = 16 bytes of the
+    loaded element, at most 64 values a thread."""
     v = 16 // itemsize
     vecs = -(-cols // v)
     for tpr in (32, 64, 128, 256, 512, 1024):
@@ -57,26 +59,20 @@ def row_variants(cols: int, itemsize: int, epilogue_inputs: bool) -> Iterator[Va
         for rpb in (1, 2, 4):
             if not 128 <= tpr * rpb <= 1024 or (tpr * rpb == 1024 and batch * v > 16):
                 continue
-            for defer in ((False, True) if epilogue_inputs else (None,)):
-                label = f"T{tpr}xR{rpb} b{batch}" + ("" if defer is None else (" defer" if defer else " pre"))
-                lower = {} if defer is None else {"defer_epilogue_loads": defer}
-                yield {"label": label, "params": {"threads_per_row": tpr, "rows_per_block": rpb}, "lower": lower}
+            params = {"threads_per_row": tpr, "rows_per_block": rpb, "cross_block": tpr > 32, "block": (tpr, rpb, 1)}
+            yield {"label": f"T{tpr}xR{rpb} b{batch}", "params": params}
 
 
-def column_variants(rows: int, cols: int, itemsize: int, apply: bool) -> Iterator[Variant]:
+def column_variants(rows: int, cols: int, itemsize: int) -> Iterator[Variant]:
+    """Column vectors x rows of threads (``block``) x row splits for a column kernel."""
     v = 16 // itemsize
     bx = min(32, max(1, cols // v))
     for by in (4, 8):
         for splits in (None, 64, 132):
             if splits is not None and rows // splits < by * 4:
                 continue
-            for unroll in (4, 8):
-                for rev in ((False, True) if apply else (None,)):
-                    label = f"{bx}x{by} S{splits or 'auto'} U{unroll}" + ("" if rev is None else (" rev" if rev else ""))
-                    lower: dict[str, Any] = {"splits": splits, "unroll": unroll}
-                    if rev is not None:
-                        lower["reverse_apply"] = rev
-                    yield {"label": label, "params": {"block": (bx, by, 1)}, "lower": lower}
+            params = {"block": (bx, by, 1), "threads_per_row": by}
+            yield {"label": f"{bx}x{by} S{splits or 'auto'}", "params": params, "splits": splits}
 
 
 CASES = [
@@ -98,21 +94,20 @@ CASES = [
 
 
 def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
-    from fuser.ir.dialects import fuser as F
 
     kind = "reduction" if "col_sum" in w.name or "row_sum" in w.name else (
         "outer_persistent" if "outer" in w.name else "inner_persistent")
     itemsize = 2 if dtype == "bfloat16" else 4
-    base: Variant = {"label": "base", "params": {}, "lower": {}}
+    del fusion
+    base: Variant = {"label": "base", "params": {}}
     out = [base]
     if kind in ("inner_persistent", "reduction") and "col_sum" not in w.name:
         rows, cols = w.shapes[0]
-        n_inputs = sum(isinstance(a.type, F.TensorType) for a in fusion.inputs)
-        out += list(row_variants(cols, itemsize, n_inputs > 1 and "sum_bcast" not in w.name))
+        out += list(row_variants(cols, itemsize))
     elif kind in ("outer_persistent", "reduction"):
         rows, cols = w.shapes[0]
-        out += list(column_variants(rows, cols, itemsize, "outer_norm" in w.name))
-    out.append({"label": "base again", "params": {}, "lower": {}})
+        out += list(column_variants(rows, cols, itemsize))
+    out.append({"label": "base again", "params": {}})
     return out
 
 
@@ -131,27 +126,27 @@ def layouts_for(w: Workload, dtype: str, fusion: Any) -> tuple[list, list]:
 
 
 def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -> Any:
-    """``lower_segment`` with the variant's parameter overrides and lowering options."""
-    from fuser.codegen.lower import concrete_shapes, lower_segment
-    from fuser.codegen.lower.columns import lower_columns
-    from fuser.codegen.lower.rows import lower_rows
+    """The heuristic's parameters with the variant's overrides, written as the
+    segment's loop nest (``schedule_segment`` with ``chosen``) and lowered."""
+    from fuser.codegen.lower import lower_segment
+    from fuser.runtime.schedule_segment import schedule_segment
+    from fuser.runtime.signature import Signature
     from fuser.schedulers.analysis.sizes import bind_sizes
+    from fuser.schedulers.params import OuterPersistentParams
     from fuser.schedulers.registry import select
     from fuser.schedulers.target import H100
 
     shape_args = [lay.shape if lay is not None else None for lay in layouts]
     sel = select(fusion, bind_sizes(fusion, shape_args), H100)
     params = sel.params
+    red = params.stats if isinstance(params, OuterPersistentParams) else params
     if var["params"]:
-        params = dataclasses.replace(params, **var["params"])  # type: ignore[type-var]
-    if not var["lower"]:
-        return lower_segment(fusion, layouts, None, out_layouts, params=params)
-    shapes = concrete_shapes(fusion, shape_args)
-    name = fusion.sym_name.data
-    kind = sel.kind
-    if kind == "inner_persistent" or (kind == "reduction" and params.fastest_dim):
-        return lower_rows(fusion, shapes, layouts, out_layouts, params, name, kind, **var["lower"])
-    return lower_columns(fusion, shapes, layouts, out_layouts, params, name, kind, **var["lower"])
+        red = dataclasses.replace(red, **var["params"])  # type: ignore[type-var]
+    if var.get("splits"):
+        red = dataclasses.replace(red, cross_grid=True, grid=(red.grid[0], var["splits"], 1))  # type: ignore[union-attr]
+    params = dataclasses.replace(params, stats=red) if isinstance(params, OuterPersistentParams) else red
+    scheduled = schedule_segment(fusion, Signature(tuple(shape_args)), H100, chosen=(sel.kind, params))
+    return lower_segment(scheduled, layouts, None, out_layouts)
 
 
 def compile_job(job: tuple[str, str, int]) -> dict:

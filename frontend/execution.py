@@ -329,7 +329,7 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = Non
         target = device_target(inputs) if any(ga.is_gpu_array(x) for x in inputs) else _default_target()
     exe = executable_for(entry, rt, flat, 0, target)
     return [
-        (seg, lower_segment(seg, seg_layouts, seg_scalars, None, exe.target, fallback=True))
+        (seg, lower_segment(seg, seg_layouts, seg_scalars, None, exe.target))
         for seg, seg_layouts, seg_scalars in exe.launch_layouts(layouts, scalars)
     ]
 

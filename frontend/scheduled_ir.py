@@ -5,8 +5,7 @@ compiler driver, as ``fd.execute`` does, and returns the module text of each seg
 fusion the program launches as the driver's ``schedule-fusions`` left it (a pipeline
 without that pass: ``schedule-fusions`` runs here): the segment with its
 ``fuser.schedule`` attribute and the ``iterdomain`` transforms, parallel types and
-``iterdomain.loop`` of each scheduled tensor (none for a kind the driver lowers from
-``fuser.schedule``, e.g. outer persistent, or a ``fuser.schedule_fallback``)::
+``iterdomain.loop`` of each scheduled tensor: what its kernels are lowered from::
 
     >>> print(scheduled_fusion_ir_for(fd, [np.zeros((4, 1024), np.float32)]))
     builtin.module {
@@ -52,9 +51,8 @@ def scheduled_fusion_ir_for(
     flat = flatten_inputs(entry.inputs, plain)
     exe = execution.executable_for(entry, rt, flat, 0, get_target(gpu))
     segments = [exe.callee(op) for op in exe.launches]
-    # The driver's pipeline wrote the loop nests it lowers (and left the rest to the
-    # per-scheduler lowerings: shown as they are); a pipeline without schedule-fusions
-    # gets them here.
+    # The driver's pipeline wrote the loop nests it lowers; a pipeline without
+    # schedule-fusions gets them here.
     write = not any(p.split("{", 1)[0].strip() == "schedule-fusions" for p in fd.pipeline)
     if len(segments) == 1:
         return _scheduled(segments[0], tensor_transforms, write)

@@ -487,12 +487,6 @@ def find_loop_op(fusion: FusionOp, tensor: SSAValue) -> LoopOp | None:
     return None
 
 
-FALLBACK_ATTR = "fuser.schedule_fallback"
-"""Why a fusion has no written schedule (``schedule-fusions{fallback=true}``, or the
-compiler driver's lowering rejected the one written): its ``fuser.schedule`` is
-lowered by the per-scheduler lowering."""
-
-
 def drop_schedule(fusion: FusionOp) -> None:
     """Erase every ``iterdomain`` op of ``fusion`` (a partly written schedule too)."""
     block = fusion.body.block
@@ -597,7 +591,6 @@ def _loop_structure(fusion: FusionOp, tensor: SSAValue) -> LoopStructure:
 
 
 __all__ = [
-    "FALLBACK_ATTR",
     "BinOp",
     "Const",
     "DomainAxis",

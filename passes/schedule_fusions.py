@@ -83,12 +83,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, TensorType, ViewAttr
+from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, SizeOp, TensorType, ViewAttr
 from fuser.ir.dialects.iterdomain import (
     MAX_VECTOR_BYTES,
     THREAD_TYPES,
@@ -103,7 +103,7 @@ from fuser.ir.dialects.iterdomain import (
     logical_to_tensor_axes,
 )
 from fuser.ir.reshape_analysis import analyze_reshape
-from fuser.ir.schedule import FALLBACK_ATTR, Schedule, drop_schedule, emit_reshape_view
+from fuser.ir.schedule import Schedule, emit_reshape_view
 from fuser.ir.shapes import DYN, fmt_shape
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
 from fuser.passes.target_option import resolve_target
@@ -122,7 +122,6 @@ from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bin
 from fuser.schedulers.analysis.transpose import find_transpose_groups
 from fuser.schedulers.base import max_itemsize, vector_width
 from fuser.schedulers.params import (
-    PARAMS_TYPES,
     InnerOuterParams,
     OuterPersistentParams,
     PointwiseParams,
@@ -975,7 +974,8 @@ class _FusionScheduler:
         """Whether every read of ``a`` (through inlined tensors, up to the staged ones)
         is at ``a``'s own index: elementwise ops whose result has ``a``'s shape and
         reductions of a tensor of that shape. A register tensor is read at the loop
-        indices that hold it; a slice, a broadcast or a permute reads elsewhere."""
+        indices that hold it; a slice, a broadcast or a permute reads elsewhere. A
+        ``fuser.size`` reads no element."""
         shape = self.shape_of(a)
         todo, seen = [a], set()
         while todo:
@@ -985,6 +985,8 @@ class _FusionScheduler:
                 if op in seen or op.dialect_name() == "iterdomain" or op is self.fusion.output_op:
                     continue
                 seen.add(op)
+                if isinstance(op, SizeOp):
+                    continue  # reads the extent, not the elements
                 if is_reduction(op):
                     if self.shape_of(reduction_input(op)) != shape:
                         return False
@@ -1114,76 +1116,32 @@ def _inputs_read_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:
     }
 
 
-KIND_CLASSES = ("inner_reduction",)
-"""Names ``kinds`` accepts besides the scheduler kinds: ``inner_reduction`` is the
-``reduction`` kind over the fastest axis within a block (no ``cross_grid``)."""
-
-
-def kind_class(kind: str, params: object) -> set[str]:
-    """The names of ``kinds`` that select a fusion of ``kind`` with ``params``."""
-    out = {kind}
-    if kind == "reduction" and getattr(params, "fastest_dim", False) and not getattr(params, "cross_grid", False):
-        out.add("inner_reduction")
-    return out
-
-
-def schedule_fusion(
-    fusion: FusionOp, kinds: Sequence[str] | None = None, target: GpuTarget = DEFAULT_TARGET
-) -> bool:
-    """Schedule one fusion from its ``fuser.schedule`` (only when its kind is in
-    ``kinds``, if given); False when it has none or is not selected."""
+def schedule_fusion(fusion: FusionOp, target: GpuTarget = DEFAULT_TARGET) -> bool:
+    """Schedule one fusion from its ``fuser.schedule``; False when it has none."""
     read = read_params(fusion)
     if read is None:
         return False
     kind, params = read
-    if kinds is not None and not kind_class(kind, params) & set(kinds):
-        return False
     _FusionScheduler(fusion, kind, params, target).run()
     return True
-
 
 
 @dataclass(frozen=True)
 class ScheduleFusions(ModulePass):
     """Write every scheduled fusion's loop domains (see the module docstring).
 
-    Options: ``strict`` (default true): a fusion without
-    ``fuser.schedule`` is an error (false: it is left as it is). ``kinds`` (default:
-    all): the comma-separated scheduler kinds to schedule (``inner_reduction``: the
-    ``reduction`` kind over the fastest axis, without ``cross_grid``); fusions of
-    other kinds are left to the per-scheduler lowerings. ``fallback`` (default
-    false; the compiler driver's pipeline sets it): a fusion whose schedule cannot be
-    written is left without loop domains, its reason in ``fuser.schedule_fallback``,
-    and lowered from its ``fuser.schedule`` by the per-scheduler lowering instead of
-    failing the compile.
+    Option ``strict`` (default true): a fusion without ``fuser.schedule`` is an error
+    (false: it is left as it is). A schedule that cannot be written is an error naming
+    the fusion and the reason: nothing else lowers a fusion to kernels.
     """
 
     name = "schedule-fusions"
 
     strict: bool = True
-    kinds: str = ""
-    fallback: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kinds = [k.strip() for k in self.kinds.split(",") if k.strip()] or None
-        for k in kinds or ():
-            if k not in PARAMS_TYPES and k not in KIND_CLASSES:
-                raise ScheduleFusionsError(
-                    f"{self.name}: unknown kind '{k}' in kinds (expected scheduler kinds "
-                    f"{', '.join(PARAMS_TYPES)} or {', '.join(KIND_CLASSES)})"
-                )
         target = resolve_target(op, "", self.name)
         for fusion in [f for f in op.walk() if isinstance(f, FusionOp)]:
-            if self.fallback and fusion.attributes.get(SCHEDULE_ATTR) is not None:
-                try:
-                    schedule_fusion(fusion, kinds, target)
-                except ScheduleFusionsError as e:
-                    drop_schedule(fusion)
-                    fusion.attributes[FALLBACK_ATTR] = StringAttr(str(e))
-                continue
-            if kinds is not None and fusion.attributes.get(SCHEDULE_ATTR) is not None:
-                schedule_fusion(fusion, kinds, target)
-                continue
             if not schedule_fusion(fusion, target=target) and self.strict:
                 raise ScheduleFusionsError(
                     f"{self.name}: @{fusion.sym_name.data} has no {SCHEDULE_ATTR} attribute; "

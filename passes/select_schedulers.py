@@ -33,7 +33,7 @@ from fuser.ir.dialects.fuser import FusionOp
 from fuser.passes.sizes_option import static_sizes
 from fuser.passes.target_option import resolve_target
 from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
-from fuser.schedulers.params import REJECTIONS_ATTR, SCHEDULE_ATTR, params_entries
+from fuser.schedulers.params import REJECTIONS_ATTR, SCHEDULE_ATTR, schedule_attr
 from fuser.schedulers.registry import select
 
 
@@ -67,9 +67,7 @@ class SelectSchedulers(ModulePass):
                     f"select-schedulers: no scheduler accepts {name} on {target.name}:\n"
                     + sel.explain()
                 )
-            entries = {"kind": StringAttr(sel.scheduler.kind)}
-            entries |= params_entries(sel.params)
-            fusion.attributes[SCHEDULE_ATTR] = DictionaryAttr(entries)
+            fusion.attributes[SCHEDULE_ATTR] = schedule_attr(sel.scheduler.kind, sel.params)
             if debug:
                 fusion.attributes[REJECTIONS_ATTR] = DictionaryAttr(
                     {k: StringAttr(r) for k, r in sel.rejections}

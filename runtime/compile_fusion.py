@@ -21,7 +21,7 @@ from typing import Any
 
 from fuser.codegen.cuda_printer import print_cuda
 from fuser.codegen.lower import lower_segment
-from fuser.codegen.lower.common import LoweredFusion, TensorLayout
+from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
 from fuser.schedulers.analysis.sizes import has_size_operands
@@ -133,7 +133,9 @@ class FusionCompiler:
         from fuser.codegen.kernel_cache import compile_cached
         from fuser.runtime import cuda_driver as drv
 
-        lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target, fallback=True)
+        lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target)
+        if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
+            raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
         source = "\n\n".join(print_cuda(m) if i == 0 else _without_preamble(print_cuda(m))
                              for i, m in enumerate(lowered.modules()))
         compiled = compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)

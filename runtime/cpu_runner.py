@@ -57,16 +57,23 @@ def run_segment_on_cpu(
     inputs: Sequence[Any],
     lowered: LoweredFusion | None = None,
     nvrtc: bool = True,
-    fallback: bool = False,
+    schedule: bool = True,
 ) -> tuple[list[np.ndarray], LoweredFusion]:
     """Lower ``fusion`` for ``inputs`` (unless ``lowered`` is given), run its kernels in
     the interpreter, and return (the returned outputs, the lowering); ``nvrtc``: also
-    compile the kernels with NVRTC (through the kernel cache); ``fallback``: as
-    ``lower_segment``'s (the compiler driver's segments)."""
+    compile the kernels with NVRTC (through the kernel cache). With ``schedule``, a
+    fusion without a loop nest is scheduled first as the driver schedules a segment
+    (``fuser.runtime.schedule_segment``: select-schedulers, schedule-fusions); the
+    driver's own segments are lowered as its pipeline left them."""
+    from fuser.runtime.schedule_segment import schedule_segment
+    from fuser.runtime.signature import Signature
+
     in_layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in inputs]
     scalars = [None if isinstance(x, np.ndarray) else x for x in inputs]
     if lowered is None:
-        lowered = lower_segment(fusion, in_layouts, scalars, fallback=fallback)
+        if schedule:
+            fusion = schedule_segment(fusion, Signature.of(fusion, list(inputs)))
+        lowered = lower_segment(fusion, in_layouts, scalars)
     if nvrtc:
         compile_with_nvrtc(lowered, fusion)
     from fuser.codegen.lower import concrete_shapes
@@ -115,4 +122,4 @@ class KernelHostEvaluator(HostEvaluator):
         self.nvrtc = nvrtc
 
     def _run_fusion(self, fusion: F.FusionOp, args: list[Any]) -> list[Any]:
-        return run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc, fallback=True)[0]
+        return run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc, schedule=False)[0]

@@ -11,7 +11,7 @@
 The pipeline is ``bind-sizes{sizes="<signature>"}`` followed by ``PASSES``::
 
     canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers{debug=true},
-    schedule-fusions{fallback=true}
+    schedule-fusions
 
 on a module holding a copy of the fusion and the target (``fuser.target``, the
 ``set-target`` attribute). Its result is an ``hir.program @main`` that launches
@@ -20,10 +20,10 @@ segment fusions, each annotated with the scheduler ``select-schedulers`` chose
 ``iterdomain`` ops); ``fuser-opt --print-pipeline`` prints the same spec, so
 ``fuser-opt -p "$(fuser-opt --print-pipeline=SIZES)"`` reproduces a compile. The
 kernels of each ``hir.launch`` are lowered by ``lower-to-kernels``' lowering
-(``fuser.codegen.lower.lower_segment``, reading the segment's loop nest; a segment
-without one, such as a pipeline without ``schedule-fusions``, by the per-scheduler
-lowering of its ``fuser.schedule``) for the layouts the launch really sees (``Executable.launch_layouts``: the caller's
-strides and alignment for program inputs, dense buffers for intermediates).
+(``fuser.codegen.lower.lower_segment``, reading the segment's loop nest and nothing
+else: a pipeline without ``schedule-fusions`` compiles no kernel) for the layouts the
+launch really sees (``Executable.launch_layouts``: the caller's strides and alignment
+for program inputs, dense buffers for intermediates).
 
 Every route from a definition to something that runs calls ``compile``: ``fd.execute``
 on the CPU (``run_on_cpu``) and on the GPU (``fuser.runtime.gpu_program.GpuProgram``),
@@ -41,7 +41,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Region
 from xdsl.passes import PassPipeline
@@ -52,10 +51,18 @@ from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.passes import all_passes
 from fuser.passes.target_option import TARGET_ATTR
-from fuser.schedulers.analysis.sizes import has_size_operands
+from fuser.runtime.signature import Signature
 from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget, to_attr
 
-__all__ = ["PASSES", "CompileError", "Executable", "Signature", "compile", "launch_layouts", "pipeline_spec"]
+__all__ = [
+    "PASSES",
+    "CompileError",
+    "Executable",
+    "Signature",
+    "compile",
+    "launch_layouts",
+    "pipeline_spec",
+]
 
 PASSES: tuple[str, ...] = (
     "canonicalize",
@@ -63,7 +70,7 @@ PASSES: tuple[str, ...] = (
     "mark-aliases",
     "segment",
     "select-schedulers{debug=true}",
-    "schedule-fusions{fallback=true}",
+    "schedule-fusions",
 )
 """The passes after ``bind-sizes``, in order: what ``fd.execute`` runs.
 ``select-schedulers`` records why the schedulers before the chosen one rejected each
@@ -71,54 +78,11 @@ segment (``debug``): ``fd.plan`` reads them from the IR. ``schedule-fusions`` wr
 each segment's loop nest (``iterdomain`` ops), which is what its kernels are lowered
 from (a ``no_op`` segment's: the kernel that materializes it when the host cannot
 return views), every scheduler kind; a schedule that cannot be written, or that the
-loop-nest lowering rejects, falls back to the per-scheduler lowering of its
-``fuser.schedule`` (``fallback``)."""
+lowering rejects, is an error naming the segment."""
 
 
 class CompileError(ValueError):
     """A fusion the pipeline cannot compile for a signature; names the pass's message."""
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What a compiled program is specialized for: per input, its shape (tensors),
-    its value (an integer scalar of a fusion whose extents come from scalars), or
-    None (any other scalar)."""
-
-    inputs: tuple[tuple[int, ...] | int | None, ...]
-
-    @staticmethod
-    def of(fusion: F.FusionOp, flat: Sequence[Any]) -> Signature:
-        """The signature of ``flat`` (arrays of any kind with ``.shape``, GPU arrays,
-        shapes given as tuples for tensor inputs, scalars) for ``fusion``."""
-        from fuser.runtime import gpu_arrays as ga
-
-        sized: bool | None = None
-        out: list[tuple[int, ...] | int | None] = []
-        for x, t in zip(flat, fusion.function_type.inputs.data, strict=True):
-            if isinstance(t, F.TensorType):
-                if isinstance(x, tuple):
-                    out.append(x)
-                elif ga.is_gpu_array(x):
-                    out.append(tuple(ga.array_info(x).shape))
-                else:
-                    out.append(tuple(int(d) for d in np.shape(x)))
-                continue
-            if sized is None:
-                sized = has_size_operands(fusion)
-            v = x.item() if isinstance(x, np.generic | np.ndarray) else x
-            out.append(int(v) if sized and isinstance(v, int) and not isinstance(v, bool) else None)
-        return Signature(tuple(out))
-
-    def sizes_option(self) -> str:
-        """The ``sizes`` option of ``bind-sizes`` (``sizes_option``'s grammar)."""
-        parts = []
-        for i, s in enumerate(self.inputs):
-            if isinstance(s, tuple):
-                parts.append(f"{i}=" + "x".join(str(d) for d in s))
-            elif s is not None:
-                parts.append(f"{i}={s}")
-        return ",".join(parts)
 
 
 def pipeline_spec(sizes: str | None, passes: Sequence[str] = PASSES) -> str:
@@ -279,3 +243,4 @@ def compile(  # noqa: A001 - the driver's verb, as torch.compile
             "(it needs the segment pass)"
         )
     return Executable(module, signature, target, spec, name, tuple(deferred))
+

@@ -13,7 +13,7 @@ shapes, strides, alignment classes: ``CacheEntry.gpu_key``), so everything decid
 from the signature is decided once:
 
 * **launches**: the launcher lowers the launch's segment for the layouts it sees
-  (``fuser.codegen.lower.lower_segment``, reading the segment's ``fuser.schedule``),
+  (``fuser.codegen.lower.lower_segment``, reading the segment's loop nest),
   prints CUDA, compiles with NVRTC (through the disk cache) and loads it, in the
   program's own ``FusionCompiler``. A launch whose tensors have no element (zero-size
   extents: nothing for a kernel to do, and a reduction over an empty axis only

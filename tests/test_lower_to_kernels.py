@@ -17,7 +17,8 @@ from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import kernel as K
 from fuser.ir.reference import run_fusion
 from fuser.passes.bind_sizes import BindSizes
-from fuser.passes.lower_to_kernels import LowerToKernelsPass
+from fuser.passes.lower_to_kernels import LowerToKernelsError, LowerToKernelsPass
+from fuser.passes.schedule_fusions import ScheduleFusions
 from fuser.passes.select_schedulers import SelectSchedulers
 from fuser.passes.sizes_option import SizesOptionError
 from fuser.runtime.cpu_runner import flat_buffer, layout_of
@@ -87,7 +88,7 @@ def run_kernels(module: ModuleOp, fusion: F.FusionOp, inputs: list[np.ndarray]) 
 
 @pytest.mark.parametrize("text", [POINTWISE_VIEWS, LAYER_NORM, COLUMN_SUM], ids=["pointwise", "inner", "outer"])
 def test_emitted_kernels_match_the_reference(text: str) -> None:
-    module = lowered(text, [SelectSchedulers(), LowerToKernelsPass()])
+    module = lowered(text, [SelectSchedulers(), ScheduleFusions(), LowerToKernelsPass()])
     fusion = next(op for op in module.ops if isinstance(op, F.FusionOp))
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(t.get_shape()).astype(F.dtype_of(t).to_numpy()) for t in fusion.function_type.inputs.data]
@@ -97,10 +98,11 @@ def test_emitted_kernels_match_the_reference(text: str) -> None:
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
 
 
-def test_without_select_schedulers_the_registry_decides() -> None:
-    module = lowered(POINTWISE_VIEWS, [LowerToKernelsPass()])
-    fusion = next(op for op in module.ops if isinstance(op, F.FusionOp))
-    assert [a.root_reference.data for a in fusion.attributes["fuser.kernels"].data] == ["chain_kernel"]
+@pytest.mark.parametrize("passes", [[], [SelectSchedulers()]], ids=["bare", "selected"])
+def test_without_a_loop_nest_nothing_is_lowered(passes: list) -> None:
+    """The lowering reads only the written schedule: it never asks the schedulers."""
+    with pytest.raises(LowerToKernelsError, match="@chain has no loop nest .*schedule-fusions"):
+        lowered(POINTWISE_VIEWS, [*passes, LowerToKernelsPass()])
 
 
 def test_symbolic_sizes_are_bound_by_bind_sizes() -> None:
@@ -108,8 +110,8 @@ def test_symbolic_sizes_are_bound_by_bind_sizes() -> None:
     with pytest.raises(SizesOptionError, match="lower-to-kernels: input #0 of @cols has symbolic extents"):
         LowerToKernelsPass().apply(make_context(), module)
     module = parse_module(COLUMN_SUM.replace("37x40", "?x40"))
-    BindSizes("0=37x40").apply(make_context(), module)
-    LowerToKernelsPass().apply(make_context(), module)
+    for p in (BindSizes("0=37x40"), SelectSchedulers(), ScheduleFusions(), LowerToKernelsPass()):
+        p.apply(make_context(), module)
     assert any(isinstance(op, K.FuncOp) for op in module.ops)
 
 

@@ -1,24 +1,28 @@
-"""Lowering of scheduled segments to kernel IR, one module per scheduler kind.
+"""Lowering of scheduled segments to kernel IR: the segment's loop nest is the kernel.
 
-``lower_segment(fusion, in_layouts, target)`` takes the scheduler and parameters
-``select-schedulers`` recorded on the segment (``fuser.schedule``: the compiler
-driver's segments always have one), or the ones given, or for a fusion without either
-asks the scheduler registry which scheduler takes it at these concrete sizes, and hands
-the fusion, its concrete shapes and the parameters to the matching lowering:
+``lower_segment(fusion, in_layouts, ...)`` reads only the schedule written in the
+fusion as ``iterdomain`` ops (``schedule-fusions``, or a schedule written by hand or
+by ``fd.sched``) and lowers it at the concrete shapes and layouts of one launch:
 
-==========================  =====================================================
-scheduler                   lowering
-==========================  =====================================================
-pointwise                   ``pointwise.lower_pointwise``: one grid-stride kernel
-inner reduction,            ``rows.lower_rows``: one block (or warp) per row
-inner_persistent
-outer reduction,            ``columns.lower_columns``: partial column results,
-outer_persistent,           then finish (and apply) kernels
-inner_outer_persistent
-transpose                   ``transpose.lower_transpose``: shared-memory tiles
-                            (``pointwise.lower_pointwise`` when the innermost
-                            axes coincide at the actual layouts)
-==========================  =====================================================
+==============================  ====================================================
+the written schedule            lowering
+==============================  ====================================================
+no reduction, no placement      ``loop_nest.lower_scheduled``: the loops of the
+                                outputs' loop domains, indices replayed from them
+tensors placed at a loop        ``loop_nest_compute_at.lower_compute_at``: stages
+(``compute_at``)                at their loops, in registers or shared memory
+reductions                      ``loop_nest_reduction.lower_scheduled_reduction``:
+                                serial, warp, block or grid by the parallel types
+                                of the reduced ids (rFactor partials)
+reductions with different loop  ``loop_nest_groups``: a kernel group per loop nest
+nests, outputs of several nests (inner-outer persistent, a no-op's shapes)
+==============================  ====================================================
+
+A fusion without a written schedule is an error naming the pass that writes one
+(``select-schedulers`` then ``schedule-fusions``), except host work with nothing to
+materialize (a ``no_op`` or ``expr_eval`` schedule without a loop nest: no kernel)
+and a user schedule that applied no transforms (``UNSCHEDULED``), whose loop nest is
+the serial one nvFuser compiles (``serial_schedule``).
 """
 
 from __future__ import annotations
@@ -53,75 +57,60 @@ def lower_segment(
     out_layouts: Sequence[TensorLayout] | None = None,
     target: object = None,
     name: str | None = None,
-    scheduler: str | None = None,
-    params: object = None,
-    fallback: bool = False,
 ) -> LoweredFusion:
-    """Kernels for one segment at the given input layouts (see the module docstring).
+    """Kernels for one scheduled segment at the given input layouts (see the module
+    docstring).
 
     ``in_layouts[i]`` is the layout of tensor input ``i`` (None for scalars, whose
     values, when known, are in ``scalar_values`` and only matter for size operands).
     ``out_layouts`` defaults to contiguous outputs (aliased outputs take the layout of
-    the input they update). ``params`` overrides the scheduler's heuristic parameters
-    (a dataclass of ``schedulers/params.py`` for the scheduler that runs; tuning scripts
-    such as ``benchmarks/tune.py`` use it to try variants without editing heuristics).
-    ``fallback`` (the runtime's compiles of the driver's segments): a written schedule
-    that the loop-nest lowering rejects is lowered from the segment's
-    ``fuser.schedule`` by the per-scheduler lowering instead, the reason in the
-    result's ``fallback``; without it (``lower-to-kernels``, a hand-written schedule)
-    the rejection is the error.
+    the input they update). ``target`` names the GPU (kept for the callers' symmetry
+    with the schedulers: the loop nest already holds every target-dependent choice).
     """
-    from fuser.schedulers.analysis.sizes import bind_sizes
-    from fuser.schedulers.params import SCHEDULE_ATTR
-    from fuser.schedulers.target import H100
+    from fuser.codegen.lower.loop_index import scheduled_kind
+    from fuser.codegen.lower.loop_nest import has_loop_nest
+    from fuser.codegen.lower.loop_nest_groups import lower_output_groups
 
-    target = target or H100
-    if scheduler is None and UNSCHEDULED in fusion.attributes:
+    del target
+    if UNSCHEDULED in fusion.attributes:
         # A user schedule without transforms: its serial loop nest.
         fusion = serial_schedule(fusion)
+    if not has_loop_nest(fusion):
+        if scheduled_kind(fusion, "") in ("no_op", "expr_eval"):
+            # Host work with nothing to materialize (schedule-fusions wrote no loop
+            # nest: every output is an input, or a scalar): no kernel.
+            return LoweredFusion(scheduled_kind(fusion), [])
+        raise LoweringError(_no_loop_nest(fusion))
+    name = name or fusion.sym_name.data
     shape_args: list[object] = []
     for i, lay in enumerate(in_layouts):
         shape_args.append(lay.shape if lay is not None else (scalar_values[i] if scalar_values else None))
-    sizes = bind_sizes(fusion, shape_args)
     shapes = concrete_shapes(fusion, shape_args)
+    if out_layouts is None:
+        out_layouts = default_out_layouts(fusion, shapes, in_layouts)
     outs = fusion.output_op.values
     empty = {j for j, v in enumerate(outs) if isinstance(v.type, F.TensorType) and 0 in shapes.get(v, ())}
     if empty:
         # Nothing to store in an empty output: its kernels are those of the others.
-        from functools import partial
-
-        from fuser.codegen.lower.inner_outer import half_fusion, lower_output_groups
-        from fuser.codegen.lower.loop_index import scheduled_kind
-        from fuser.codegen.lower.loop_nest import has_loop_nest
-        from fuser.codegen.lower.loop_nest_groups import loop_nest_half
-
         keep = [j for j in range(len(outs)) if j not in empty]
-        kind = scheduled_kind(fusion, scheduler or "pointwise")
         if not keep:
-            return LoweredFusion(kind, [])
-        if out_layouts is None:
-            out_layouts = default_out_layouts(fusion, shapes, in_layouts)
-        lower = partial(lower_segment, scheduler=scheduler, params=params, fallback=fallback)
+            return LoweredFusion(scheduled_kind(fusion), [])
         return lower_output_groups(
-            fusion, [(keep, "nonempty")], in_layouts, scalar_values, out_layouts, target,
-            name or fusion.sym_name.data, kind, lower, loop_nest_half if has_loop_nest(fusion) else half_fusion,
+            fusion, [(keep, "nonempty")], in_layouts, scalar_values, out_layouts, None, name,
+            scheduled_kind(fusion), lower_segment,
         )
-    from fuser.codegen.lower.loop_nest import has_loop_nest
+    return _lower_loop_nest(fusion, shapes, in_layouts, scalar_values, out_layouts, name)
 
-    if scheduler is None and params is None and has_loop_nest(fusion):
-        try:
-            return _lower_loop_nest(fusion, shapes, in_layouts, scalar_values, out_layouts, target, name)
-        except LoweringError as e:
-            if not fallback or SCHEDULE_ATTR not in fusion.attributes:
-                raise
-            from fuser.ir.schedule import drop_schedule
 
-            template = fusion.clone()
-            drop_schedule(template)
-            low = lower_segment(template, in_layouts, scalar_values, out_layouts, target, name or fusion.sym_name.data)
-            low.fallback = str(e)
-            return low
-    return _lower_recorded(fusion, sizes, shapes, in_layouts, scalar_values, out_layouts, target, name, scheduler, params)
+def _no_loop_nest(fusion: F.FusionOp) -> str:
+    """Why ``fusion`` cannot be lowered: the pass that would have written its loop nest."""
+    from fuser.codegen.lower.loop_index import scheduled_kind
+
+    head = f"@{fusion.sym_name.data} has no loop nest (no iterdomain.loop op)"
+    kind = scheduled_kind(fusion, "")
+    if kind:
+        return f"{head}: run schedule-fusions after select-schedulers to write its {kind} schedule"
+    return f"{head}: run select-schedulers and schedule-fusions first, or write its loop nest"
 
 
 def _lower_loop_nest(
@@ -129,26 +118,19 @@ def _lower_loop_nest(
     shapes: dict,
     in_layouts: Sequence[TensorLayout | None],
     scalar_values: Sequence[object] | None,
-    out_layouts: Sequence[TensorLayout] | None,
-    target: object,
-    name: str | None,
+    out_layouts: Sequence[TensorLayout],
+    name: str,
 ) -> LoweredFusion:
     """A written schedule (iterdomain ops): the loop nest is the kernel."""
+    from fuser.codegen.lower.loop_index import scheduled_kind
     from fuser.codegen.lower.loop_nest import loop_nest_classes, lower_scheduled, reductions_of
     from fuser.codegen.lower.loop_nest_compute_at import computed_at, lower_compute_at
-    from fuser.codegen.lower.loop_nest_groups import loop_nest_groups, loop_nest_half
-
-    if out_layouts is None:
-        out_layouts = default_out_layouts(fusion, shapes, in_layouts)
+    from fuser.codegen.lower.loop_nest_groups import loop_nest_groups, lower_output_groups
 
     def by_groups(groups: list[tuple[list[int], str]]) -> LoweredFusion:
         """A kernel group per loop nest: each group of outputs lowered as a sub-fusion."""
-        from fuser.codegen.lower.inner_outer import lower_output_groups
-        from fuser.codegen.lower.loop_index import scheduled_kind
-
         return lower_output_groups(
-            fusion, groups, in_layouts, scalar_values, out_layouts, target, name or fusion.sym_name.data,
-            scheduled_kind(fusion), lower_segment, loop_nest_half,
+            fusion, groups, in_layouts, scalar_values, out_layouts, None, name, scheduled_kind(fusion), lower_segment
         )
 
     reductions = reductions_of(fusion, shapes)
@@ -157,110 +139,17 @@ def _lower_loop_nest(
         # Reductions with different loop nests (inner-outer): a kernel group each.
         return by_groups(groups)
     if computed_at(fusion):
-        return lower_compute_at(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
+        return lower_compute_at(fusion, shapes, in_layouts, out_layouts, name)
     if reductions:
         from fuser.codegen.lower.loop_nest_reduction import lower_scheduled_reduction
 
-        return lower_scheduled_reduction(
-            fusion, reductions, shapes, in_layouts, out_layouts, name or fusion.sym_name.data
-        )
+        return lower_scheduled_reduction(fusion, reductions, shapes, in_layouts, out_layouts, name)
     classes = loop_nest_classes(fusion, shapes)
     if len(classes) > 1:
         # Outputs with different loop nests (a no-op segment's outputs of several
         # shapes): a kernel each.
         return by_groups([(c, f"nest{k}") for k, c in enumerate(classes)])
-    return lower_scheduled(fusion, shapes, in_layouts, out_layouts, name or fusion.sym_name.data)
-
-
-def _lower_recorded(
-    fusion: F.FusionOp,
-    sizes: object,
-    shapes: dict,
-    in_layouts: Sequence[TensorLayout | None],
-    scalar_values: Sequence[object] | None,
-    out_layouts: Sequence[TensorLayout] | None,
-    target: object,
-    name: str | None,
-    scheduler: str | None,
-    params: object,
-) -> LoweredFusion:
-    """The per-scheduler lowering of the recorded (or given, or selected) scheduler."""
-    from fuser.schedulers.params import SCHEDULE_ATTR, ScheduleAttrError, read_schedule
-    from fuser.schedulers.registry import select
-
-    recorded = fusion.attributes.get(SCHEDULE_ATTR)
-    if scheduler is None and recorded is not None:
-        # What select-schedulers chose (the compiler driver's segments): the registry
-        # is not asked again.
-        try:
-            scheduler, chosen = read_schedule(recorded)
-        except ScheduleAttrError as e:
-            raise LoweringError(f"@{fusion.sym_name.data}: {SCHEDULE_ATTR}: {e}") from None
-        params = chosen if params is None else params
-    if scheduler is None or params is None:
-        selection = select(fusion, sizes, target)
-        if selection.scheduler is None:
-            raise LoweringError(
-                f"no scheduler accepts @{fusion.sym_name.data} for these sizes:\n{selection.explain()}"
-            )
-        scheduler = scheduler or selection.kind
-        if params is None:
-            params = selection.params
-    kind = scheduler
-    name = name or fusion.sym_name.data
-    if out_layouts is None:
-        out_layouts = default_out_layouts(fusion, shapes, in_layouts)
-    if kind in ("pointwise", "transpose"):
-        from fuser.codegen.lower.pointwise import lower_pointwise
-        from fuser.schedulers.params import PointwiseParams, TransposeParams
-
-        if isinstance(params, TransposeParams):
-            # Shared-memory tiles when the tensors' innermost axes really differ at
-            # these layouts; otherwise (seed 002's bookend transpose, where the groups
-            # share their innermost axis) a pointwise kernel reading through the
-            # permuted strides is coalesced on both sides.
-            from fuser.codegen.lower.transpose import lower_transpose, plan_transpose
-
-            plan = plan_transpose(fusion, shapes, in_layouts, out_layouts)
-            if plan is not None:
-                return lower_transpose(fusion, shapes, in_layouts, out_layouts, params, name, plan)
-            params = PointwiseParams(0, min(params.vectorization1, params.vectorization2), 1, (128, 1, 1), (0, 1, 1))
-        return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)  # type: ignore[arg-type]
-    fastest = getattr(params, "fastest_dim", True)
-    if kind == "inner_persistent" or (kind == "reduction" and fastest):
-        from fuser.codegen.lower.rows import lower_rows
-
-        return lower_rows(fusion, shapes, in_layouts, out_layouts, params, name, kind)  # type: ignore[arg-type]
-    if kind == "inner_outer_persistent":
-        from fuser.codegen.lower.inner_outer import lower_inner_outer
-
-        return lower_inner_outer(fusion, in_layouts, scalar_values, out_layouts, target, name, lower_segment)
-    if kind in ("no_op", "expr_eval"):
-        # Host work only (views of inputs, scalar math): the host runs it when it
-        # can; otherwise (an expand the caller's array type cannot view, a scalar
-        # output) one pointwise kernel materializes it.
-        from fuser.codegen.lower.pointwise import lower_pointwise
-        from fuser.schedulers.params import PointwiseParams
-
-        outs = list(fusion.output_op.values)
-        by_shape: dict[tuple[int, ...], list[int]] = {}
-        for i, v in enumerate(outs):
-            by_shape.setdefault(shapes[v], []).append(i)
-        if len(by_shape) > 1:  # one kernel per output shape
-            from fuser.codegen.lower.inner_outer import lower_output_groups
-
-            groups = [(idx, f"out{k}") for k, idx in enumerate(by_shape.values())]
-            return lower_output_groups(
-                fusion, groups, in_layouts, scalar_values, out_layouts, target, name, kind, lower_segment
-            )
-        widest = max((F.dtype_of(v.type).itemsize for v in outs), default=4)
-        params = PointwiseParams(0, max(1, 16 // widest), 1, (128, 1, 1), (0, 1, 1))
-        return lower_pointwise(fusion, shapes, in_layouts, out_layouts, params, name)
-    if kind in ("reduction", "outer_persistent"):
-        from fuser.codegen.lower.columns import lower_columns
-
-        return lower_columns(fusion, shapes, in_layouts, out_layouts, params, name, kind, target=target)  # type: ignore[arg-type]
-    raise LoweringError(f"@{fusion.sym_name.data}: no kernel lowering for the {kind} scheduler")
+    return lower_scheduled(fusion, shapes, in_layouts, out_layouts, name)
 
 
 UNSCHEDULED = "fuser.unscheduled"

@@ -10,9 +10,9 @@ count) in f32 (f64 for f64): a two-pass fold of each chunk's registers merged by
 formula; ``var = M2 / max(0, n - correction)``; welford's ``n`` is int64. Masked
 elements contribute the identity to sums and products and nothing to variances.
 
-Every kernel lowering that reduces uses it: the row template (``rows.py``), the loop
-nests of a written schedule (``loop_nest_reduction.py``, ``loop_nest_compute_at.py``)
-and the element evaluator for a reduction over axes of extent 1.
+Every kernel lowering that reduces uses it: the loop nests of a written schedule
+(``loop_nest_reduction.py``, ``loop_nest_compute_at.py``) and the element evaluator
+for a reduction over axes of extent 1.
 """
 
 from __future__ import annotations

@@ -63,9 +63,6 @@ class LoweredFusion:
     scheduler: str
     kernels: list[LoweredKernel]
     scratch: list[ScratchBuffer] = field(default_factory=list)
-    fallback: str = ""
-    """Why the segment's written schedule was not lowered (``lower_segment(...,
-    fallback=True)``): these kernels are the per-scheduler lowering's."""
 
     def modules(self) -> list[ModuleOp]:
         return [k.module for k in self.kernels]

@@ -29,9 +29,7 @@ becomes one kernel of grid (2, 64, 1) and block (128, 1, 1) whose thread stores
 Every output must have a loop domain; outputs with the same loops (extents and
 parallel types) are one kernel, one loop nest (``loop_nest_classes``; outputs with other
 loops are another kernel, run after it). A fusion that reduces is lowered
-from its reduction's loop nest by ``loop_nest_reduction.py``. The per-scheduler
-lowerings (``pointwise.py``, ``rows.py``...) lower fusions that carry only
-``fuser.schedule``.
+from its reduction's loop nest by ``loop_nest_reduction.py``.
 """
 
 from __future__ import annotations

@@ -26,18 +26,28 @@ whether one kernel can run it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.ir import BlockArgument, Operation
 
-from fuser.codegen.lower.common import LoweringError
+from fuser.codegen.lower.common import (
+    ArgRef,
+    LoweredFusion,
+    LoweredKernel,
+    LoweringError,
+    TensorLayout,
+)
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import LoopOp
 from fuser.ir.schedule import loop_structure
 from fuser.schedulers.analysis.graph import ancestors
 from fuser.schedulers.analysis.output_groups import half_fusion
 
-__all__ = ["loop_nest_groups", "loop_nest_half"]
+__all__ = ["loop_nest_groups", "loop_nest_half", "lower_output_groups"]
+
+LowerSegment = Callable[..., LoweredFusion]
+"""``fuser.codegen.lower.lower_segment``'s signature: (fusion, input layouts, scalar values,
+output layouts, target, name=...) -> LoweredFusion."""
 
 
 def loop_nest_groups(fusion: F.FusionOp, reductions: Sequence[Operation]) -> list[tuple[list[int], str]] | None:
@@ -75,3 +85,37 @@ def loop_nest_half(fusion: F.FusionOp, keep: Sequence[int], suffix: str) -> F.Fu
             for prop in LoopOp.PROPERTY_NAMES:
                 op.properties.pop(prop, None)
     return half
+
+
+def lower_output_groups(
+    fusion: F.FusionOp,
+    groups: Sequence[tuple[Sequence[int], str]],
+    in_layouts: Sequence[TensorLayout | None],
+    scalar_values: Sequence[object] | None,
+    out_layouts: Sequence[TensorLayout],
+    target: object,
+    name: str,
+    scheduler: str,
+    lower: LowerSegment,
+) -> LoweredFusion:
+    """Lower ``fusion`` as one sub-fusion per group of ``fuser.output`` operands
+    (``loop_nest_half``), each through ``lower`` (the dispatcher
+    ``fuser.codegen.lower.lower_segment``, passed in: it imports this module), and run
+    their kernels in order; output and scratch indices are renumbered into the whole
+    fusion's."""
+    kernels: list[LoweredKernel] = []
+    scratch = []
+    for keep, suffix in groups:
+        half = loop_nest_half(fusion, keep, suffix)
+        low = lower(half, in_layouts, scalar_values, [out_layouts[i] for i in keep], target, name=f"{name}_{suffix}")
+        offset = len(scratch)
+        scratch.extend(low.scratch)
+        for k in low.kernels:
+            args = [
+                ArgRef("output", keep[a.index]) if a.kind == "output"
+                else ArgRef("scratch", a.index + offset) if a.kind == "scratch"
+                else a
+                for a in k.args
+            ]
+            kernels.append(LoweredKernel(k.module, k.name, k.block, k.grid, args, k.shared_bytes))
+    return LoweredFusion(scheduler, kernels, scratch)

@@ -1,4 +1,5 @@
-"""What the column lowering (``codegen/lower/columns.py``) can lower, as a pure analysis.
+"""What a column schedule (the loop nests ``schedule-fusions`` writes for an outer
+reduction or outer persistent kind) can compute, as a pure analysis.
 
 Column kernels (outer reduction, outer persistent normalization) accumulate partial
 column results over the reduced axes: the fusion's reductions all reduce the same axes

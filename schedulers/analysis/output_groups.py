@@ -2,8 +2,9 @@
 the split of an inner-outer fusion (layer-norm backward) into the outputs that depend on
 row reductions and those that depend on column reductions.
 
-The inner-outer lowering (``codegen/lower/inner_outer.py``) lowers each half on its own;
-the inner-outer scheduler checks, with the same functions, that it can.
+The inner-outer kind schedules each half as its own loop nest (a kernel group each,
+``codegen/lower/loop_nest_groups.py``); the inner-outer scheduler checks, with the
+same functions, that the split exists.
 """
 
 from __future__ import annotations

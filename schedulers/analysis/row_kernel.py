@@ -1,4 +1,5 @@
-"""What the row lowering (``codegen/lower/rows.py``) can lower, as a pure analysis.
+"""What a row schedule (the loop nest ``schedule-fusions`` writes for an inner
+reduction or inner persistent kind) can compute, as a pure analysis.
 
 A row kernel (inner reduction, inner persistent normalization) puts one row per
 ``threadIdx.y``: the fusion's reductions all reduce the same trailing axes of tensors of
@@ -7,10 +8,8 @@ one shape ``[R..., C...]``, every output is *full* (``[R..., C...]``) or *per-ro
 its row index (elementwise ops, broadcasts along the reduced axes, per-row reshapes).
 
 ``row_kernel_reject(fusion, shape_of)`` returns why a fusion does not fit, or None. The
-schedulers whose kernels are row kernels ask it in their run-time check (so a fusion it
-rejects is segmented), and the lowering asks it again before building the kernel (a
-``LoweringError`` with the same message, which a plan the registry accepted never
-raises).
+schedulers whose kernels are row kernels ask it in their run-time check, so a fusion it
+rejects is segmented.
 """
 
 from __future__ import annotations

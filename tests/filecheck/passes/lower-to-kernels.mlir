@@ -1,5 +1,5 @@
-// RUN: fuser-opt %s --split-input-file -p 'select-schedulers,lower-to-kernels' | filecheck %s
-// RUN: fuser-opt %s --split-input-file -p 'select-schedulers,lower-to-kernels' -t cuda | filecheck %s --check-prefix=CUDA
+// RUN: fuser-opt %s --split-input-file -p 'select-schedulers,schedule-fusions,lower-to-kernels' | filecheck %s
+// RUN: fuser-opt %s --split-input-file -p 'select-schedulers,schedule-fusions,lower-to-kernels' -t cuda | filecheck %s --check-prefix=CUDA
 
 // A pointwise fusion: one vectorized grid-stride kernel, added after the fusion,
 // which lists it; the fusion itself is unchanged.

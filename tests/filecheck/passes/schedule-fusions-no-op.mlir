@@ -1,5 +1,6 @@
 // RUN: fuser-opt %s --split-input-file -p schedule-fusions | filecheck %s
 // RUN: fuser-opt %s --split-input-file -p 'schedule-fusions,lower-to-kernels' -t cuda | filecheck %s --check-prefix=CUDA
+// RUN: fuser-opt %s --split-input-file -p 'schedule-fusions,lower-to-kernels' | filecheck %s --check-prefix=KERNELS
 
 // A no_op segment is host work (views of its inputs). Its schedule is the kernel that
 // materializes it when the host cannot return a view: pointwise, vectors of 16 bytes
@@ -33,11 +34,14 @@ fuser.fusion @odd(%x : !fuser.tensor<7xf32>) -> !fuser.tensor<2x7xf32> attribute
 
 // -----
 
-// Every output is an input: nothing to compute, nothing written.
+// Every output is an input: nothing to compute, nothing written, no kernel.
 
 // CHECK-LABEL: fuser.fusion @alias
 // CHECK-NOT:     iterdomain.
 // CHECK:         fuser.output %x
+
+// KERNELS-LABEL: fuser.fusion @alias
+// KERNELS-SAME:    fuser.kernels = []
 
 fuser.fusion @alias(%x : !fuser.tensor<4xf32>) -> !fuser.tensor<4xf32> attributes {fuser.schedule = {kind = "no_op"}} {
   fuser.output %x : !fuser.tensor<4xf32>

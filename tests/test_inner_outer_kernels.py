@@ -1,5 +1,9 @@
-"""Inner-outer persistent segments (layer-norm backward) lowered as a row half and a
-column half: kernel outputs equal the reference; kernels compile with NVRTC."""
+"""Inner-outer persistent segments (layer-norm backward) scheduled as the driver
+schedules a segment (``fuser.runtime.schedule_segment``) and lowered from their loop
+nests: a kernel group per reduction loop nest (``codegen/lower/loop_nest_groups.py``),
+the row half's and the column half's (``half_fusion``). Kernel outputs, run by the
+CPU kernel interpreter, equal the reference; kernels compile with NVRTC (through the
+kernel cache, in ``run_segment_on_cpu``)."""
 
 from __future__ import annotations
 
@@ -7,14 +11,13 @@ import numpy as np
 import pytest
 
 from fuser import DataType, FusionDefinition
-from fuser.codegen.cuda_printer import print_cuda
-from fuser.codegen.lower import concrete_shapes, default_out_layouts, lower_segment
-from fuser.codegen.lower.common import LoweringError
-from fuser.codegen.lower.inner_outer import half_fusion, lower_inner_outer
-from fuser.codegen.nvrtc import compile_cuda
 from fuser.ir.reference import run_fusion
-from fuser.runtime.cpu_runner import layout_of, run_segment_on_cpu
+from fuser.runtime.cpu_runner import run_segment_on_cpu
+from fuser.runtime.schedule_segment import ScheduleSegmentError, schedule_segment
+from fuser.runtime.signature import Signature
+from fuser.schedulers.analysis.output_groups import half_fusion
 from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.inner_outer_persistent import InnerOuterPersistentScheduler
 from fuser.schedulers.registry import select
 from fuser.schedulers.target import H100
 
@@ -48,14 +51,6 @@ def inputs(rows: int, cols: int, dt=np.float32):
             rng.standard_normal(cols).astype(dt)]
 
 
-def lower_for(fusion, xs):
-    lays = [layout_of(x) for x in xs]
-    shapes = concrete_shapes(fusion, [x.shape for x in xs])
-    return lower_inner_outer(
-        fusion, lays, [None] * len(xs), default_out_layouts(fusion, shapes, lays), H100, "ln_bwd", lower_segment
-    )
-
-
 def test_the_scheduler_picks_inner_outer_for_enough_rows() -> None:
     fusion = layer_norm_backward()
     sel = select(fusion, bind_sizes(fusion, [(264, 64), (264, 64), (264, 1), (264, 1), (64,)]), H100)
@@ -64,17 +59,21 @@ def test_the_scheduler_picks_inner_outer_for_enough_rows() -> None:
 
 @pytest.mark.parametrize("rows,cols", [(6, 40), (9, 64)])
 def test_layer_norm_backward_matches_reference(rows: int, cols: int) -> None:
+    """Too few rows for the scheduler to pick the kind on an H100 (one row per SM): its
+    heuristic's parameters at these sizes are forced, so that the interpreter stays fast."""
     fusion = layer_norm_backward()
     xs = inputs(rows, cols)
-    lowered = lower_for(fusion, xs)
+    params = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, [x.shape for x in xs]), H100)
+    sched = schedule_segment(fusion, Signature.of(fusion, xs), H100, ("inner_outer_persistent", params))
+    ours, lowered = run_segment_on_cpu(sched, xs)
     assert lowered.scheduler == "inner_outer_persistent"
-    assert {a.index for k in lowered.kernels for a in k.args if a.kind == "output"} == {0, 1, 2}
-    ours, _ = run_segment_on_cpu(fusion, xs, lowered)
+    # A kernel group per loop nest: dx from the row kernel, dw and db from the column one.
+    stored = [{a.index for a in k.args if a.kind == "output"} for k in lowered.kernels]
+    assert set().union(*stored) == {0, 1, 2}
+    assert 0 in stored[0] and not stored[0] & {1, 2}
     ref = run_fusion(fusion, [x.copy() for x in xs])
     for o, r in zip(ours, ref, strict=True):
         np.testing.assert_allclose(o, r, rtol=2e-5, atol=2e-5)
-    for m in lowered.modules():
-        compile_cuda(print_cuda(m), name="ln_bwd", fusion="ln_bwd")
 
 
 def test_half_fusion_keeps_inputs_and_drops_dead_ops() -> None:
@@ -86,13 +85,21 @@ def test_half_fusion_keeps_inputs_and_drops_dead_ops() -> None:
     assert names.count("fuser.sum") == 2  # the row sums are gone
 
 
-def test_an_output_needing_both_kinds_is_rejected() -> None:
+def test_an_output_needing_both_kinds_is_segmented() -> None:
+    """An output computed from a row and a column reduction cannot be split into the
+    two kernel groups: the inner-outer kind rejects it (naming the output), and the
+    segmenter runs it as two segments whose kernels equal the reference."""
+    from fuser.frontend.execution import execute_kernels_on_cpu
+
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         r = fd.ops.sum(x, [1], keepdim=True)
         c = fd.ops.sum(x, [0], keepdim=True)
         fd.add_output(fd.ops.add(fd.ops.add(x, r), c))
     fusion = fd.fusion()
-    x = np.ones((4, 40), np.float32)
-    with pytest.raises(LoweringError, match="depends on both row and column reductions"):
-        lower_for(fusion, [x])
+    with pytest.raises(ScheduleSegmentError, match="output #0 depends on both row and column reductions"):
+        schedule_segment(fusion, Signature.of(fusion, [(264, 40)]), H100)
+    x = np.random.default_rng(0).standard_normal((4, 40)).astype(np.float32)
+    assert len(fd.plan([x]).segments) == 2
+    (ours,) = execute_kernels_on_cpu(fd._ensure_defined(), [x])
+    np.testing.assert_allclose(ours, run_fusion(fusion, [x.copy()])[0], rtol=1e-5, atol=1e-5)

@@ -1,8 +1,14 @@
-"""The transpose lowering: tiles through padded shared memory, coalesced on both sides.
+"""Transposes scheduled as the driver schedules a segment (the ``transpose`` kind:
+``fuser.runtime.schedule_segment``) and lowered from their loop nest: the inputs of
+the second group (innermost axis not the outputs') are computed at the tile's loop in
+a padded shared-memory tile, loaded along their own innermost axis and read by the
+outputs along theirs, with a barrier between; global loads and stores are vectors on
+both sides.
 
 Generated kernels, run by the CPU kernel interpreter, equal the reference interpreter;
-every kernel compiles with NVRTC for sm_90. Shapes are kept small (the interpreter runs
-every thread in Python) but above the transpose scheduler's minimum innermost extent.
+every kernel compiles with NVRTC for sm_90 (through the kernel cache, in
+``run_segment_on_cpu``). Shapes are kept small (the interpreter runs every thread in
+Python) but above the transpose scheduler's minimum innermost extent.
 """
 
 from __future__ import annotations
@@ -11,19 +17,18 @@ from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
-import pytest
 from xdsl.dialects import memref, vector
 
 from fuser import DataType, FusionDefinition
 from fuser.codegen.cuda_printer import print_cuda
-from fuser.codegen.lower import concrete_shapes, default_out_layouts
 from fuser.codegen.lower.common import LoweredFusion
-from fuser.codegen.lower.transpose import TransposePlan, plan_transpose
-from fuser.codegen.nvrtc import compile_cuda
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import kernel as k
-from fuser.ir.reference import run_fusion
-from fuser.runtime.cpu_runner import layout_of, run_segment_on_cpu
+from fuser.ir.dialects.iterdomain import LoopOp, MemoryType
+from fuser.runtime.schedule_segment import schedule_segment
+from fuser.runtime.signature import Signature
+from fuser.schedulers.params import SCHEDULE_ATTR, read_schedule
+from tests.kernel_check import kernels_and_reference
 
 NP = {DataType.Float: np.float32, DataType.Half: np.float16, DataType.BFloat16: ml_dtypes.bfloat16,
       DataType.Int32: np.int32}
@@ -43,25 +48,29 @@ def rand(shape: list[int], dt: object, seed: int = 0) -> np.ndarray:
     return rng.uniform(-3, 3, size=shape).astype(npdt)
 
 
-def plan_for(fusion: F.FusionOp, inputs: list) -> TransposePlan | None:
-    in_layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in inputs]
-    shapes = concrete_shapes(fusion, [lay.shape if lay else x for lay, x in zip(in_layouts, inputs, strict=True)])
-    return plan_transpose(fusion, shapes, in_layouts, default_out_layouts(fusion, shapes, in_layouts))
-
-
-def check(fusion: F.FusionOp, inputs: list, kind: str = "transpose") -> tuple[LoweredFusion, str, list[np.ndarray]]:
-    """Kernel outputs == reference outputs (exact: transposes and adds round alike)."""
-    ours, lowered = run_segment_on_cpu(fusion, inputs)
-    assert lowered.scheduler == kind
-    ref = run_fusion(fusion, [x.copy() if isinstance(x, np.ndarray) else x for x in inputs])
-    assert len(ours) == len(ref)
+def check(
+    fusion: F.FusionOp, inputs: list, kind: str = "transpose"
+) -> tuple[LoweredFusion, str, list[np.ndarray], F.FusionOp]:
+    """Kernel outputs == reference outputs (exact: transposes and adds round alike);
+    the lowering, its kernel's CUDA, the outputs and the scheduled copy."""
+    sched = schedule_segment(fusion, Signature.of(fusion, inputs))
+    assert read_schedule(sched.attributes[SCHEDULE_ATTR])[0] == kind
+    ours, ref, lowered = kernels_and_reference(fusion, inputs, kind, sched)
     for o, r in zip(ours, ref, strict=True):
-        assert o.shape == r.shape and o.dtype == r.dtype
         np.testing.assert_array_equal(np.asarray(o, np.float64), np.asarray(r, np.float64))
     (kern,) = lowered.kernels
-    src = print_cuda(kern.module)
-    compile_cuda(src, name=kern.name, fusion=fusion.sym_name.data)
-    return lowered, src, ours
+    return lowered, print_cuda(kern.module), ours, sched
+
+
+def staged_inputs(sched: F.FusionOp) -> list[int]:
+    """The fusion inputs the written schedule computes in shared memory."""
+    args = list(sched.body.block.args)
+    return sorted(
+        args.index(op.tensor)
+        for op in sched.body.block.ops
+        if isinstance(op, LoopOp) and op.tensor in args and op.compute_at is not None
+        and op.memory == MemoryType.shared
+    )
 
 
 def ops_of(lowered: LoweredFusion, cls: type) -> list:
@@ -80,15 +89,14 @@ def permute_add(dt: object) -> Callable[[FusionDefinition], None]:
 def test_permute_add_2d_uses_a_padded_tile_and_a_barrier() -> None:
     fusion = define(permute_add(DataType.Float))
     inputs = [rand([96, 64], DataType.Float), rand([64, 96], DataType.Float, 1)]
-    plan = plan_for(fusion, inputs)
-    assert plan is not None and plan.axis1 == 1 and plan.axis2 == 0
-    assert list(plan.staged_inputs) == [0] and plan.staged_outputs == ()
-    lowered, src, _ = check(fusion, inputs)
+    lowered, src, _, sched = check(fusion, inputs)
+    assert staged_inputs(sched) == [0]
     (tile,) = ops_of(lowered, k.SharedAllocOp)
     assert tile.get_padding() == 1 and tile.result.type.get_shape() == (32, 33)
     assert len(ops_of(lowered, k.BarrierOp)) == 1
     # Both sides 128-bit: the staged input's reads, the other input's reads, the store.
     assert len(ops_of(lowered, vector.LoadOp)) == 4 and len(ops_of(lowered, vector.StoreOp)) == 2
+    assert {k.vector_lanes(op.result.type) for op in ops_of(lowered, vector.LoadOp)} == {4}
     assert "__syncthreads();" in src and "[32][33];  // padded by 1" in src
     assert lowered.kernels[0].grid == (6, 1, 1)
 
@@ -96,7 +104,8 @@ def test_permute_add_2d_uses_a_padded_tile_and_a_barrier() -> None:
 def test_tails_take_the_guarded_path() -> None:
     fusion = define(permute_add(DataType.Float))
     inputs = [rand([70, 45], DataType.Float), rand([45, 70], DataType.Float, 1)]
-    lowered, _, _ = check(fusion, inputs)
+    lowered, _, _, sched = check(fusion, inputs)
+    assert staged_inputs(sched) == [0]
     assert lowered.kernels[0].grid == (3 * 2, 1, 1)
     assert ops_of(lowered, k.BarrierOp)
 
@@ -104,7 +113,7 @@ def test_tails_take_the_guarded_path() -> None:
 def test_bf16_permute_add_with_64_wide_tiles() -> None:
     fusion = define(permute_add(DataType.BFloat16))
     inputs = [rand([64, 72], DataType.BFloat16), rand([72, 64], DataType.BFloat16, 1)]
-    lowered, src, _ = check(fusion, inputs)
+    lowered, src, _, _ = check(fusion, inputs)
     (tile,) = ops_of(lowered, k.SharedAllocOp)
     assert tile.result.type.get_shape()[-1] in (33, 65)
     assert "__nv_bfloat16 " in src and "__syncthreads();" in src
@@ -119,9 +128,8 @@ def test_transposed_copy_3d() -> None:
 
     fusion = define(body)
     inputs = [rand([2, 40, 36], DataType.Float)]
-    plan = plan_for(fusion, inputs)
-    assert plan is not None and (plan.axis1, plan.axis2) == (2, 1)
-    lowered, _, _ = check(fusion, inputs)
+    lowered, _, _, sched = check(fusion, inputs)
+    assert staged_inputs(sched) == [0]
     assert lowered.kernels[0].grid == (2 * 2 * 2, 1, 1)
     assert len(ops_of(lowered, k.SharedAllocOp)) == 1
 
@@ -139,13 +147,14 @@ def test_3d_permute_add_with_broadcast_bias_and_int32() -> None:
     fusion = define(body)
     inputs = [rand([2, 40, 34], DataType.Int32), rand([34, 2, 40], DataType.Int32, 1),
               rand([40], DataType.Int32, 2)]
-    plan = plan_for(fusion, inputs)
-    assert plan is not None and list(plan.staged_inputs) == [0]
-    check(fusion, inputs)
+    _, _, _, sched = check(fusion, inputs)
+    assert staged_inputs(sched) == [0]
 
 
-def test_transposed_output_is_staged_too() -> None:
-    """Outputs in both layouts: the one along axis 2 goes through a second tile."""
+def test_outputs_in_both_layouts_are_stored_as_vectors() -> None:
+    """Outputs in both layouts: each is stored with vectors along its own innermost
+    axis (the column-major one in the staged input's order, reading the tile along its
+    rows and the other input element by element), from one tile and one barrier."""
 
     def body(fd: FusionDefinition) -> None:
         a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
@@ -156,15 +165,16 @@ def test_transposed_output_is_staged_too() -> None:
 
     fusion = define(body)
     inputs = [rand([64, 40], DataType.Float), rand([40, 64], DataType.Float, 1)]
-    plan = plan_for(fusion, inputs)
-    assert plan is not None and plan.staged_outputs == (1,)
-    lowered, _, ours = check(fusion, inputs)
-    assert len(ops_of(lowered, k.SharedAllocOp)) == 2 and len(ops_of(lowered, k.BarrierOp)) == 2
+    lowered, src, ours, sched = check(fusion, inputs)
+    assert staged_inputs(sched) == [0]
     assert ours[1].strides[0] < ours[1].strides[1]  # really written column-major
+    assert "Vec<float, 4>*>(&out0[" in src and "Vec<float, 4>*>(&out1[" in src
+    assert len(ops_of(lowered, k.SharedAllocOp)) == 1 and len(ops_of(lowered, k.BarrierOp)) == 1
 
 
 def test_shared_innermost_axis_keeps_the_pointwise_kernel() -> None:
-    """Seed 002's bookend transpose: the groups share their innermost axis."""
+    """Seed 002's bookend transpose: the groups share their innermost axis, so the
+    pointwise kind takes it (no tile)."""
 
     def body(fd: FusionDefinition) -> None:
         a = fd.define_tensor(shape=[-1, -1, -1, -1], contiguity=[True] * 4, dtype=DataType.Float)
@@ -172,21 +182,22 @@ def test_shared_innermost_axis_keeps_the_pointwise_kernel() -> None:
 
     fusion = define(body)
     inputs = [rand([2, 4, 3, 32], DataType.Float)]
-    assert plan_for(fusion, inputs) is None
-    ours, lowered = run_segment_on_cpu(fusion, inputs)
+    lowered, _, ours, _ = check(fusion, inputs, kind="pointwise")
     assert not ops_of(lowered, k.SharedAllocOp)
     np.testing.assert_array_equal(ours[0], inputs[0].transpose(0, 2, 1, 3))
 
 
-@pytest.mark.parametrize("dt", [DataType.Half])
-def test_strided_input_loads_scalar_but_stays_correct(dt: object) -> None:
+def test_strided_input_loads_scalar_but_stays_correct() -> None:
     """An input whose rows are not 16-byte aligned is read with narrower vectors."""
+    dt = DataType.Half
     fusion = define(permute_add(dt))
     big = rand([44, 45], dt)
     inputs = [big[:, :34], rand([34, 44], dt, 1)]
-    lowered, _, _ = check(fusion, inputs)
+    lowered, src, _, sched = check(fusion, inputs)
+    assert staged_inputs(sched) == [0]
     # Rows of 45 elements: the staged input is read element by element; the other
     # input's rows of 44 halves allow 8-byte vectors only (rows 88 bytes apart).
     widths = {k.vector_lanes(op.result.type) for op in ops_of(lowered, vector.LoadOp)}
     assert widths == {4}
     assert ops_of(lowered, memref.LoadOp)
+    assert "Vec<__half, 4> in1_v = " in src and "in0_v" not in src and "= in0[" in src

@@ -1,6 +1,7 @@
 """Every plan fuser accepts lowers (issue 10, items 2 and 3): a scheduler accepts only
-what its lowering can lower, a fusion that needs segmentation gets kernels for every
-segment, and ``plan.num_kernels`` counts the kernels the lowering launches."""
+what the loop-nest lowering can lower from the schedule it writes, a fusion that needs
+segmentation gets kernels for every segment, and ``plan.num_kernels`` counts the
+kernels the lowering launches."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import numpy as np
 import pytest
 
 from fuser import DataType, FusionDefinition
-from fuser.codegen.lower import concrete_shapes
+from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweringError
-from fuser.codegen.lower.rows import analyze
+from fuser.runtime.cpu_runner import layout_of
+from fuser.runtime.schedule_segment import ScheduleSegmentError, schedule_segment
+from fuser.runtime.signature import Signature
 from fuser.schedulers.analysis.sizes import bind_sizes
 from fuser.schedulers.inner_persistent import InnerPersistentScheduler
+from fuser.schedulers.params import ReductionParams
 from fuser.schedulers.target import H100
 
 
@@ -49,15 +53,31 @@ def test_seed000_at_nvfuser_sizes_segments_and_runs_its_kernels(cols: int) -> No
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_row_scheduler_rejects_what_rows_cannot_lower_with_the_lowerings_message() -> None:
+def test_row_scheduler_rejects_what_its_loop_nest_cannot_lower() -> None:
+    """At [2, 32] + [2, 128] the row sums are broadcast to a wider tensor than they
+    reduce: the inner persistent scheduler rejects the fusion, so no single scheduler
+    takes it (the frontend segments it, above); forced anyway, its schedule leaves the
+    add without a loop nest, which the lowering refuses."""
     fd = seed000()
     fusion = fd.fusion()
     sizes = bind_sizes(fusion, [(2, 32), (2, 128)])
     reject = InnerPersistentScheduler.can_schedule(fusion, sizes, H100)
     assert reject is not None and "neither per-row nor full" in reject.reason
-    with pytest.raises(LoweringError) as e:
-        analyze(fusion, concrete_shapes(fusion, [(2, 32), (2, 128)]))
-    assert str(e.value) == reject.reason
+    signature = Signature.of(fusion, [(2, 32), (2, 128)])
+    with pytest.raises(ScheduleSegmentError) as e:
+        schedule_segment(fusion, signature)
+    assert f"inner_persistent: {reject.reason}" in str(e.value)
+    forced = schedule_segment(
+        fusion,
+        signature,
+        chosen=(
+            "inner_persistent",
+            ReductionParams(True, 4, 32, 1, 1, False, False, (32, 1, 1), (2, 1, 1)),
+        ),
+    )
+    layouts = [layout_of(np.zeros(shape, np.float32)) for shape in [(2, 32), (2, 128)]]
+    with pytest.raises(LoweringError, match=r"fuser.add: the tensor has no iterdomain.loop"):
+        lower_segment(forced, layouts)
 
 
 def test_index_select_and_cat_of_a_reduction_lower() -> None:

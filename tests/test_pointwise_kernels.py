@@ -1,5 +1,7 @@
-"""The pointwise lowering: generated kernels, run by the CPU kernel interpreter, equal
-the reference interpreter; every kernel compiles with NVRTC for sm_90.
+"""Pointwise kernels (the pointwise kind's loop nest, written by ``schedule-fusions``
+and lowered by ``codegen/lower/loop_nest.py``): generated kernels, run by the CPU
+kernel interpreter, equal the reference interpreter; every kernel compiles with NVRTC
+for sm_90.
 
 Fusions are written with the frontend, as users write them.
 """
@@ -14,11 +16,10 @@ import pytest
 
 from fuser import DataType, FusionDefinition
 from fuser.codegen.cuda_printer import print_cuda
-from fuser.codegen.lower.common import LoweringError
 from fuser.codegen.nvrtc import compile_cuda
 from fuser.ir.dialects import fuser as F
-from fuser.ir.reference import run_fusion
 from fuser.runtime.cpu_runner import run_segment_on_cpu
+from tests.kernel_check import assert_close, kernels_and_reference
 
 NP = {DataType.Float: np.float32, DataType.Half: np.float16, DataType.BFloat16: ml_dtypes.bfloat16,
       DataType.Double: np.float64, DataType.Int32: np.int32, DataType.Int: np.int64, DataType.Bool: np.bool_}
@@ -32,16 +33,8 @@ def define(body: Callable[[FusionDefinition], None]) -> F.FusionOp:
 
 def check(fusion: F.FusionOp, inputs: list, kind: str = "pointwise", compile_: bool = True) -> str:
     """Kernel outputs == reference outputs (bitwise for ints, 1 ulp-ish for floats)."""
-    ours, lowered = run_segment_on_cpu(fusion, inputs)
-    assert lowered.scheduler == kind
-    ref = run_fusion(fusion, [x.copy() if isinstance(x, np.ndarray) else x for x in inputs])
-    assert len(ours) == len(ref)
-    for o, r in zip(ours, ref, strict=True):
-        assert o.shape == r.shape and o.dtype == r.dtype
-        if o.dtype.kind in "biu":
-            np.testing.assert_array_equal(o, r)
-        else:
-            np.testing.assert_allclose(o.astype(np.float64), np.asarray(r, np.float64), rtol=2e-6, atol=1e-6, equal_nan=True)
+    ours, ref, lowered = kernels_and_reference(fusion, inputs, kind)
+    assert_close(ours, ref, rtol=2e-6, atol=1e-6)
     src = print_cuda(lowered.kernels[0].module)
     if compile_:
         compile_cuda(src, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
@@ -250,21 +243,28 @@ def test_unaligned_input_falls_back_to_scalar_loads() -> None:
     assert "in0_v" not in src
 
 
-def test_reduction_is_not_pointwise() -> None:
+def test_a_pointwise_schedule_forced_on_a_reduction_still_reduces() -> None:
+    """Any written schedule lowers to a kernel that computes the fusion: the pointwise
+    kind's parameters on a column sum put the reduced axis on BIDx x TIDx (a block
+    reduction over 128 threads, 4 of them in range) and the kept axis on a serial
+    loop."""
+    from fuser.runtime.schedule_segment import schedule_segment
+    from fuser.runtime.signature import Signature
+    from fuser.schedulers.params import PointwiseParams
+
     def body(fd):
         a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         fd.add_output(fd.ops.sum(a, [0]))
 
-    from fuser.codegen.lower import concrete_shapes
-    from fuser.codegen.lower.common import TensorLayout
-    from fuser.codegen.lower.pointwise import lower_pointwise
-    from fuser.schedulers.params import PointwiseParams
-
     fusion = define(body)
-    shapes = concrete_shapes(fusion, [(4, 4)])
-    with pytest.raises(LoweringError, match="fuser.sum: cannot be evaluated elementwise"):
-        lower_pointwise(fusion, shapes, [TensorLayout.contiguous((4, 4))], [TensorLayout.contiguous((4,))],
-                        PointwiseParams(0, 1, 1, (128, 1, 1), (1, 1, 1)), "k")
+    x = np.random.default_rng(3).uniform(-3, 3, (4, 5)).astype(np.float32)
+    forced = schedule_segment(
+        fusion, Signature.of(fusion, [x]), chosen=("pointwise", PointwiseParams(0, 1, 1, (128, 1, 1), (1, 1, 1)))
+    )
+    (out,), lowered = run_segment_on_cpu(forced, [x])
+    np.testing.assert_allclose(out, x.sum(0), rtol=1e-6)
+    assert lowered.kernels[0].block == (128, 1, 1)
+    assert "fuser_block_reduce<" in print_cuda(lowered.kernels[0].module)
 
 
 def test_half_scalar_argument_is_used_in_its_compute_type() -> None:

@@ -1,0 +1,58 @@
+"""What a compiled program is specialized for: the shapes of its tensor inputs and
+the values of the integer scalars that set extents (``Signature``), and its
+``bind-sizes`` option."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fuser.ir.dialects import fuser as F
+from fuser.schedulers.analysis.sizes import has_size_operands
+
+__all__ = ["Signature"]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a compiled program is specialized for: per input, its shape (tensors),
+    its value (an integer scalar of a fusion whose extents come from scalars), or
+    None (any other scalar)."""
+
+    inputs: tuple[tuple[int, ...] | int | None, ...]
+
+    @staticmethod
+    def of(fusion: F.FusionOp, flat: Sequence[Any]) -> Signature:
+        """The signature of ``flat`` (arrays of any kind with ``.shape``, GPU arrays,
+        shapes given as tuples for tensor inputs, scalars) for ``fusion``."""
+        from fuser.runtime import gpu_arrays as ga
+
+        sized: bool | None = None
+        out: list[tuple[int, ...] | int | None] = []
+        for x, t in zip(flat, fusion.function_type.inputs.data, strict=True):
+            if isinstance(t, F.TensorType):
+                if isinstance(x, tuple):
+                    out.append(x)
+                elif ga.is_gpu_array(x):
+                    out.append(tuple(ga.array_info(x).shape))
+                else:
+                    out.append(tuple(int(d) for d in np.shape(x)))
+                continue
+            if sized is None:
+                sized = has_size_operands(fusion)
+            v = x.item() if isinstance(x, np.generic | np.ndarray) else x
+            out.append(int(v) if sized and isinstance(v, int) and not isinstance(v, bool) else None)
+        return Signature(tuple(out))
+
+    def sizes_option(self) -> str:
+        """The ``sizes`` option of ``bind-sizes`` (``sizes_option``'s grammar)."""
+        parts = []
+        for i, s in enumerate(self.inputs):
+            if isinstance(s, tuple):
+                parts.append(f"{i}=" + "x".join(str(d) for d in s))
+            elif s is not None:
+                parts.append(f"{i}={s}")
+        return ",".join(parts)
