@@ -23,7 +23,7 @@ From the definition itself::
 
 ``fd.execute`` on a definition with stream marks compiles ``stream_module``'s fusion
 with the compiler driver (``fuser.runtime.driver.compile``) and the pipeline
-``bind-sizes, lower-stream-loops{num-streams=n}, select-schedulers``
+``bind-sizes, lower-stream-loops{num-streams=n}, select-schedulers, schedule-fusions``
 (``stream_passes``), then runs the program with
 ``fuser.runtime.host_evaluator.HostEvaluator`` for numpy arrays and as a
 ``fuser.runtime.gpu_program.GpuProgram`` (real streams) for GPU arrays.
@@ -121,8 +121,9 @@ def stream_program(fd: Any, num_streams: int = 4) -> ModuleOp:
 def stream_passes(num_streams: int) -> tuple[str, ...]:
     """The driver's pipeline after ``bind-sizes`` for a fusion with stream marks:
     ``lower-stream-loops`` cuts it into per-slice launches, ``select-schedulers``
-    picks each launch's scheduler."""
-    return (f"lower-stream-loops{{num-streams={num_streams}}}", "select-schedulers{debug=true}")
+    picks each launch's scheduler and ``schedule-fusions`` writes its loop nest (what
+    the GPU lowers; deferred to the first use of the segments)."""
+    return (f"lower-stream-loops{{num-streams={num_streams}}}", "select-schedulers{debug=true}", "schedule-fusions")
 
 
 def execute_streams(fd: Any, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:

@@ -262,3 +262,30 @@ def test_frontend_marks_stream_axes() -> None:
     np.testing.assert_allclose(out, ref, rtol=1e-5)
     with pytest.raises(ValueError, match="stream axis"):
         parallelize_stream(fd, t1, 5)
+
+
+@pytest.mark.parametrize("num_streams", [1, 3])
+def test_stream_launches_run_their_written_loop_nests(num_streams: int) -> None:
+    """Every launch of a stream program is scheduled (``stream_passes`` ends with
+    ``schedule-fusions``: the GPU lowers only loop nests); its generated kernels, run by
+    the CPU kernel interpreter, give the reference's result."""
+    from fuser import DataType, FusionDefinition
+    from fuser.codegen.lower.loop_nest import has_loop_nest
+    from fuser.frontend.streams import _stream_fusion, stream_passes
+    from fuser.runtime.driver import Signature, compile
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.ops.set(t0)
+        t2 = fd.ops.mul(t1, 2.0)
+        fd.add_output(t2)
+    fd.parallelize_stream(t1, 0)
+    fd.parallelize_stream(t2, 0)
+    assert stream_passes(num_streams)[-1] == "schedule-fusions"
+    x = np.random.default_rng(0).standard_normal((6, 16)).astype(np.float32)
+    fusion = _stream_fusion(fd)
+    exe = compile(fusion, Signature.of(fusion, [x]), passes=stream_passes(num_streams))
+    assert exe.launches and all(has_loop_nest(exe.callee(op)) for op in exe.launches)
+    (out,) = exe.run_on_cpu([x], kernels=True)
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(fd.execute([x], num_streams=num_streams)[0], 2 * x, rtol=1e-6)

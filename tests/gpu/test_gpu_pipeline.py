@@ -1,7 +1,8 @@
 """The GPU path runs the compiler driver's pipeline (issue 13, ``pytest -m gpu``):
 dropping ``strip-bookend-views`` from ``fd.pipeline`` changes what ``fd.execute``
 launches, in ``fd.plan`` and in the CUDA ``fd.last_cuda_code`` shows; the outputs
-stay the same."""
+stay the same. Every kernel is the loop nest ``schedule-fusions`` wrote: without that
+pass there is no kernel to run."""
 
 from __future__ import annotations
 
@@ -13,10 +14,6 @@ from fuser import DataType, FusionDefinition  # noqa: E402
 from fuser.runtime.driver import PASSES  # noqa: E402
 
 pytestmark = pytest.mark.gpu
-
-TEMPLATES = tuple(p for p in PASSES if not p.startswith("schedule-fusions"))
-"""The driver's pipeline without ``schedule-fusions``: the per-scheduler lowerings."""
-
 
 def test_dropping_a_pass_changes_what_execute_launches() -> None:
     with FusionDefinition() as fd:
@@ -84,36 +81,36 @@ def test_the_replay_computes_what_the_walk_computes(define, shapes) -> None:  # 
             assert fd._entry.last_run.num_kernels == 2
 
 
-def test_schedule_fusions_in_the_pipeline_runs_the_written_loop_nest() -> None:
-    """With ``schedule-fusions`` appended to ``fd.pipeline`` the GPU runs the kernel the
-    loop nest gives (``codegen/lower/loop_nest.py``): the rows of this 2-D pointwise
-    schedule on blockIdx.y; same results as the per-scheduler lowering."""
+def test_the_written_loop_nest_runs_and_nothing_else() -> None:
+    """The GPU runs the kernel the loop nest gives (``codegen/lower/loop_nest.py``): the
+    rows of this 2-D pointwise schedule on blockIdx.y; a pipeline without
+    ``schedule-fusions`` has no kernel to run (an error naming the pass)."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
         fd.add_output(fd.ops.add(fd.ops.mul(x, 2.0), fd.ops.broadcast(w, [True, False])))
     xs = [torch.randn(300, 1000, device="cuda"), torch.randn(1000, device="cuda")]
-    fd.pipeline = TEMPLATES
-    (want,) = fd.execute(xs)
-    template = fd.last_cuda_code()
+    (got,) = fd.execute(xs)
+    code = fd.last_cuda_code()
+    (got2,) = fd.execute(xs)  # the replay
+    assert "blockIdx.y" in code
+    want = xs[0] * 2 + xs[1][None, :]
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(got2, want)
     try:
-        fd.pipeline = [*PASSES, "schedule-fusions"]
-        (got,) = fd.execute(xs)
-        code = fd.last_cuda_code()
-        (got2,) = fd.execute(xs)  # the replay
+        fd.pipeline = [p for p in PASSES if not p.startswith("schedule-fusions")]
+        with pytest.raises(ValueError, match="has no loop nest .*run schedule-fusions"):
+            fd.execute(xs)
     finally:
         fd.pipeline = PASSES
-    assert code != template and "blockIdx.y" in code
-    torch.testing.assert_close(got, want)
-    torch.testing.assert_close(got2, xs[0] * 2 + xs[1][None, :])
 
 
 @pytest.mark.parametrize("dtype", [DataType.Float, DataType.BFloat16])
 @pytest.mark.parametrize("shape", [(4096, 1024), (300, 1000), (37, 4096)])
 def test_written_normalization_schedules_run_on_the_gpu(dtype: DataType, shape: tuple[int, int]) -> None:
-    """Softmax with ``schedule-fusions``: its input computed at the row loop in
-    registers, both reductions at the row loop (``loop_nest_compute_at.py``): one
-    kernel, the input read from global memory once, the result torch's."""
+    """Softmax: its input computed at the row loop in registers, both reductions at the
+    row loop (``loop_nest_compute_at.py``): one kernel, the input read from global
+    memory once, the result torch's."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
         xf = fd.ops.cast(x, DataType.Float)
@@ -123,25 +120,16 @@ def test_written_normalization_schedules_run_on_the_gpu(dtype: DataType, shape: 
         fd.add_output(fd.ops.cast(y, dtype))
     tdt = torch.float32 if dtype == DataType.Float else torch.bfloat16
     xs = [torch.randn(*shape, device="cuda", dtype=tdt)]
-    fd.pipeline = TEMPLATES
-    fd.execute(xs)
-    template = fd.last_cuda_code()
-    try:
-        fd.pipeline = [*PASSES, "schedule-fusions"]
-        (got,) = fd.execute(xs)
-        code = fd.last_cuda_code()
-        assert fd._entry.last_run.num_kernels == 1
-    finally:
-        fd.pipeline = PASSES
-    assert code != template
+    (got,) = fd.execute(xs)
+    assert fd._entry.last_run.num_kernels == 1
     want = torch.softmax(xs[0].float(), dim=1).to(tdt)
     torch.testing.assert_close(got, want, atol=1e-2 if tdt == torch.bfloat16 else 1e-6, rtol=1e-2 if tdt == torch.bfloat16 else 1e-5)
 
 
 @pytest.mark.parametrize("shape", [(4096, 1024), (300, 1000)])
 def test_written_layer_norm_schedule_runs_on_the_gpu(shape: tuple[int, int]) -> None:
-    """Layer norm with ``schedule-fusions``: var_mean is a Welford stage at the row
-    loop; the result is torch's layer norm."""
+    """Layer norm: var_mean is a Welford stage at the row loop; the result is torch's
+    layer norm."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
         w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)
@@ -151,25 +139,38 @@ def test_written_layer_norm_schedule_runs_on_the_gpu(shape: tuple[int, int]) -> 
         y = fd.ops.mul(y, fd.ops.broadcast(fd.ops.cast(w, DataType.Float), [True, False]))
         fd.add_output(fd.ops.cast(y, DataType.BFloat16))
     xs = [torch.randn(*shape, device="cuda", dtype=torch.bfloat16), torch.randn(shape[1], device="cuda", dtype=torch.bfloat16)]
-    try:
-        fd.pipeline = [*PASSES, "schedule-fusions"]
-        (got,) = fd.execute(xs)
-        assert fd._entry.last_run.num_kernels == 1
-    finally:
-        fd.pipeline = PASSES
+    (got,) = fd.execute(xs)
+    assert fd._entry.last_run.num_kernels == 1
     want = torch.nn.functional.layer_norm(xs[0].float(), (shape[1],), xs[1].float(), eps=1e-5).bfloat16()
     torch.testing.assert_close(got, want, atol=2e-2, rtol=2e-2)
+
+
+def layernorm_backward(fd: FusionDefinition, dtype: DataType) -> None:
+    """Layer-norm backward (dx, dw, db; the inner-outer persistent kind), every input in ``dtype``."""
+    dy = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    mean = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
+    rstd = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
+    w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
+    dyf, xf, wf, mf, rf = (fd.ops.cast(t, DataType.Float) for t in (dy, x, w, mean, rstd))
+    xhat = fd.ops.mul(fd.ops.sub(xf, mf), rf)
+    g = fd.ops.mul(dyf, fd.ops.broadcast(wf, [True, False]))
+    a = fd.ops.sum(g, [1], keepdim=True)
+    c = fd.ops.sum(fd.ops.mul(g, xhat), [1], keepdim=True)
+    n = fd.ops.cast(fd.ops.size(x, 1), DataType.Float)
+    t = fd.ops.sub(fd.ops.sub(fd.ops.mul(g, n), a), fd.ops.mul(xhat, c))
+    fd.add_output(fd.ops.cast(fd.ops.mul(fd.ops.div(rf, n), t), dtype))
+    fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), [0]))
+    fd.add_output(fd.ops.sum(dyf, [0]))
 
 
 @pytest.mark.parametrize("dtype", [DataType.Float, DataType.BFloat16])
 @pytest.mark.parametrize("shape", [(16384, 1024), (3000, 768), (2048, 4096)])
 def test_written_layer_norm_backward_schedule_runs_on_the_gpu(dtype: DataType, shape: tuple[int, int]) -> None:
-    """Layer-norm backward (inner-outer persistent) with ``schedule-fusions``: the row
-    sums and the column sums have different loop nests, so each gets its kernels
-    (``loop_nest_groups.py``): dx from the row kernel, dw and db from a partials kernel
-    and its finishing kernel; the results are the per-scheduler lowering's."""
-    from benchmarks.loop_nest import layernorm_backward
-
+    """Layer-norm backward (inner-outer persistent): the row sums and the column sums
+    have different loop nests, so each gets its kernels (``loop_nest_groups.py``): dx
+    from the row kernel, dw and db from a partials kernel and its finishing kernel;
+    the results are torch's, in float64 from the same (rounded) inputs."""
     tdt = torch.float32 if dtype == DataType.Float else torch.bfloat16
     with FusionDefinition() as fd:
         layernorm_backward(fd, dtype)
@@ -178,15 +179,14 @@ def test_written_layer_norm_backward_schedule_runs_on_the_gpu(dtype: DataType, s
     mean_t = xt.float().mean(1, keepdim=True).to(tdt)
     rstd_t = torch.rsqrt(xt.float().var(1, unbiased=False, keepdim=True) + 1e-5).to(tdt)
     xs = [torch.randn(rows, cols, device="cuda", dtype=tdt), xt, mean_t, rstd_t, torch.randn(cols, device="cuda", dtype=tdt)]
-    fd.pipeline = TEMPLATES
-    want = fd.execute(xs)
-    try:
-        fd.pipeline = [*PASSES, "schedule-fusions"]
-        got = fd.execute(xs)
-        code = fd.last_cuda_code()
-    finally:
-        fd.pipeline = PASSES
+    got = fd.execute(xs)
+    code = fd.last_cuda_code()
     assert "_nest0" in code and "_nest1_finish" in code
+    dy, x, mean, rstd, w = (t.double() for t in xs)
+    xhat = (x - mean) * rstd
+    g = dy * w[None, :]
+    dx = rstd / cols * (g * cols - g.sum(1, keepdim=True) - xhat * (g * xhat).sum(1, keepdim=True))
+    want = [dx.to(tdt), (dy * xhat).sum(0), dy.sum(0)]
     tol = {"atol": 2e-2, "rtol": 2e-2} if tdt == torch.bfloat16 else {"atol": 1e-3, "rtol": 1e-4}
     for g_, w_ in zip(got, want, strict=True):
-        torch.testing.assert_close(g_.float(), w_.float(), **tol)
+        torch.testing.assert_close(g_.double(), w_.double(), **tol)
