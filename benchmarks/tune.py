@@ -136,6 +136,9 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
     from fuser.schedulers.registry import select
     from fuser.schedulers.target import H100
 
+    unknown = set(var) - {"label", "params", "splits", "hints"}
+    if unknown:
+        raise ValueError(f"variant {var['label']}: unknown keys {sorted(unknown)} (a variant is scheduler parameters)")
     shape_args = [lay.shape if lay is not None else None for lay in layouts]
     sel = select(fusion, bind_sizes(fusion, shape_args), H100)
     params = sel.params

@@ -11,10 +11,10 @@ spread)::
     python3 benchmarks/tune_gaps.py [--only gelu,row_sum] [--budget 200] [--json $OUT/gaps.jsonl]
     python3 benchmarks/tune_gaps.py --dry        # no GPU: lower + NVRTC, ptxas report
 
-Variant knobs: pointwise ``unroll`` / ``block`` / ``grid`` (a grid smaller than the tile
-count runs the grid-stride loop); row kernels ``threads_per_row`` x ``rows_per_block`` and
-``stream_unroll`` (vectors in flight per thread and chunk); column kernels ``block.y``,
-``splits``, ``unroll`` and ``interleave`` (splits take interleaved row groups). Cache-hint
+Variant knobs (scheduler parameters, written as each variant's loop nest by
+``schedule-fusions``): pointwise ``unroll`` / ``block`` / ``grid``; row kernels
+``threads_per_row`` x ``rows_per_block``; column kernels ``block.y`` and ``splits``
+(the row splits of a cross-grid reduction). Cache-hint
 variants (``ldcs``: ``ld.global.cs`` loads, ``stcs``: ``st.global.cs`` stores, ``ldg``:
 ``ld.global.nc``) rewrite the printed CUDA's 16-byte vector accesses (an experiment: the
 printer has no such option; one is added only if it wins).
@@ -91,7 +91,7 @@ def pointwise_variants(n: int, itemsize: int) -> list[Variant]:
 
     def add(label: str, block: int, unroll: int, grid: int = EXACT, hints: str = "") -> None:
         out.append({"label": label, "params": {"unroll": unroll, "block": (block, 1, 1), "grid": (grid, 1, 1)},
-                    "lower": {}, "hints": hints})
+                    "hints": hints})
 
     for block in (128, 256):
         for unroll in (1, 2, 4, 8):
@@ -123,12 +123,9 @@ def row_variants(cols: int, itemsize: int) -> list[Variant]:
         for rpb in (1, 2, 4, 8):
             if not 128 <= tpr * rpb <= 1024:
                 continue
-            for u in (1, 2, 4, 8, 16):
-                if u > batch or batch % u or (u == 1 and batch > 1) or u * v > 64:
-                    continue
-                out.append({"label": f"T{tpr}xR{rpb} b{batch} U{u}",
-                            "params": {"threads_per_row": tpr, "rows_per_block": rpb, "block": (tpr, rpb, 1)},
-                            "lower": {"stream_unroll": u}})
+            out.append({"label": f"T{tpr}xR{rpb} b{batch}",
+                        "params": {"threads_per_row": tpr, "rows_per_block": rpb, "cross_block": tpr > 32,
+                                   "block": (tpr, rpb, 1)}})
     return out
 
 
@@ -138,17 +135,14 @@ def column_variants(rows: int, cols: int, itemsize: int) -> list[Variant]:
     out: list[Variant] = []
     for by in (4, 8):
         for splits in (None, 66, 99, 115, 264):
-            for unroll in (4, 8):
-                for inter in (False, True):
-                    out.append({"label": f"{bx}x{by} S{splits or 'auto'} U{unroll}" + (" inter" if inter else ""),
-                                "params": {"block": (bx, by, 1)},
-                                "lower": {"splits": splits, "unroll": unroll, "interleave": inter}})
+            out.append({"label": f"{bx}x{by} S{splits or 'auto'}",
+                        "params": {"block": (bx, by, 1), "threads_per_row": by}, "splits": splits})
     return out
 
 
 def variants_for(w: Workload, dtype: str) -> list[Variant]:
     itemsize = 2 if dtype == "bfloat16" else 4
-    base: Variant = {"label": "base", "params": {}, "lower": {}}
+    base: Variant = {"label": "base", "params": {}}
     out = [base, dict(base, label="base again")]
     rows, cols = w.shapes[0]
     if w.name.startswith("gelu"):

@@ -112,6 +112,31 @@ def outer_norm(fd: FusionDefinition, dtype: Any) -> None:
     fd.add_output(_back(fd, fd.ops.mul(fd.ops.sub(x, mean), r), dtype))
 
 
+def layernorm_backward(fd: FusionDefinition, dtype: Any) -> None:
+    """dx, dw, db of a layer norm from dy, x, its mean and rstd ([N, 1]) and the
+    weight: row sums for dx, column sums for dw and db (the inner-outer kind)."""
+    dy, x = _in(fd, 2, dtype), _in(fd, 2, dtype)
+    mean = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
+    rstd = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
+    w = _in(fd, 1, dtype)
+    dyf, xf, wf, mf, rf = (_to_float(fd, t, dtype) for t in (dy, x, w, mean, rstd))
+    xhat = fd.ops.mul(fd.ops.sub(xf, mf), rf)
+    g = fd.ops.mul(dyf, fd.ops.broadcast(wf, [True, False]))
+    a = fd.ops.sum(g, [1], keepdim=True)
+    c = fd.ops.sum(fd.ops.mul(g, xhat), [1], keepdim=True)
+    n = fd.ops.cast(fd.ops.size(x, 1), DataType.Float)
+    t = fd.ops.sub(fd.ops.sub(fd.ops.mul(g, n), a), fd.ops.mul(xhat, c))
+    fd.add_output(_back(fd, fd.ops.mul(fd.ops.div(rf, n), t), dtype))
+    fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), [0]))
+    fd.add_output(fd.ops.sum(dyf, [0]))
+
+
+def middle_sum(fd: FusionDefinition, dtype: Any) -> None:
+    """A sum over the middle axis of a 3-D tensor."""
+    t0 = _in(fd, 3, dtype)
+    fd.add_output(_back(fd, fd.ops.sum(_to_float(fd, t0, dtype), [1]), dtype))
+
+
 def sum_bcast_add(fd: FusionDefinition, dtype: Any) -> None:
     t0 = _in(fd, 2, dtype)
     t1 = _in(fd, 2, dtype)
@@ -131,6 +156,15 @@ def _torch_refs() -> dict[str, Callable[..., Any]]:
     def transpose(x):
         return x.view(64, 12, 128, 64).permute(0, 2, 1, 3).contiguous().view(64, 128, 768).view(8192, 768)
 
+    def ln_bwd(dy, x, mean, rstd, w):
+        f = torch.float32 if x.dtype != torch.float64 else torch.float64
+        dyf, xf, mf, rf, wf = (t.to(f) for t in (dy, x, mean, rstd, w))
+        xhat = (xf - mf) * rf
+        g = dyf * wf
+        n = x.shape[1]
+        dx = rf / n * (g * n - g.sum(1, keepdim=True) - xhat * (g * xhat).sum(1, keepdim=True))
+        return dx.to(x.dtype), (dyf * xhat).sum(0), dyf.sum(0)
+
     def outer(x):
         m = x.mean(dim=0, keepdim=True)
         v = ((x - m) ** 2).mean(dim=0, keepdim=True)
@@ -146,11 +180,15 @@ def _torch_refs() -> dict[str, Callable[..., Any]]:
         "col_sum": lambda x: x.sum(dim=0),
         "outer_norm": outer,
         "sum_bcast_add": lambda t0, t1: t1 + t0.sum(dim=1, keepdim=True),
+        "layernorm_backward": ln_bwd,
+        "middle_sum": lambda x: x.sum(dim=1),
     }
 
 
 def workloads() -> list[Workload]:
-    """Every anchor row's workload, in the anchors' order."""
+    """Every anchor row's workload, in the anchors' order, then the classes issue 15
+    measured far from the copy figure (no anchor rows: compare with the copy and
+    torch in the same run)."""
     out: list[Workload] = [
         Workload("gelu_bookend_views", [[8192, 3072]], gelu_bookend, "gelu_bookend_views", [[8192, 3072]]),
         Workload(
@@ -171,6 +209,18 @@ def workloads() -> list[Workload]:
         Workload(
             "sum_bcast_add_8192x3072", [[8192, 3072], [8192, 3072]], sum_bcast_add, "sum_bcast_add", [[8192, 3072]]
         ),
+    ]
+    out += [
+        Workload(
+            "layernorm_backward_16384x1024",
+            [[16384, 1024], [16384, 1024], [16384, 1], [16384, 1], [1024]],
+            layernorm_backward,
+            "layernorm_backward",
+            [[16384, 1024], [1024], [1024]],
+        ),
+        Workload("middle_sum_64x1024x256", [[64, 1024, 256]], middle_sum, "middle_sum", [[64, 256]]),
+        Workload("softmax_unaligned_4096x3001", [[4096, 3001]], softmax, "softmax", [[4096, 3001]]),
+        Workload("vocab_softmax_32x50257", [[32, 50257]], softmax, "softmax", [[32, 50257]]),
     ]
     return out
 
