@@ -145,25 +145,6 @@ def test_written_layer_norm_schedule_runs_on_the_gpu(shape: tuple[int, int]) -> 
     torch.testing.assert_close(got, want, atol=2e-2, rtol=2e-2)
 
 
-def layernorm_backward(fd: FusionDefinition, dtype: DataType) -> None:
-    """Layer-norm backward (dx, dw, db; the inner-outer persistent kind), every input in ``dtype``."""
-    dy = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
-    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
-    mean = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
-    rstd = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=dtype)
-    w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
-    dyf, xf, wf, mf, rf = (fd.ops.cast(t, DataType.Float) for t in (dy, x, w, mean, rstd))
-    xhat = fd.ops.mul(fd.ops.sub(xf, mf), rf)
-    g = fd.ops.mul(dyf, fd.ops.broadcast(wf, [True, False]))
-    a = fd.ops.sum(g, [1], keepdim=True)
-    c = fd.ops.sum(fd.ops.mul(g, xhat), [1], keepdim=True)
-    n = fd.ops.cast(fd.ops.size(x, 1), DataType.Float)
-    t = fd.ops.sub(fd.ops.sub(fd.ops.mul(g, n), a), fd.ops.mul(xhat, c))
-    fd.add_output(fd.ops.cast(fd.ops.mul(fd.ops.div(rf, n), t), dtype))
-    fd.add_output(fd.ops.sum(fd.ops.mul(dyf, xhat), [0]))
-    fd.add_output(fd.ops.sum(dyf, [0]))
-
-
 @pytest.mark.parametrize("dtype", [DataType.Float, DataType.BFloat16])
 @pytest.mark.parametrize("shape", [(16384, 1024), (3000, 768), (2048, 4096)])
 def test_written_layer_norm_backward_schedule_runs_on_the_gpu(dtype: DataType, shape: tuple[int, int]) -> None:
@@ -171,6 +152,8 @@ def test_written_layer_norm_backward_schedule_runs_on_the_gpu(dtype: DataType, s
     have different loop nests, so each gets its kernels (``loop_nest_groups.py``): dx
     from the row kernel, dw and db from a partials kernel and its finishing kernel;
     the results are torch's, in float64 from the same (rounded) inputs."""
+    from benchmarks.workloads import layernorm_backward
+
     tdt = torch.float32 if dtype == DataType.Float else torch.bfloat16
     with FusionDefinition() as fd:
         layernorm_backward(fd, dtype)
