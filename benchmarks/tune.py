@@ -64,11 +64,12 @@ def row_variants(cols: int, itemsize: int) -> Iterator[Variant]:
 
 
 def column_variants(rows: int, cols: int, itemsize: int) -> Iterator[Variant]:
-    """Column vectors x rows of threads (``block``) x row splits for a column kernel."""
+    """Column vectors x rows of threads (``block``) x row splits for a column kernel
+    (``splits`` 1: one kernel, no grid reduction)."""
     v = 16 // itemsize
     bx = min(32, max(1, cols // v))
-    for by in (4, 8):
-        for splits in (None, 64, 132):
+    for by in (4, 8, 16, 32):
+        for splits in (None, 1, 2, 4, 64, 132):
             if splits is not None and rows // splits < by * 4:
                 continue
             params = {"block": (bx, by, 1), "threads_per_row": by}
@@ -90,22 +91,27 @@ CASES = [
     ("rmsnorm_1024", ("bfloat16", "float32")),
     ("sum_bcast_add_8192x3072", ("bfloat16", "float32")),
     ("row_sum_4096", ("bfloat16", "float32")),
+    ("middle_sum_64x1024x256", ("float32", "bfloat16")),
 ]
 
 
 def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
 
-    kind = "reduction" if "col_sum" in w.name or "row_sum" in w.name else (
+    kind = "reduction" if any(k in w.name for k in ("col_sum", "row_sum", "middle_sum")) else (
         "outer_persistent" if "outer" in w.name else "inner_persistent")
     itemsize = 2 if dtype == "bfloat16" else 4
     del fusion
     base: Variant = {"label": "base", "params": {}}
     out = [base]
-    if kind in ("inner_persistent", "reduction") and "col_sum" not in w.name:
+    if kind in ("inner_persistent", "reduction") and "col_sum" not in w.name and "middle_sum" not in w.name:
         rows, cols = w.shapes[0]
         out += list(row_variants(cols, itemsize))
     elif kind in ("outer_persistent", "reduction"):
-        rows, cols = w.shapes[0]
+        if len(w.shapes[0]) == 3:  # a middle-axis sum: the kept axes are the columns
+            outer, rows, inner = w.shapes[0]
+            cols = outer * inner
+        else:
+            rows, cols = w.shapes[0]
         out += list(column_variants(rows, cols, itemsize))
     out.append({"label": "base again", "params": {}})
     return out
@@ -146,7 +152,8 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
     if var["params"]:
         red = dataclasses.replace(red, **var["params"])  # type: ignore[type-var]
     if var.get("splits"):
-        red = dataclasses.replace(red, cross_grid=True, grid=(red.grid[0], var["splits"], 1))  # type: ignore[union-attr]
+        n = var["splits"]
+        red = dataclasses.replace(red, cross_grid=n > 1, grid=(red.grid[0], n, 1))  # type: ignore[union-attr]
     params = dataclasses.replace(params, stats=red) if isinstance(params, OuterPersistentParams) else red
     scheduled = schedule_segment(fusion, Signature(tuple(shape_args)), H100, chosen=(sel.kind, params))
     return lower_segment(scheduled, layouts, None, out_layouts)

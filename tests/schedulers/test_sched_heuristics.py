@@ -98,7 +98,16 @@ def test_reduction_inner_and_outer_params() -> None:
     col = _heur(ReductionScheduler, F.col_sum(), [(4096, 8192)])
     assert not col.fastest_dim and col.vectorization == 4
     assert col.block == (32, 8, 1) and col.rows_per_block == 128
-    assert col.grid[0] == 64
+    assert col.grid[0] == 64 and col.cross_grid  # 64 column tiles: the rows split over grid.y
+    # Column tiles for every SM (0.9 a SM): one kernel, 1024 threads a block, each
+    # folding 4096 / 32 = 128 rows; no split, no finishing kernel.
+    wide = _heur(ReductionScheduler, F.col_sum(), [(4096, 16384)])
+    assert wide.block == (32, 32, 1) and wide.grid == (128, 1, 1) and not wide.cross_grid
+    # ... with at least OUTER_MIN_ROWS rows a thread: 64 rows are 8 rows of threads.
+    short = _heur(ReductionScheduler, F.col_sum(), [(64, 16384)])
+    assert short.block == (32, 8, 1) and not short.cross_grid
+    # Just below 0.9 tiles a SM (118 < 118.8): the split.
+    assert _heur(ReductionScheduler, F.col_sum(), [(4096, 118 * 128)]).cross_grid
 
 
 def test_inner_persistent_params_fit_registers() -> None:
