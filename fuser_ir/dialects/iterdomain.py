@@ -900,12 +900,30 @@ def trace_domain(
                     f"{op.name}: result #{j} ({r.type}) of an {t.name} {problem}; every id on "
                     "the way to the declared ids must be consumed exactly once"
                 )
+    return _in_block_order(op, list(visited))
+
+
+def _in_block_order(op: Operation, ops: list[Operation]) -> list[Operation]:
+    """``ops`` in the order of ``op``'s block (those outside it first, in their given
+    order). They are defined before ``op``, usually just before it: walk back from
+    ``op`` until every one is found, instead of indexing the whole block per op."""
     block = op.parent_block()
-    if block is not None:
-        return sorted(
-            visited, key=lambda o: block.get_operation_index(o) if o.parent is block else -1
-        )
-    return list(visited)
+    if block is None:
+        return ops
+    wanted = {o for o in ops if o.parent is block}
+    position: dict[Operation, int] = {}
+    cur = op.prev_op
+    distance = 0
+    while cur is not None and len(position) < len(wanted):
+        distance += 1
+        if cur in wanted:
+            position[cur] = -distance
+        cur = cur.prev_op
+    if len(position) < len(wanted):  # one after ``op`` (not dominating): index them all
+        index = {o: i for i, o in enumerate(block.ops)}
+        return sorted(ops, key=lambda o: index[o] if o.parent is block else -1)
+    outside = [o for o in ops if o.parent is not block]
+    return outside + sorted(position, key=position.__getitem__)
 
 
 def domain_of(tensor: SSAValue) -> tuple[list[SSAValue], list[SSAValue]]:
