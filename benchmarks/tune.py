@@ -164,7 +164,6 @@ def compile_job(job: tuple[str, str, int]) -> dict:
     lowered kernels without their IR) and the ptxas report."""
     from fuser.codegen.cuda_printer import print_cuda
     from fuser.codegen.nvrtc import CompileOptions, compile_cuda
-    from fuser.runtime.compile_fusion import _without_preamble
 
     wname, dtype, i = job
     w = {w.name: w for w in workloads()}[wname]
@@ -174,8 +173,7 @@ def compile_job(job: tuple[str, str, int]) -> dict:
     res: dict[str, Any] = {"variant": var["label"]}
     try:
         lowered = lower_variant(fusion, layouts, out_layouts, var)
-        source = "\n\n".join(print_cuda(m) if k == 0 else _without_preamble(print_cuda(m))
-                              for k, m in enumerate(lowered.modules()))
+        source = print_cuda(*lowered.modules())
         compiled = compile_cuda(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data,
                                 options=CompileOptions(arch="sm_90", extra=("--ptxas-options=-v",)))
         res["report"] = " | ".join(

@@ -161,7 +161,6 @@ def variants_for(w: Workload, dtype: str) -> list[Variant]:
 def compile_job(job: tuple[str, str, int]) -> dict:
     from fuser.codegen.cuda_printer import print_cuda
     from fuser.codegen.nvrtc import CompileOptions, compile_cuda
-    from fuser.runtime.compile_fusion import _without_preamble
 
     wname, dtype, i = job
     w = {w.name: w for w in workloads()}[wname]
@@ -171,8 +170,7 @@ def compile_job(job: tuple[str, str, int]) -> dict:
     res: dict[str, Any] = {"variant": var["label"]}
     try:
         lowered = tune.lower_variant(fusion, layouts, out_layouts, var)
-        source = "\n\n".join(print_cuda(m) if k == 0 else _without_preamble(print_cuda(m))
-                             for k, m in enumerate(lowered.modules()))
+        source = print_cuda(*lowered.modules())
         if var.get("hints"):
             source = with_hints(source, var["hints"])
         compiled = compile_cuda(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data,

@@ -136,9 +136,9 @@ def _compiled_metas(entry: CacheEntry, inputs: Sequence[Any]) -> list[Any]:
 def _strip(src: str, intrinsic_code: bool) -> str:
     if intrinsic_code:
         return src
-    from fuser.runtime.compile_fusion import _without_preamble
+    from fuser.codegen.cuda_printer import without_preamble
 
-    return _without_preamble(src)
+    return without_preamble(src)
 
 
 def generate_cuda_code(

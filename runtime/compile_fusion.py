@@ -136,20 +136,13 @@ class FusionCompiler:
         lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target)
         if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
             raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
-        source = "\n\n".join(print_cuda(m) if i == 0 else _without_preamble(print_cuda(m))
-                             for i, m in enumerate(lowered.modules()))
+        source = print_cuda(*lowered.modules())
         compiled = compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
         module = drv.load_module(compiled.image)
         kernels = [module.kernel(k.name, kernel_signature(fusion, k.args)) for k in lowered.kernels]
         self.compiles += 1
         scratch = [s.numel * s.dtype.itemsize for s in lowered.scratch]
         return CompiledSegment(fusion, lowered, source, kernels, scratch)
-
-
-def _without_preamble(src: str) -> str:
-    """The kernels of a printed module without the shared preamble (one per source)."""
-    cut = src.find('extern "C"')
-    return src[cut:] if cut >= 0 else src
 
 
 class ScratchPool:

@@ -39,8 +39,9 @@ builtin.module {
   }
 }
 
+// The fp16 header for the __half kernel; no bf16 header (no kernel uses __nv_bfloat16).
 // CHECK:       #include <cuda_fp16.h>
-// CHECK:       #include <cuda_bf16.h>
+// CHECK-NOT:   #include <cuda_bf16.h>
 // CHECK-LABEL: extern "C" __global__ void __launch_bounds__(128) scale(const __half* __restrict__ x, __half* __restrict__ y, int n) {
 // CHECK-NEXT:    int tid = threadIdx.x;
 // CHECK-NEXT:    int off = tid * 4;
