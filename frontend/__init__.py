@@ -12,12 +12,14 @@ from fuser.frontend.datatype import DataType
 from fuser.frontend.execution import get_executor, set_executor
 from fuser.frontend.fusion_definition import Fusion, FusionDefinition
 from fuser.frontend.state import Scalar, Tensor, Vector
+from fuser.frontend.user_schedule import ParallelType
 
 __all__ = [
     "DataType",
     "Fusion",
     "FusionCache",
     "FusionDefinition",
+    "ParallelType",
     "Scalar",
     "Tensor",
     "Vector",

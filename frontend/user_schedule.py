@@ -21,34 +21,69 @@ raises nvFuser's ``RuntimeError("Attempting to add to a completed definition!")`
 Later runs with that layout use the user schedule unless
 ``override_user_schedule=True``.
 
-What fuser supports inside ``schedule()``: reading the definition's tensors and
-``fd.sched.user_schedule_ir()``. nvFuser's scheduling calls (``fd.sched.split``,
-``merge``, ``parallelize``, ``schedule`` with a heuristic, ...) are not implemented:
-each raises ``NotImplementedError`` naming the call. A user schedule is thus always
-the fusion without transforms, which nvFuser compiles as one serial kernel; fuser
-lowers it the same way (``fuser.codegen.lower.serial_schedule``: a loop nest of serial
-loops, one thread of one block; a reduction is a serial fold, an output at another
-shape an apply kernel after it; a chain of reductions, such as softmax's, is no loop
-nest and raises on the GPU). On the CPU a user
-schedule runs on the reference interpreter like any fusion (schedules never change
-results); ``fd.profile()`` reports it as one segment of scheduler ``"user"``.
+What fuser supports inside ``schedule()``: reading the definition's tensors,
+``fd.sched.user_schedule_ir()``, and nvFuser's loop transforms on the tensors of a
+fusion without reductions, written as ``iterdomain`` ops on the user-scheduled fusion
+when ``schedule()`` returns:
+
+* ``split(t, dim, factor, inner_split=True)``, ``merge(t, dim)``,
+  ``reorder(t, {old: new})``, ``parallelize(t, axis, ParallelType.grid_x)`` (nvFuser's
+  names: ``grid_x/y/z``, ``block_x/y/z``, ``vectorize``, ``unroll``, ``unswitch``,
+  ``serial``);
+* ``transform_like(ref, selected_tensors=[])`` replays ``ref``'s splits, merges and
+  reorders on the selected tensors of ``ref``'s shape (every other returned output
+  when none are selected); ``parallelize_like(ref, ...)`` its parallel types;
+* ``inline_most()`` is what the lowering does anyway: a tensor without a loop domain
+  is computed where its consumers read it.
+
+Every returned output then needs a loop domain (``transform_like`` gives them one); the
+kernel is the generic lowering of that loop nest, so a split, a merge or a parallel
+type changes the kernel. Other scheduling calls (``cache_after``, ``rfactor``,
+``set_memory_type``, ``schedule`` with a heuristic, ...) raise ``NotImplementedError``
+naming the call. A user schedule without transforms is the fusion without transforms,
+which nvFuser compiles as one serial kernel; fuser lowers it the same way
+(``fuser.codegen.lower.serial_schedule``: a loop nest of serial loops, one thread of
+one block; a reduction is a serial fold, an output at another shape an apply kernel
+after it; a chain of reductions, such as softmax's, is no loop nest and raises on the
+GPU). On the CPU a user schedule runs on the reference interpreter like any fusion
+(schedules never change results); ``fd.profile()`` reports it as one segment of
+scheduler ``"user"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import enum
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.ir import Block, SSAValue
 
-from fuser.ir.dialects.fuser import FusionOp
+from fuser.ir.dialects import iterdomain as I
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 if TYPE_CHECKING:
     from fuser.frontend.cache import CacheEntry
     from fuser.frontend.fusion_definition import FusionDefinition
 
-__all__ = ["ScheduleOperators", "UserSchedule", "defines_schedule", "find", "make", "run"]
+__all__ = ["ParallelType", "ScheduleOperators", "UserSchedule", "defines_schedule", "find", "make", "run"]
+
+
+class ParallelType(enum.Enum):
+    """nvFuser's ``ParallelType`` names, as the ``iterdomain`` parallel types they are."""
+
+    grid_x = I.ParallelType.BIDx
+    grid_y = I.ParallelType.BIDy
+    grid_z = I.ParallelType.BIDz
+    block_x = I.ParallelType.TIDx
+    block_y = I.ParallelType.TIDy
+    block_z = I.ParallelType.TIDz
+    vectorize = I.ParallelType.vectorize
+    unroll = I.ParallelType.unroll
+    unswitch = I.ParallelType.unswitch
+    serial = I.ParallelType.serial
+    stream = I.ParallelType.stream
 
 NOT_DEFINED = "User schedule is not defined."
 
@@ -69,12 +104,14 @@ class UserSchedule:
 
 
 class ScheduleOperators:
-    """``fd.sched``: nvFuser's scheduling API inside ``schedule()``. fuser implements
-    ``user_schedule_ir``; every other call raises ``NotImplementedError``."""
+    """``fd.sched``: nvFuser's scheduling API inside ``schedule()`` (module docstring):
+    loop transforms on the tensors of the user schedule being made, written as
+    ``iterdomain`` ops when ``schedule()`` returns."""
 
     def __init__(self, fd: FusionDefinition) -> None:
         self._fd = fd
         self._current: UserSchedule | None = None
+        self._schedules: dict[int, tuple[Any, list[tuple[str, tuple[Any, ...]]]]] = {}
 
     def user_schedule_ir(self) -> str:
         """The fusion of the last user schedule made for this definition, or
@@ -83,13 +120,168 @@ class ScheduleOperators:
             raise RuntimeError("Invalid fusion definition!")
         return NOT_DEFINED if self._current is None else self._current.ir()
 
+    # ---- transforms ------------------------------------------------------------------
+    def split(self, arg: Any, dim: int, factor: int, inner_split: bool = True) -> None:
+        self._apply("split", arg, (dim, factor, inner_split))
+
+    def merge(self, arg: Any, dim: int) -> None:
+        self._apply("merge", arg, (dim,))
+
+    def reorder(self, arg: Any, old2new: Mapping[int, int]) -> None:
+        self._apply("reorder", arg, (dict(old2new),))
+
+    def parallelize(self, tensor: Any, axis: int, parallel_type: Any) -> None:
+        if not isinstance(parallel_type, ParallelType):
+            raise ValueError(f"fd.sched.parallelize: {parallel_type!r} is not a ParallelType")
+        self._apply("parallelize", tensor, (axis, parallel_type.value))
+
+    def transform_like(self, tensor: Any, selected_tensors: Sequence[Any] = ()) -> None:
+        """Replay ``tensor``'s splits, merges and reorders on ``selected_tensors`` (every
+        other returned output when empty) of the same shape."""
+        self._like("transform_like", tensor, selected_tensors, lambda kind: kind != "parallelize")
+
+    def parallelize_like(
+        self,
+        tensor: Any,
+        pos: int = -1,
+        selected_tensors: Sequence[Any] = (),
+        selected_parallel_types: Any = (),
+        propagate_padding: bool = True,
+    ) -> None:
+        """``tensor``'s parallel types on the selected tensors (``pos`` and
+        ``selected_parallel_types`` as nvFuser's: only -1 and all types)."""
+        del propagate_padding
+        if pos != -1 or selected_parallel_types:
+            raise NotImplementedError("fd.sched.parallelize_like: only pos=-1 and every parallel type")
+        self._like("parallelize_like", tensor, selected_tensors, lambda kind: kind == "parallelize")
+
+    def inline_most(self, selected_tensors: Sequence[Any] = ()) -> None:
+        """Nothing to do: a tensor without a loop domain is computed where it is read."""
+        del selected_tensors
+        self._current_schedule("inline_most")
+
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
         raise NotImplementedError(
-            f"fd.sched.{name}: fuser's user schedules apply no transforms yet (only "
-            "fd.sched.user_schedule_ir is available); the fusion stays unscheduled"
+            f"fd.sched.{name}: not supported by fuser's user schedules (split, merge, reorder, "
+            "parallelize, transform_like, parallelize_like and inline_most are)"
         )
+
+    # ---- bookkeeping -----------------------------------------------------------------
+    def _current_schedule(self, call: str) -> UserSchedule:
+        if self._current is None:
+            raise RuntimeError(f"fd.sched.{call}: only inside schedule()")
+        return self._current
+
+    def _position(self, call: str, tensor: Any) -> int:
+        value = getattr(tensor, "value", None)
+        if getattr(tensor, "fd", None) is not self._fd or not isinstance(value, SSAValue):
+            raise ValueError(f"fd.sched.{call}: {tensor!r} is not a tensor of this definition")
+        if not isinstance(value.type, TensorType):
+            raise ValueError(f"fd.sched.{call}: {tensor!r} is not a tensor")
+        return _values(self._fd._state.block).index(value)
+
+    def _schedule(self, call: str, tensor: Any) -> tuple[Any, list[tuple[str, tuple[Any, ...]]]]:
+        return self._schedule_at(call, self._position(call, tensor))
+
+    def _schedule_at(self, call: str, position: int) -> tuple[Any, list[tuple[str, tuple[Any, ...]]]]:
+        from fuser.ir.schedule import Schedule
+
+        sched = self._current_schedule(call)
+        if position not in self._schedules:
+            mine = _values(self._fd._state.block)
+            values = _values(sched.fusion.body.block)
+            if len(mine) != len(values) or mine[position].type != values[position].type:
+                raise NotImplementedError(
+                    f"fd.sched.{call}: the fusion was rewritten for these inputs (reshapes decided "
+                    "at execute time); loop transforms need the definition's own tensors"
+                )
+            if any(op.name in _REDUCTIONS for op in sched.fusion.body.block.ops):
+                raise NotImplementedError(
+                    f"fd.sched.{call}: loop transforms on a fusion with reductions are not supported yet"
+                )
+            self._schedules[position] = (Schedule(values[position]), [])
+        return self._schedules[position]
+
+    def _apply(self, kind: str, tensor: Any, args: tuple[Any, ...]) -> None:
+        s, record = self._schedule(kind, tensor)
+        try:
+            _transform(s, kind, args)
+        except ValueError as e:
+            raise ValueError(f"fd.sched.{kind}: {e}") from None
+        record.append((kind, args))
+
+    def _like(self, call: str, tensor: Any, selected: Sequence[Any], which: Callable[[str], bool]) -> None:
+        sched = self._current_schedule(call)
+        ref_position = self._position(call, tensor)
+        _, record = self._schedules.get(ref_position, (None, []))
+        values = _values(sched.fusion.body.block)
+        shape = values[ref_position].type.get_shape()  # type: ignore[attr-defined]
+        if selected:
+            targets = [self._position(call, t) for t in selected]
+        else:
+            returned = set(sched.fusion.output_op.returned_values())
+            targets = [k for k, v in enumerate(values) if v in returned]
+        for k in targets:
+            if k == ref_position:
+                continue
+            if values[k].type.get_shape() != shape:  # type: ignore[attr-defined]
+                raise NotImplementedError(
+                    f"fd.sched.{call}: only tensors of the reference's shape {list(shape)} are "
+                    f"replayed; {values[k].type} is not one"
+                )
+            for kind, args in record:
+                if which(kind):
+                    s, own = self._schedule_at(call, k)
+                    _transform(s, kind, args)
+                    own.append((kind, args))
+
+    def _finish(self) -> None:
+        """Write the loop domains of ``schedule()``'s transforms into the user
+        schedule's fusion (none: it stays unscheduled, the serial loop nest)."""
+        from fuser.codegen.lower import UNSCHEDULED
+
+        sched = self._current
+        schedules, self._schedules = self._schedules, {}
+        if sched is None or not schedules:
+            return
+        for s, _ in schedules.values():
+            s.emit()
+        scheduled = {s.tensor for s, _ in schedules.values()}
+        for j, v in enumerate(sched.fusion.output_op.returned_values()):
+            if isinstance(v.type, TensorType) and v not in scheduled:
+                raise ValueError(
+                    f"fd.sched: returned output #{j} has no loop domain; schedule it or "
+                    "fd.sched.transform_like the scheduled output"
+                )
+        sched.fusion.attributes.pop(UNSCHEDULED, None)
+
+
+_REDUCTIONS = frozenset({"fuser.sum", "fuser.prod", "fuser.max", "fuser.min", "fuser.var", "fuser.var_mean",
+                         "fuser.welford", "fuser.argmax", "fuser.argmin"})
+
+
+def _values(block: Block) -> list[SSAValue]:
+    return [*block.args, *(r for op in block.ops for r in op.results)]
+
+
+def _transform(s: Any, kind: str, args: tuple[Any, ...]) -> None:
+    if kind == "split":
+        s.split(*args)
+    elif kind == "merge":
+        s.merge(*args)
+    elif kind == "reorder":
+        (old2new,) = args
+        n = len(s.ids)
+        order = list(range(n))
+        new = [-1] * n
+        for old, to in old2new.items():
+            new[to % n] = old % n
+        rest = iter(k for k in order if k not in {o % n for o in old2new})
+        s.reorder([k if k >= 0 else next(rest) for k in new])
+    else:
+        s.parallelize(*args)
 
 
 def defines_schedule(fd: FusionDefinition) -> bool:
@@ -126,7 +318,9 @@ def make(fd: FusionDefinition, inputs: Sequence[Any]) -> UserSchedule:
     ops._current = sched
     try:
         fd.schedule()  # type: ignore[attr-defined]
+        ops._finish()
     except BaseException:
+        ops._schedules = {}
         ops._current = previous
         raise
     entry.user_schedules[key] = sched

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuser import DataType, FusionDefinition
+from fuser import DataType, FusionDefinition, ParallelType
 from fuser.frontend.building import CompletedDefinitionError
 
 
@@ -79,19 +79,99 @@ def test_ops_after_the_with_block_are_rejected() -> None:
             add()
 
 
-def test_scheduling_calls_are_not_implemented() -> None:
-    class Split(Sinh):
+class Scaled(FusionDefinition):
+    """nvFuser's user-schedule pattern on two outputs: split the first, bind the
+    pieces to the grid and the block, replay on the other output, inline the rest."""
+
+    factor = 4
+    scale = 2.0  # a definition of its own per subclass (user schedules are per cached fusion)
+
+    def definition(self) -> None:
+        self.t0 = self.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        self.t1 = self.ops.mul(self.ops.tanh(self.t0), self.scale)
+        self.t2 = self.ops.add(self.t1, 1.0)
+        self.add_output(self.t1)
+        self.add_output(self.t2)
+
+    def schedule(self) -> None:
+        self.sched.merge(self.t2, 0)
+        self.sched.split(self.t2, 0, self.factor)
+        self.sched.parallelize(self.t2, 0, ParallelType.grid_x)
+        self.sched.parallelize(self.t2, 1, ParallelType.block_x)
+        self.sched.transform_like(self.t2)
+        self.sched.parallelize_like(self.t2)
+        self.sched.inline_most()
+
+
+def test_loop_transforms_are_the_kernel() -> None:
+    """fd.sched transforms are written as iterdomain ops; the kernel is their loop nest
+    (grid = 12 / 4 blocks of 4 threads here), it runs on the CPU kernel interpreter to
+    the reference, and another split factor is another kernel."""
+    from fuser.runtime.cpu_runner import run_segment_on_cpu
+
+    fd = Scaled()
+    x = _x()
+    outs = fd.execute([x])  # the CPU: the reference interpreter
+    np.testing.assert_allclose(outs[1], np.tanh(x) * 2 + 1, rtol=1e-6)
+    ir = fd.sched.user_schedule_ir()
+    assert "fuser.unscheduled" not in ir
+    assert ir.count("iterdomain.loop") == 2 and "to BIDx" in ir and "to TIDx" in ir
+    sched = fd._entry.last_user_schedule
+    (t1, t2), lowered = run_segment_on_cpu(sched.fusion, [x])
+    np.testing.assert_allclose(t1, np.tanh(x) * 2, rtol=1e-6)
+    np.testing.assert_allclose(t2, np.tanh(x) * 2 + 1, rtol=1e-6)
+    (kernel,) = lowered.kernels
+    assert kernel.block == (4, 1, 1) and kernel.grid == (3, 1, 1)
+    code = fd.cuda_code_for([x])
+    assert "__launch_bounds__(4)" in code and "blockIdx.x" in code
+
+    class Scaled3(Scaled):
+        factor = 3
+        scale = 3.0
+
+    fd3 = Scaled3()
+    np.testing.assert_allclose(fd3.execute([x])[1], np.tanh(x) * 3 + 1, rtol=1e-6)
+    other = fd3.cuda_code_for([x])
+    assert "__launch_bounds__(3)" in other and "blockIdx.x" in other
+
+
+def test_bad_loop_transforms_are_diagnostics() -> None:
+    def user(body):  # noqa: ANN001, ANN202
+        class User(FusionDefinition):
+            def definition(self) -> None:
+                self.t0 = self.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+                self.t1 = self.ops.exp(self.t0)
+                self.add_output(self.t1)
+
+            def schedule(self) -> None:
+                body(self)
+
+        return User()
+
+    with pytest.raises(ValueError, match=r"fd.sched.split: .*loop axis"):
+        user(lambda fd: fd.sched.split(fd.t1, 5, 2)).execute([_x()])
+    with pytest.raises(ValueError, match=r"fd.sched.split: split factor 0 must be positive"):
+        user(lambda fd: fd.sched.split(fd.t1, 0, 0)).execute([_x()])
+    with pytest.raises(ValueError, match=r"fd.sched.parallelize: 'TIDx' is not a ParallelType"):
+        user(lambda fd: fd.sched.parallelize(fd.t1, 0, "TIDx")).execute([_x()])
+    with pytest.raises(ValueError, match=r"returned output #0 has no loop domain"):
+        user(lambda fd: fd.sched.split(fd.t0, 0, 2)).execute([_x()])
+    with pytest.raises(NotImplementedError, match=r"fd.sched.cache_after: not supported"):
+        user(lambda fd: fd.sched.cache_after(fd.t0)).execute([_x()])
+
+
+def test_loop_transforms_on_a_reduction_are_not_supported_yet() -> None:
+    class Red(FusionDefinition):
         def definition(self) -> None:
-            self.t0 = self.define_tensor(
-                shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float
-            )
-            self.add_output(self.ops.tanh(self.t0))
+            self.t0 = self.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+            self.t1 = self.ops.sum(self.t0, [1])
+            self.add_output(self.t1)
 
         def schedule(self) -> None:
-            self.sched.split(self.t0, 0, 2)
+            self.sched.split(self.t1, 0, 2)
 
-    with pytest.raises(NotImplementedError, match=r"fd.sched.split: .*no transforms"):
-        Split().execute([_x()])
+    with pytest.raises(NotImplementedError, match=r"fd.sched.split: loop transforms on a fusion with reductions"):
+        Red().execute([_x()])
 
 
 def test_a_reduction_is_a_serial_loop_nest_and_a_chain_of_them_a_diagnostic() -> None:

@@ -66,3 +66,33 @@ def test_integer_division_matches_torch_on_cuda() -> None:
     y = torch.tensor([2, 2, 0, 0, 0], device="cuda")
     (out,) = fd.execute([x, y])
     assert torch.equal(out, torch.div(x, y, rounding_mode="trunc"))
+
+
+def test_user_loop_transforms_run_on_the_gpu() -> None:
+    """fd.sched split/merge/parallelize/transform_like: the GPU runs their loop nest
+    (12 blocks of 128 threads for 12 x 128 elements), to torch's result."""
+    from fuser import ParallelType
+
+    class Scaled(FusionDefinition):
+        def definition(self) -> None:
+            self.t0 = self.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+            self.t1 = self.ops.mul(self.ops.tanh(self.t0), 5.0)
+            self.t2 = self.ops.add(self.t1, 1.0)
+            self.add_output(self.t1)
+            self.add_output(self.t2)
+
+        def schedule(self) -> None:
+            self.sched.merge(self.t2, 0)
+            self.sched.split(self.t2, 0, 128)
+            self.sched.parallelize(self.t2, 0, ParallelType.grid_x)
+            self.sched.parallelize(self.t2, 1, ParallelType.block_x)
+            self.sched.transform_like(self.t2)
+            self.sched.parallelize_like(self.t2)
+            self.sched.inline_most()
+
+    fd = Scaled()
+    x = torch.randn(12, 128, device="cuda")
+    t1, t2 = fd.execute([x])
+    torch.testing.assert_close(t1, torch.tanh(x) * 5)
+    torch.testing.assert_close(t2, torch.tanh(x) * 5 + 1)
+    assert "__launch_bounds__(128)" in fd.last_cuda_code()
