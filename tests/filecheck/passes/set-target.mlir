@@ -4,9 +4,9 @@
 // RUN: fuser-opt %s -p select-schedulers | filecheck %s --check-prefix=TINY
 
 // The module says which GPU it is compiled for; the passes read it. The same column
-// sum, scheduled for a 4-SM GPU written in the IR (one wave of blocks: 16 column
-// blocks fill half of it, grid.y = 2 row splits) and, after set-target, for the H100
-// (grid.y = 66 row splits).
+// sum, scheduled for a 4-SM GPU written in the IR (16 column blocks are 4 a SM: one
+// kernel of 32 x 32 threads a block, no row split) and, after set-target, for the
+// H100 (16 column blocks for 132 SMs: grid.y = 66 row splits).
 
 builtin.module attributes {fuser.target = #fuser.target<"tiny", sm_80, sm_count = 4, regs_per_sm = 65536, max_regs_per_thread = 255, smem_per_block_optin = 49152, smem_per_sm = 65536, l2_bytes = 4194304, memory_bandwidth_gbs = 500.0, max_threads_per_block = 1024, warp_size = 32, max_threads_per_sm = 2048, max_blocks_per_sm = 32>} {
   fuser.fusion @col_sum(%x : !fuser.tensor<32768x2048xf32>) -> !fuser.tensor<2048xf32> {
@@ -25,5 +25,4 @@ builtin.module attributes {fuser.target = #fuser.target<"tiny", sm_80, sm_count 
 
 // TINY-LABEL: builtin.module attributes {fuser.target = #fuser.target<"tiny"
 // TINY-NEXT: fuser.fusion @col_sum
-// TINY-SAME: cross_grid = true
-// TINY-SAME: grid = array<i64: 16, 2, 1>
+// TINY-SAME: cross_grid = false, block = array<i64: 32, 32, 1>, grid = array<i64: 16, 1, 1>
