@@ -192,22 +192,13 @@ def reduction_params(
             next_pow2(ext.reduction),
             max(bdimy, next_pow2(ceil_div(ext.reduction, OUTER_MIN_ROWS))),
         )
-        return ReductionParams(
-            fastest_dim=False,
-            vectorization=vec,
-            threads_per_row=bdimy,
-            rows_per_block=bdimx * vec,
-            persistent_batch=persistent_batch,
-            cross_block=bdimy > 1,
-            cross_grid=False,
-            block=(bdimx, bdimy, 1),
-            grid=(blocks, 1, 1),
-        )
-    # The rows split over grid.y: one full-occupancy wave of blocks, each thread
-    # folding at least OUTER_MIN_ROWS rows (a wave of one block per SM leaves the
-    # loads latency-bound: 44 against 38.6 us on a 16384x1024 f32 column sum).
-    per_sm = max(2, target.max_threads_per_sm // (bdimx * bdimy))
-    split = max(1, min(ceil_div(target.sm_count * per_sm, blocks), ext.reduction // (bdimy * OUTER_MIN_ROWS)))
+        split = 1
+    else:
+        # The rows split over grid.y: one full-occupancy wave of blocks, each thread
+        # folding at least OUTER_MIN_ROWS rows (a wave of one block per SM leaves the
+        # loads latency-bound: 44 against 38.6 us on a 16384x1024 f32 column sum).
+        per_sm = max(2, target.max_threads_per_sm // (bdimx * bdimy))
+        split = max(1, min(ceil_div(target.sm_count * per_sm, blocks), ext.reduction // (bdimy * OUTER_MIN_ROWS)))
     return ReductionParams(
         fastest_dim=False,
         vectorization=vec,
