@@ -222,6 +222,7 @@ class _KernelPrinter:
         self.index_t = "int" if func.get_index_bits() == 32 else "long long"
         self.names: dict[SSAValue, str] = {}
         self.used: set[str] = set()
+        self.suffix: dict[str, int] = {}
         self.tmp = 0
         self.loop = 0
         self.lines: list[str] = []
@@ -231,10 +232,17 @@ class _KernelPrinter:
     def fresh(self, hint: str | None, default_prefix: str = "t") -> str:
         if hint:
             base = _sanitize(hint)
-            name, n = base, 1
-            while name in self.used or name in _RESERVED:
+            name = base
+            if name in self.used or name in _RESERVED:
+                # the first free ``base_n``: names are never freed, so the search
+                # resumes where the last one for ``base`` ended (a hint repeated k
+                # times costs k, not k^2 / 2)
+                n = self.suffix.get(base, 1)
                 name = f"{base}_{n}"
-                n += 1
+                while name in self.used or name in _RESERVED:
+                    n += 1
+                    name = f"{base}_{n}"
+                self.suffix[base] = n
         else:
             while f"{default_prefix}{self.tmp}" in self.used:
                 self.tmp += 1

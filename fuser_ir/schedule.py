@@ -188,12 +188,15 @@ def _fusion_block(tensor: SSAValue) -> Block:
     return block
 
 
-def _insert_and_verify(block: Block, ops: Sequence[Operation]) -> None:
-    """Insert ``ops`` before the fusion's ``fuser.output`` and verify them; when one
-    does not verify, remove them all again and re-raise."""
+def _insert_and_verify(block: Block, ops: Sequence[Operation], verify: bool = True) -> None:
+    """Insert ``ops`` before the fusion's ``fuser.output`` and verify them (unless
+    ``verify`` is false: the caller knows ops of exactly these types verified); when
+    one does not verify, remove them all again and re-raise."""
     term = block.last_op
     assert term is not None
     block.insert_ops_before(list(ops), term)
+    if not verify:
+        return
     try:
         for op in ops:
             op.verify()
@@ -309,13 +312,15 @@ class Schedule:
         self.ids[a] = op.result
         return self
 
-    def emit(self) -> LoopOp:
+    def emit(self, verify: bool = True) -> LoopOp:
         """Insert the ops and the ``iterdomain.loop`` before ``fuser.output``; the
-        result is verified (bad schedules raise ``VerifyException``)."""
+        result is verified (bad schedules raise ``VerifyException``) unless ``verify``
+        is false (the same transforms on the same logical domain types verified
+        before: the outcome is the same)."""
         loop = LoopOp(self.tensor, self.ids)
         self._add(loop)
         self._emitted = True
-        _insert_and_verify(self.block, self.ops)
+        _insert_and_verify(self.block, self.ops, verify)
         return loop
 
 
@@ -481,7 +486,17 @@ class LoopStructure:
 
 
 def find_loop_op(fusion: FusionOp, tensor: SSAValue) -> LoopOp | None:
-    for op in fusion.body.block.ops:
+    """The (first) ``iterdomain.loop`` of ``tensor`` in ``fusion``'s body, found
+    among the tensor's uses rather than by a walk of the whole body."""
+    block = fusion.body.block
+    found = [
+        u.operation
+        for u in tensor.uses
+        if isinstance(u.operation, LoopOp) and u.operation.parent is block and u.operation.tensor is tensor
+    ]
+    if len(found) <= 1:
+        return found[0] if found else None
+    for op in block.ops:  # several: the first in the body
         if isinstance(op, LoopOp) and op.tensor is tensor:
             return op
     return None

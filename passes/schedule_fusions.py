@@ -22,7 +22,10 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   is split into ``grid.y`` parts on ``BIDy``. Inner persistent also places its tensors
   (nvFuser's computeAt and persistent buffers): every reduction at the end of its
   iteration loops (``compute_at``), and the fusion inputs that two stages read held
-  there in registers (``memory = "registers"``); the rest is inlined.
+  there in registers (``memory = "registers"``); the rest is inlined, unless the
+  stages would then recompute more than ``RECOMPUTE_FACTOR`` times the fusion's ops
+  (chained normalizations, each stage recomputing every earlier block from the
+  inputs): then the persistent buffers computed in the fusion are held too.
 * ``outer_persistent``: two loop nests (``OuterPersistentParams``): the reductions, and
   what is computed at their shape, as the reduction kind schedules an outer reduction
   with ``stats``; the tensors at the reduced input's shape (the normalized outputs:
@@ -78,7 +81,7 @@ After ``schedule-fusions`` (types elided; ``%x`` gets the same ops)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -118,6 +121,7 @@ from fuser.schedulers.analysis.graph import (
     reduction_input,
     returned_outputs,
 )
+from fuser.schedulers.analysis.persistent_buffers import find_persistent_buffers
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.analysis.transpose import find_transpose_groups
 from fuser.schedulers.base import max_itemsize, vector_width
@@ -263,11 +267,29 @@ def replay(
     steps: Sequence[Step],
     global_io: set[SSAValue],
     through: Through = (),
+    verified: set[tuple[object, ...]] | None = None,
 ) -> LoopOp:
     """Schedule ``tensor``: replay the reshapes ``through`` on its logical ids, reorder
     them by ``perm`` (into the reference's axis order), apply ``steps``, emit and
-    verify. Loop ids get readable names."""
+    verify. Loop ids get readable names.
+
+    ``verified``: the replays known to verify, by what decides the ops' types (the
+    types of the tensor's logical ids and whether they are new, ``perm``, ``steps``,
+    whether the tensor is in global memory and its element size); such a replay is
+    emitted without verifying its ops again (a pointwise chain of 10,000 tensors
+    repeats one), and a verified one is added."""
     s = Schedule(tensor)
+    key: tuple[object, ...] | None = None
+    if verified is not None and not through:
+        t = tensor.type
+        key = (
+            tuple(v.type for v in s.ids),
+            len(s.ops),
+            tuple(perm),
+            tuple(steps),
+            tensor in global_io,
+            t.dtype.itemsize if isinstance(t, TensorType) else None,
+        )
     for p, reshape in through:
         if list(p) != list(range(len(p))):
             s.reorder(p)
@@ -285,7 +307,9 @@ def replay(
             s.reorder(step.order)
         elif step.ptype != ParallelType.vectorize or _vectorizable(tensor, s, step.axis, global_io):
             s.parallelize(step.axis, step.ptype)
-    loop = s.emit()
+    loop = s.emit(verify=key is None or key not in verified)  # type: ignore[operator]
+    if key is not None:
+        verified.add(key)  # type: ignore[union-attr]
     base = tensor.name_hint or "t"
     for v in loop.ids:
         p = v.type.parallel_type  # type: ignore[attr-defined]
@@ -666,6 +690,8 @@ class _FusionScheduler:
             v for v in returned_outputs(self.fusion) if isinstance(v.type, TensorType)
         }
         self.done: set[SSAValue] = set()
+        self.verified: set[tuple[object, ...]] = set()
+        """Replays that verified (``replay``)."""
         self.materialize: list[tuple[SSAValue, PointwiseParams, set[SSAValue]]] = []
         """A no-op segment's materializing loop nests (``_materialization``)."""
 
@@ -750,7 +776,7 @@ class _FusionScheduler:
         """Schedule ``v`` with the reference's ``steps`` (``replay``) unless it cannot
         take them (then codegen indexes it from its consumers)."""
         try:
-            replay(v, perm, steps.steps, self.global_io, through)
+            replay(v, perm, steps.steps, self.global_io, through, self.verified)
         except (VerifyException, ValueError):
             return
         self.done.add(v)
@@ -931,7 +957,9 @@ class _FusionScheduler:
         that two stages read (two reductions, or a reduction and the outputs) at ``q``
         in registers, read from global memory once; other tensors are inlined into
         their consumers. Nothing is placed unless the reductions share the reference's
-        first ``q`` loops; an input that does not share them is inlined. ``reds`` and
+        first ``q`` loops; an input that does not share them is inlined. When the
+        stages would recompute too much (``_recomputes_too_much``), the persistent
+        buffers are held at ``q`` as well (``hold_buffers``). ``reds`` and
         ``outputs``: the kernel's reductions and outputs (all of the fusion's by
         default; an inner-outer fusion's row kernel has only its row ones)."""
         if reds is None:
@@ -957,18 +985,73 @@ class _FusionScheduler:
         if outputs is None:
             outputs = returned_outputs(self.fusion)
         stages = [*staged, *(v for v in outputs if v not in staged)]
+        stop = set(staged)
+        if _recomputes_too_much(stages, stop, len(body_ops(self.fusion))):
+            held = self.hold_buffers(reds, loops, shares_loops, stop)
+            stop |= set(held)
+            stages = [*staged, *held, *(v for v in outputs if v not in stop)]
         readers: dict[SSAValue, int] = {}
         for st in stages:
-            for a in _inputs_read_inlined(st, set(staged)):
+            for a in _inputs_read_inlined(st, stop):
                 readers[a] = readers.get(a, 0) + 1
         unrolled = (ParallelType.unroll, ParallelType.vectorize)
         for a, n in readers.items():
             loop = loops.get(a)
-            if n < 2 or loop is None or not shares_loops(loop) or not self.read_in_place(a, set(staged)):
+            if n < 2 or loop is None or not shares_loops(loop) or not self.read_in_place(a, stop):
                 continue
             inner = [t for t in (v.type for v in loop.ids[q:]) if isinstance(t, IterDomainType)]
             if all(t.parallel_type in unrolled or t.parallel_type in THREAD_TYPES or t.extent == 1 for t in inner):
                 loop.set_compute_at(q, MemoryType.registers)
+
+    def hold_buffers(
+        self,
+        reds: Sequence[Operation],
+        loops: dict[SSAValue, LoopOp],
+        shares_loops: Callable[[LoopOp], bool],
+        staged: set[SSAValue],
+    ) -> list[SSAValue]:
+        """The persistent buffers computed inside the fusion (not inputs, not
+        reductions) computed at the reductions' position ``q`` in registers, when
+        inlining them would recompute too much (``_recomputes_too_much``: chained
+        normalizations, each stage recomputing every earlier one from the inputs).
+        Each is then computed once per row, and the stages after it read it (nvFuser's
+        persistent buffers that are not projected to the inputs). A buffer whose loops
+        are not the reference's, that is read at another index, or whose inner loops
+        are not unrolled (registers are indexed at compile time) stays inlined."""
+        q = loops[reds[0].results[0]].compute_at if reds else None
+        if q is None:
+            return []
+        mine = set(reds)
+        held: list[SSAValue] = []
+        for b in find_persistent_buffers(self.fusion).buffers:
+            v = b.value
+            owner = v.owner
+            if b.reduction not in mine or not isinstance(owner, Operation) or is_reduction(owner):
+                continue
+            loop = loops.get(v)
+            if loop is None or loop.compute_at is not None or not shares_loops(loop):
+                continue
+            inner = [t for t in (w.type for w in loop.ids[q:]) if isinstance(t, IterDomainType)]
+            if any(t.iter_type == IterType.reduction for t in inner):
+                continue
+            lanes = inner[-1:] if inner and inner[-1].parallel_type == ParallelType.serial else []
+            if lanes and lanes[0].extent * v.type.dtype.itemsize > MAX_VECTOR_BYTES:  # type: ignore[union-attr]
+                continue
+            kept = (ParallelType.unroll, ParallelType.vectorize, *THREAD_TYPES)
+            if not all(t.parallel_type in kept or t.extent == 1 for t in inner[: len(inner) - len(lanes)]):
+                continue
+            held.append(v)
+        # Each held buffer is read at its own index up to the next held (or staged)
+        # tensor; one that is not drops out, and the others are checked again.
+        changed = True
+        while changed:
+            stop = staged | set(held)
+            keep = [v for v in held if self.read_in_place(v, stop - {v})]
+            changed = len(keep) != len(held)
+            held = keep
+        for v in held:
+            loops[v].set_compute_at(q, MemoryType.registers)
+        return held
 
     def read_in_place(self, a: SSAValue, staged: set[SSAValue]) -> bool:
         """Whether every read of ``a`` (through inlined tensors, up to the staged ones)
@@ -1103,6 +1186,38 @@ def places_persistent(kind: str, p: ReductionParams) -> bool:
     (``place_persistent``): the inner persistent kind, and the reduction kind over the
     fastest axis within a block (no ``cross_grid``)."""
     return kind == "inner_persistent" or (kind == "reduction" and p.fastest_dim and not p.cross_grid)
+
+
+RECOMPUTE_FACTOR = 4
+RECOMPUTE_SLACK = 256
+"""An inner persistent kernel inlines every tensor but the reductions and the inputs
+it holds: each stage (a reduction, an output) recomputes what it reads from them.
+When that is more than ``RECOMPUTE_FACTOR`` times the fusion's ops plus
+``RECOMPUTE_SLACK`` (chained normalizations: each stage recomputing every earlier
+block from the inputs, a kernel quadratic in the fusion's length), the persistent
+buffers are held in registers instead (``hold_buffers``)."""
+
+
+def _recomputes_too_much(stages: Sequence[SSAValue], staged: set[SSAValue], n_ops: int) -> bool:
+    """Whether computing ``stages``, each through its inlined producers up to the
+    ``staged`` tensors and the inputs, evaluates more than the recompute budget of a
+    fusion of ``n_ops`` ops (see ``RECOMPUTE_FACTOR``). Stops counting at the budget."""
+    budget = RECOMPUTE_FACTOR * n_ops + RECOMPUTE_SLACK
+    for st in stages:
+        owner = st.owner
+        todo = list(owner.operands) if isinstance(owner, Operation) else []
+        seen: set[Operation] = set()
+        while todo:
+            v = todo.pop()
+            op = v.owner
+            if v in staged or not isinstance(op, Operation) or op in seen:
+                continue
+            seen.add(op)
+            budget -= 1
+            if budget < 0:
+                return True
+            todo.extend(op.operands)
+    return False
 
 
 def _inputs_read_inlined(v: SSAValue, staged: set[SSAValue]) -> set[SSAValue]:

@@ -75,6 +75,7 @@ the launches of one fusion are all segmented with the sizes of the first one.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -151,12 +152,18 @@ class Segment:
 
     ops: list[Operation]
     scheduler: str | None = None
+    order: dict[Operation, int] | None = field(default=None, compare=False, repr=False)
+    """Program order of the fusion's ops (``find_segments`` passes it): the cones are
+    sorted by it instead of by a walk of the whole fusion per segment."""
 
     def with_cones(self) -> list[Operation]:
         """The group's ops and the scalar ops they need, in program order."""
         found: set[Operation] = set(self.ops)
         for op in self.ops:
             found.update(scalar_cone(op))
+        order = self.order
+        if order is not None and all(o in order for o in found):
+            return sorted(found, key=order.__getitem__)
         block = self.ops[0].parent_block()
         assert block is not None
         return [o for o in block.ops if o in found]
@@ -166,11 +173,11 @@ class Segment:
         order), then other values in program order."""
         ops = self.with_cones()
         defined = {r for o in ops for r in o.results}
-        used: list[SSAValue] = []
+        used: dict[SSAValue, None] = {}
         for o in ops:
             for v in o.operands:
-                if v not in defined and v not in used:
-                    used.append(v)
+                if v not in defined:
+                    used[v] = None
         args = sorted((v for v in used if isinstance(v, BlockArgument)), key=lambda a: a.index)
         return args + [v for v in used if not isinstance(v, BlockArgument)]
 
@@ -231,6 +238,11 @@ class _Segmenter:
     sizes: ConcreteSizes
     target: GpuTarget
     cache: dict[frozenset[Operation], str | None] = field(default_factory=dict)
+    order: dict[Operation, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.order:
+            self.order = {o: i for i, o in enumerate(self.fusion.body.block.ops)}
 
     def accepts(self, ops: Sequence[Operation]) -> str | None:
         """The scheduler kind that takes the group, or None."""
@@ -240,8 +252,7 @@ class _Segmenter:
         if any(isinstance(op, F.SegmentSetOp) and op.operands[0].owner in key for op in ops):
             self.cache[key] = None  # segment_set: its operand's producer is elsewhere
             return None
-        order = {o: i for i, o in enumerate(self.fusion.body.block.ops)}
-        seg = Segment(sorted(ops, key=order.__getitem__))
+        seg = self.segment(ops)
         kind: str | None = None
         if seg.outputs():
             try:
@@ -258,125 +269,236 @@ class _Segmenter:
         self.cache[key] = kind
         return kind
 
+    def segment(self, ops: Sequence[Operation], scheduler: str | None = None) -> Segment:
+        return Segment(sorted(ops, key=self.order.__getitem__), scheduler, self.order)
+
 
 def find_segments(
     fusion: F.FusionOp, sizes: ConcreteSizes, target: GpuTarget = DEFAULT_TARGET
 ) -> list[Segment]:
-    """The segments of ``fusion`` in topological order (see the module docstring)."""
+    """The segments of ``fusion`` in topological order (see the module docstring).
+
+    The merge loop is nvFuser's greedy one (module docstring, step 3), kept
+    incremental: the candidate pairs are in a priority queue (bytes removed, most
+    first, then program order), a pair is recomputed only when one of its groups
+    changes, and a pair found invalid (a cycle, a ``segment_set``, no scheduler)
+    stays invalid until then (merging other groups only adds paths, and a group's
+    scheduler depends only on its ops). Cycles are found by a search bounded by a
+    topological order of the groups, which each merge repairs locally (the nodes
+    between the two merged groups that reach or are reached from them move), so
+    each merge costs about the size of the groups it touches."""
     nodes = [op for op in fusion.body.block.ops if is_node(op)]
     seg = _Segmenter(fusion, sizes, target)
     if not nodes:
         return []
     whole = seg.accepts(nodes)
     if whole is not None:
-        return [Segment(nodes, whole)]
-    order = {o: i for i, o in enumerate(fusion.body.block.ops)}
-    group_of: dict[Operation, int] = {op: i for i, op in enumerate(nodes)}
-    groups: dict[int, list[Operation]] = {i: [op] for i, op in enumerate(nodes)}
+        return [seg.segment(nodes, whole)]
+    return _Merger(seg, nodes).run()
 
-    def producers(g: int) -> dict[int, list[SSAValue]]:
+
+class _Merger:
+    """State of the merge loop of ``find_segments``: groups (by id, ids in node
+    order; a merged pair keeps its first group's id), their inputs, the
+    producer/consumer graph between them, a topological rank per group, and the
+    candidate pairs in a heap."""
+
+    def __init__(self, seg: _Segmenter, nodes: list[Operation]) -> None:
+        self.seg = seg
+        self.order = seg.order
+        self.group_of: dict[Operation, int] = {op: i for i, op in enumerate(nodes)}
+        self.groups: dict[int, list[Operation]] = {i: [op] for i, op in enumerate(nodes)}
+        self.first: dict[int, int] = {i: self.order[op] for i, op in enumerate(nodes)}
+        """Program position of each group's first op (the pairs' tie-break)."""
+        self.stamp: dict[int, int] = dict.fromkeys(self.groups, 0)
+        self.inputs: dict[int, list[SSAValue]] = {}
+        self.producers: dict[int, dict[int, list[SSAValue]]] = {}
+        self.consumers: dict[int, set[int]] = {i: set() for i in self.groups}
+        self.readers: dict[SSAValue, set[int]] = {}
+        self.rank: dict[int, int] = {i: i for i in self.groups}
+        """A topological order of the groups (node order to begin with)."""
+        self.heap: list[tuple[tuple[int, int, int], int, int, int, int, bool]] = []
+        self.bytes: dict[SSAValue, int] = {}
+        for g in self.groups:
+            self.refresh_inputs(g)
+        for g in self.groups:
+            for p in self.producers[g]:
+                self.consumers[p].add(g)
+        # The initial candidates, as every merge pushes the pairs of its group.
+        for g in self.groups:
+            for p, vals in self.producers[g].items():
+                self.push(p, g, vals, True)
+        seen: set[tuple[int, int]] = set()
+        for g in self.groups:
+            for a, b, total in self.sibling_pairs(g):
+                if (a, b) not in seen:
+                    seen.add((a, b))
+                    self.push_bytes(a, b, total, False)
+
+    # ---- bookkeeping --------------------------------------------------------------
+    def nbytes(self, v: SSAValue) -> int:
+        n = self.bytes.get(v)
+        if n is None:
+            n = self.bytes[v] = _bytes(v, self.seg.sizes)
+        return n
+
+    def refresh_inputs(self, g: int) -> None:
+        """Recompute group ``g``'s inputs, producers and reader entries."""
+        for v in self.inputs.get(g, ()):
+            rs = self.readers.get(v)
+            if rs is not None:
+                rs.discard(g)
+        ins = self.seg.segment(self.groups[g]).inputs()
+        self.inputs[g] = ins
+        self.producers[g] = self.producers_from(ins)
+        for v in ins:
+            if isinstance(v.type, F.TensorType):
+                self.readers.setdefault(v, set()).add(g)
+
+    def producers_from(self, ins: Sequence[SSAValue]) -> dict[int, list[SSAValue]]:
         out: dict[int, list[SSAValue]] = {}
-        ops = groups[g]
-        for v in Segment(sorted(ops, key=order.__getitem__)).inputs():
+        for v in ins:
             owner = v.owner
-            if isinstance(owner, Operation) and owner in group_of:
-                out.setdefault(group_of[owner], []).append(v)
+            if isinstance(owner, Operation) and owner in self.group_of:
+                out.setdefault(self.group_of[owner], []).append(v)
         return out
 
-    def edges() -> dict[tuple[int, int], list[SSAValue]]:
-        e: dict[tuple[int, int], list[SSAValue]] = {}
-        for g in groups:
-            for p, vals in producers(g).items():
-                e[(p, g)] = vals
-        return e
+    def key(self, a: int, b: int, total: int) -> tuple[int, int, int]:
+        return (-total, self.first[a], self.first[b])
 
-    def reaches(succ: dict[int, set[int]], a: int, b: int, skip_direct: bool) -> bool:
-        stack = [s for s in succ.get(a, set()) if not (skip_direct and s == b)]
-        seen: set[int] = set()
-        while stack:
-            n = stack.pop()
-            if n == b:
-                return True
-            if n in seen:
+    def push(self, a: int, b: int, vals: Sequence[SSAValue], edge: bool) -> None:
+        self.push_bytes(a, b, sum(self.nbytes(v) for v in vals), edge)
+
+    def push_bytes(self, a: int, b: int, total: int, edge: bool) -> None:
+        heapq.heappush(self.heap, (self.key(a, b, total), a, b, self.stamp[a], self.stamp[b], edge))
+
+    def sibling_pairs(self, g: int) -> list[tuple[int, int, int]]:
+        """``g``'s sibling pairs: groups reading a tensor ``g`` reads, with no edge
+        between them, as (smaller id, larger id, bytes of the tensors both read)."""
+        shared: dict[int, int] = {}
+        for v in self.inputs[g]:
+            if not isinstance(v.type, F.TensorType):
                 continue
-            seen.add(n)
-            stack.extend(succ.get(n, set()))
-        return False
+            for h in self.readers.get(v, ()):
+                if h != g:
+                    shared[h] = shared.get(h, 0) + self.nbytes(v)
+        out = []
+        for h, total in shared.items():
+            if h in self.producers[g] or g in self.producers[h]:
+                continue
+            out.append((min(g, h), max(g, h), total))
+        return out
 
-    def blocked(a: int, b: int) -> bool:
-        for op in groups[b]:
+    # ---- the loop -----------------------------------------------------------------
+    def run(self) -> list[Segment]:
+        heap = self.heap
+        while heap:
+            _, a, b, sa, sb, edge = heapq.heappop(heap)
+            if a not in self.groups or b not in self.groups or self.stamp[a] != sa or self.stamp[b] != sb:
+                continue  # a group of the pair changed since: its new pairs were pushed
+            if edge and self.blocked(a, b):
+                continue
+            lo, hi = (a, b) if self.rank[a] < self.rank[b] else (b, a)
+            after = self.reachable(lo, hi, skip_direct=edge)
+            if after is None:
+                continue  # merging would make a cycle
+            if self.seg.accepts(self.groups[a] + self.groups[b]) is None:
+                continue
+            self.merge(a, b, lo, hi, after)
+        return self.ordered()
+
+    def blocked(self, a: int, b: int) -> bool:
+        for op in self.groups[b]:
             if isinstance(op, F.SegmentSetOp):
                 owner = op.operands[0].owner
-                if isinstance(owner, Operation) and group_of.get(owner) == a:
+                if isinstance(owner, Operation) and self.group_of.get(owner) == a:
                     return True
         return False
 
-    while True:
-        e = edges()
-        succ: dict[int, set[int]] = {}
-        for p, c in e:
-            succ.setdefault(p, set()).add(c)
-        # siblings: groups reading a common value (horizontal fusion)
-        readers: dict[SSAValue, list[int]] = {}
-        for g in groups:
-            for v in Segment(sorted(groups[g], key=order.__getitem__)).inputs():
-                if isinstance(v.type, F.TensorType):
-                    readers.setdefault(v, []).append(g)
-        pairs: dict[tuple[int, int], list[SSAValue]] = dict(e)
-        for v, gs in readers.items():
-            for i, a in enumerate(gs):
-                for b in gs[i + 1 :]:
-                    key = (a, b) if (a, b) not in e and (b, a) not in e else None
-                    if key is not None:
-                        pairs.setdefault(key, []).append(v)
-        cands = sorted(
-            pairs.items(),
-            key=lambda kv: (
-                -sum(_bytes(v, sizes) for v in kv[1]),
-                min(order[o] for o in groups[kv[0][0]]),
-                min(order[o] for o in groups[kv[0][1]]),
-            ),
-        )
-        merged = False
-        for (a, b), _ in cands:
-            if (a, b) in e:
-                if blocked(a, b) or reaches(succ, a, b, skip_direct=True):
-                    continue
-            elif reaches(succ, a, b, skip_direct=False) or reaches(succ, b, a, skip_direct=False):
+    def reachable(self, lo: int, hi: int, skip_direct: bool) -> list[int] | None:
+        """The groups reachable from ``lo`` that are before ``hi`` in the topological
+        order, or None when ``hi`` is reachable (not counting the direct edge when
+        ``skip_direct``): nothing after ``hi`` in the order reaches it."""
+        limit = self.rank[hi]
+        stack = [s for s in self.consumers[lo] if not (skip_direct and s == hi)]
+        seen: set[int] = set()
+        while stack:
+            n = stack.pop()
+            if n == hi:
+                return None
+            if n in seen or self.rank[n] > limit:
                 continue
-            union = groups[a] + groups[b]
-            kind = seg.accepts(union)
-            if kind is None:
+            seen.add(n)
+            stack.extend(self.consumers[n])
+        return list(seen)
+
+    def reaching(self, lo: int, hi: int) -> list[int]:
+        """The groups that reach ``hi`` and are after ``lo`` in the topological order."""
+        limit = self.rank[lo]
+        stack = [p for p in self.producers[hi] if p != lo]
+        seen: set[int] = set()
+        while stack:
+            n = stack.pop()
+            if n in seen or self.rank[n] < limit:
                 continue
-            groups[a] = union
-            for op in groups.pop(b):
-                group_of[op] = a
-            merged = True
-            break
-        if not merged:
-            break
-    # topological order of the groups
-    e = edges()
-    indeg = {g: 0 for g in groups}
-    succ2: dict[int, set[int]] = {}
-    for p, c in e:
-        if c not in succ2.setdefault(p, set()):
-            succ2[p].add(c)
-            indeg[c] += 1
-    ready = sorted(
-        (g for g, d in indeg.items() if d == 0), key=lambda g: min(order[o] for o in groups[g])
-    )
-    out: list[Segment] = []
-    while ready:
-        g = ready.pop(0)
-        ops = sorted(groups[g], key=order.__getitem__)
-        out.append(Segment(ops, seg.accepts(ops)))
-        for c in sorted(succ2.get(g, set())):
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                ready.append(c)
-        ready.sort(key=lambda g: min(order[o] for o in groups[g]))
-    return out
+            seen.add(n)
+            stack.extend(p for p in self.producers[n])
+        return list(seen)
+
+    def merge(self, a: int, b: int, lo: int, hi: int, after: list[int]) -> None:
+        """Merge group ``b`` into ``a`` and repair the topological order: between
+        ``lo`` and ``hi``, the groups reaching ``hi`` move before the merged group and
+        those reached from ``lo`` after it (their other edges cannot cross)."""
+        before = self.reaching(lo, hi)
+        slots = sorted([self.rank[lo], self.rank[hi], *(self.rank[n] for n in before), *(self.rank[n] for n in after)])
+        sequence = [*sorted(before, key=self.rank.__getitem__), a, *sorted(after, key=self.rank.__getitem__)]
+        for n, r in zip(sequence, [*slots[: len(before) + 1], *slots[len(slots) - len(after):]], strict=True):
+            self.rank[n] = r
+        del self.rank[b]
+        old_consumers = (self.consumers[a] | self.consumers[b]) - {a, b}
+        self.groups[a] = self.groups[a] + self.groups[b]
+        for op in self.groups.pop(b):
+            self.group_of[op] = a
+        for v in self.inputs.pop(b):
+            rs = self.readers.get(v)
+            if rs is not None:
+                rs.discard(b)
+        for p in self.producers.pop(b):
+            self.consumers[p].discard(b)
+        for p in self.producers[a]:
+            self.consumers[p].discard(a)
+        del self.consumers[b], self.stamp[b]
+        self.first[a] = min(self.first[a], self.first.pop(b))
+        self.stamp[a] += 1
+        self.refresh_inputs(a)
+        for p in self.producers[a]:
+            self.consumers[p].add(a)
+        self.consumers[a] = old_consumers
+        for c in old_consumers:
+            self.producers[c] = self.producers_from(self.inputs[c])
+        # the merged group's pairs
+        for p, vals in self.producers[a].items():
+            self.push(p, a, vals, True)
+        for c in old_consumers:
+            self.push(a, c, self.producers[c][a], True)
+        for x, y, total in self.sibling_pairs(a):
+            self.push_bytes(x, y, total, False)
+
+    def ordered(self) -> list[Segment]:
+        """The groups in topological order, the ready group with the first op first."""
+        indeg = {g: len(self.producers[g]) for g in self.groups}
+        ready = [(self.first[g], g) for g, d in indeg.items() if d == 0]
+        heapq.heapify(ready)
+        out: list[Segment] = []
+        while ready:
+            _, g = heapq.heappop(ready)
+            ops = self.groups[g]
+            out.append(self.seg.segment(ops, self.seg.accepts(ops)))
+            for c in sorted(self.consumers[g]):
+                indeg[c] -= 1
+                if indeg[c] == 0:
+                    heapq.heappush(ready, (self.first[c], c))
+        return out
 
 
 def _view_of(op: Operation, x: SSAValue) -> Operation:

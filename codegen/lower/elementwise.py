@@ -107,6 +107,46 @@ class TensorInput:
 
 Preset = dict[tuple[SSAValue, tuple], SSAValue]
 
+_MISSING = object()
+
+
+class _Scoped:
+    """A mapping with nested scopes: ``push`` opens a scope whose entries vanish at
+    its ``pop``; lookups see every open scope, innermost first. Entering a scope
+    costs nothing (a copy of the memo per ``scf.if`` of a 10,000-op kernel would be
+    quadratic)."""
+
+    __slots__ = ("layers",)
+
+    def __init__(self) -> None:
+        self.layers: list[dict] = [{}]
+
+    def get(self, key: object, default: object = None) -> object:
+        layers = self.layers
+        for i in range(len(layers) - 1, -1, -1):
+            hit = layers[i].get(key, _MISSING)
+            if hit is not _MISSING:
+                return hit
+        return default
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key, _MISSING) is not _MISSING
+
+    def __getitem__(self, key: object) -> object:
+        hit = self.get(key, _MISSING)
+        if hit is _MISSING:
+            raise KeyError(key)
+        return hit
+
+    def __setitem__(self, key: object, value: object) -> None:
+        self.layers[-1][key] = value
+
+    def push(self) -> None:
+        self.layers.append({})
+
+    def pop(self) -> None:
+        self.layers.pop()
+
 
 class ElementEvaluator:
     """Values of a fusion at symbolic indices (see the module docstring)."""
@@ -125,20 +165,23 @@ class ElementEvaluator:
         self.shapes = shapes
         self.tensors = tensors
         self.scalars = scalars
-        self.memo: Preset = {}
-        self._linear: dict[tuple, Dim] = {}
-        self._unravelled: dict[tuple, Index] = {}
-        self._scopes: list[tuple[Preset, dict, dict]] = []
+        self.memo = _Scoped()
+        """Values by (value, index key), per scope."""
+        self._linear = _Scoped()
+        self._unravelled = _Scoped()
         self.hooks: dict[SSAValue, Callable[[Index], SSAValue]] = {}
         """Values computed by the lowering itself (reduction results), by index."""
 
     # ---- scopes: memoized SSA values are only valid in the region that made them ----
     def push_scope(self) -> None:
-        self._scopes.append((self.memo, self._linear, self._unravelled))
-        self.memo, self._linear, self._unravelled = dict(self.memo), dict(self._linear), dict(self._unravelled)
+        self.memo.push()
+        self._linear.push()
+        self._unravelled.push()
 
     def pop_scope(self) -> None:
-        self.memo, self._linear, self._unravelled = self._scopes.pop()
+        self.memo.pop()
+        self._linear.pop()
+        self._unravelled.pop()
 
     def in_scope(self, fn: Callable[..., object]) -> Callable[..., object]:
         """``fn`` run in a fresh scope (for ``scf.if``/``scf.for`` region builders)."""
@@ -336,6 +379,8 @@ class ElementEvaluator:
             return ()
         su = self.shape(u)
         sv = self.shape(v)
+        if su == sv:
+            return tuple(idx)
         lead = len(sv) - len(su)
         return tuple(
             Dim.const(0) if e == 1 and sv[lead + a] != 1 else idx[lead + a] for a, e in enumerate(su)

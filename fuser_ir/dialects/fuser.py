@@ -502,6 +502,10 @@ def _bool_attr(v: bool) -> IntegerAttr:
     return IntegerAttr(int(v), IntegerType(1))
 
 
+_VERIFIED: dict[tuple[object, ...], None] = {}
+"""Signatures of ``FuserOp``s that verified (``FuserOp.INFER_FROM_TYPES``)."""
+
+
 class InferError(Exception):
     """Raised by ``infer`` with a message that the verifier prefixes with the op name."""
 
@@ -511,10 +515,37 @@ class FuserOp(IRDLOperation):
 
     irdl_options = (ParsePropInAttrDict(),)
 
+    INFER_FROM_TYPES: ClassVar[bool] = False
+    """``infer`` reads only the operand types and the op's properties and attributes
+    (not, say, the value of a constant operand): then a verified combination of
+    those, with its result types, is remembered and not inferred again (a 10,000-op
+    fusion is verified after every pass; its ops repeat a few type signatures)."""
+
     def infer(self) -> list[Attribute]:  # pragma: no cover - overridden
         raise NotImplementedError
 
     def verify_(self) -> None:
+        key = None
+        if self.INFER_FROM_TYPES:
+            key = (
+                type(self),
+                tuple(o.type for o in self.operands),
+                tuple(r.type for r in self.results),
+                tuple(self.properties.items()),
+                tuple(self.attributes.items()),
+            )
+            try:
+                if key in _VERIFIED:
+                    return
+            except TypeError:  # an unhashable attribute: verify as usual
+                key = None
+        self._verify_inferred()
+        if key is not None:
+            if len(_VERIFIED) > 65536:
+                _VERIFIED.clear()
+            _VERIFIED[key] = None
+
+    def _verify_inferred(self) -> None:
         for i, operand in enumerate(self.operands):
             _check_value_type(self, operand.type, f"operand #{i}")
         try:
@@ -1029,6 +1060,7 @@ class ElementwiseOp(FuserOp):
 
     RULE: ClassVar[str] = "promote"
     ARITY: ClassVar[int] = 1
+    INFER_FROM_TYPES: ClassVar[bool] = True
 
     def value_operands(self) -> Sequence[SSAValue]:
         return self.operands
@@ -1327,6 +1359,7 @@ class CastOp(FuserOp):
     """``fuser.cast``: convert to the result's dtype (torch ``.to(dtype)`` semantics)."""
 
     name = "fuser.cast"
+    INFER_FROM_TYPES: ClassVar[bool] = True
     input = operand_def()
     result = result_def()
     traits = traits_def(Pure())
@@ -1372,6 +1405,8 @@ def default_reduction_dtype(op: str, dtype: DType) -> DType:
 class ReductionOp(FuserOp):
     """``sum``/``prod``/``max``/``min`` over ``dims``; the result dtype is the result
     type's (any dtype may be asked for, as nvFuser's ``dtype=`` argument)."""
+
+    INFER_FROM_TYPES: ClassVar[bool] = True
 
     input = operand_def()
     dims = prop_def(DenseArrayBase.constr(I64))
@@ -1585,6 +1620,7 @@ class BroadcastOp(ViewLikeOp):
     ``broadcast``); the output rank is ``len(is_broadcast_dim)``."""
 
     name = "fuser.broadcast"
+    INFER_FROM_TYPES: ClassVar[bool] = True
     input = operand_def()
     is_broadcast_dim = prop_def(DenseArrayBase.constr(IntegerType(1)))
     result = result_def()

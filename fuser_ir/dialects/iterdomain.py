@@ -167,18 +167,20 @@ class IterDomainType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def iter_type(self) -> IterType:
-        return IterType(self.iter_type_attr.data)
+        data = self.iter_type_attr.data
+        return _ITER_TYPES.get(data) or IterType(data)
 
     @property
     def parallel_type(self) -> ParallelType:
-        return ParallelType(self.parallel_type_attr.data)
+        data = self.parallel_type_attr.data
+        return _PARALLEL_TYPES.get(data) or ParallelType(data)
 
     @property
     def is_static(self) -> bool:
         return self.extent != DYN
 
     def with_parallel_type(self, ptype: ParallelType) -> IterDomainType:
-        return IterDomainType(self.extent, self.iter_type, ptype)
+        return id_type(self.extent, self.iter_type, ptype)
 
     def describe(self) -> str:
         """A short human description for diagnostics, e.g. ``extent 12 (reduction)``."""
@@ -233,6 +235,28 @@ class IterDomainType(ParametrizedAttribute, TypeAttribute):
         return [IntAttr(extent), StringAttr(iter_type), StringAttr(ptype)]
 
 
+_ITER_TYPES: dict[str, IterType] = {str(t): t for t in IterType}
+_PARALLEL_TYPES: dict[str, ParallelType] = {str(t): t for t in ParallelType}
+_ID_TYPES: dict[tuple[int, str, str], IterDomainType] = {}
+
+
+def id_type(
+    extent: int,
+    iter_type: IterType = IterType.iteration,
+    parallel_type: ParallelType = ParallelType.serial,
+) -> IterDomainType:
+    """``IterDomainType(extent, iter_type, parallel_type)``, one instance per distinct
+    type (attributes are immutable; building one takes three attributes and their
+    verification, and schedules and verifiers build the same few types over and over)."""
+    key = (extent, str(iter_type), str(parallel_type))
+    t = _ID_TYPES.get(key)
+    if t is None:
+        if len(_ID_TYPES) > 4096:
+            _ID_TYPES.clear()
+        t = _ID_TYPES[key] = IterDomainType(extent, iter_type, parallel_type)
+    return t
+
+
 def _id_type(op: Operation, v: SSAValue, what: str) -> IterDomainType:
     if not isinstance(v.type, IterDomainType):
         raise VerifyException(f"{op.name}: {what} has type {v.type}, expected an !iterdomain.id")
@@ -266,7 +290,7 @@ def _reduction_of(tensor: SSAValue) -> tuple[TensorType, list[int], bool] | None
 
 
 def _axis_type(extent: int) -> IterDomainType:
-    return IterDomainType(extent, IterType.broadcast if extent == 1 else IterType.iteration)
+    return id_type(extent, IterType.broadcast if extent == 1 else IterType.iteration)
 
 
 def logical_domain_types(tensor: SSAValue) -> list[IterDomainType]:
@@ -280,7 +304,7 @@ def logical_domain_types(tensor: SSAValue) -> list[IterDomainType]:
         return [_axis_type(d) for d in t.get_shape()]
     in_t, dims, _ = red
     return [
-        IterDomainType(d, IterType.reduction) if i in dims else _axis_type(d)
+        id_type(d, IterType.reduction) if i in dims else _axis_type(d)
         for i, d in enumerate(in_t.get_shape())
     ]
 
@@ -487,7 +511,7 @@ def split_types(
     ``inner_split``, else the outer extent; the other one is ``ceilDiv(extent, factor)``)."""
     rest = ceil_div(t.extent, factor)
     outer, inner = (rest, factor) if inner_split else (factor, rest)
-    return IterDomainType(outer, t.iter_type), IterDomainType(inner, t.iter_type)
+    return id_type(outer, t.iter_type), id_type(inner, t.iter_type)
 
 
 @irdl_op_definition
@@ -611,7 +635,7 @@ def merge_iter_type(a: IterType, b: IterType) -> IterType | None:
 def merge_type(a: IterDomainType, b: IterDomainType) -> IterDomainType | None:
     extent = DYN if DYN in (a.extent, b.extent) else a.extent * b.extent
     it = merge_iter_type(a.iter_type, b.iter_type)
-    return None if it is None else IterDomainType(extent, it)
+    return None if it is None else id_type(extent, it)
 
 
 @irdl_op_definition
@@ -691,7 +715,7 @@ def resize_type(t: IterDomainType, left: int, right: int) -> IterDomainType:
     it = t.iter_type
     if it == IterType.broadcast and extent != 1:
         it = IterType.iteration
-    return IterDomainType(extent, it)
+    return id_type(extent, it)
 
 
 @irdl_op_definition

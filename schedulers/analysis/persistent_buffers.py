@@ -28,24 +28,20 @@ that makes the buffers smaller.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from fuser.ir.dialects.fuser import FusionOp, SizeOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, OutputOp, SizeOp, TensorType
 from fuser.ir.shapes import DYN
 
 from .graph import (
-    ancestors,
-    descendant_ops,
+    body_ops,
     is_reduction,
     itemsize,
-    producer_op,
     reduction_dims,
     reduction_input,
-    reductions,
-    users,
 )
 from .sizes import ConcreteSizes
 
@@ -98,57 +94,131 @@ def _spans_reduced_axis(v: SSAValue, red: Operation) -> bool:
     return any(e == DYN or e > 1 for e in ext)
 
 
-def _projection_inputs(v: SSAValue, red: Operation) -> tuple[SSAValue, ...]:
-    """The fusion inputs spanning ``red``'s reduced axes in ``v``'s producer cone,
-    which stops at fusion inputs and at reduction results (per-row, cheap)."""
-    seen: set[SSAValue] = set()
+def _projection_inputs(bits: int, args: Sequence[SSAValue], red: Operation) -> tuple[SSAValue, ...]:
+    """The fusion inputs spanning ``red``'s reduced axes in a value's producer cone,
+    which stops at fusion inputs and at reduction results (per-row, cheap); ``bits``
+    is the cone's tensor inputs as a bit set of argument indices."""
     found: list[SSAValue] = []
-    stack = [v]
-    while stack:
-        u = stack.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        if isinstance(u, BlockArgument):
-            if isinstance(u.type, TensorType) and _spans_reduced_axis(u, red):
-                found.append(u)
-            continue
-        op = producer_op(u)
-        if op is None or is_reduction(op):
-            continue
-        stack.extend(op.operands)
-    return tuple(sorted(found, key=lambda a: a.index))  # type: ignore[attr-defined]
+    while bits:
+        low = bits & -bits
+        a = args[low.bit_length() - 1]
+        if _spans_reduced_axis(a, red):
+            found.append(a)
+        bits ^= low
+    return tuple(found)
 
 
 def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
-    found: dict[SSAValue, PersistentBuffer] = {}
-    for red in reductions(fusion):
-        before = ancestors([reduction_input(red)])
-        before_ops = {producer_op(v) for v in before} - {None}
-        after_ops = descendant_ops(red.results)
-        after_vals = ancestors(o for op in after_ops for o in op.operands)
-        for v in sorted(before, key=_position):
-            if v in found or not isinstance(v.type, TensorType):
+    """The persistent buffers of every reduction (see the module docstring), each
+    with the first reduction it is kept across, in the order of those reductions and
+    then of the values' positions.
+
+    For reduction ``R`` a value ``v`` is a buffer when ``v`` is ``R``'s input or one
+    of its producers, spans a reduced axis, and has a user ``u`` other than ``R`` and
+    off the way to ``R`` that is after ``R`` (consumes its result, transitively) or
+    feeds a value that something after ``R`` uses. The relations are bit sets over
+    the reductions, propagated once forward and once backward over the body, so the
+    analysis is linear in the ops (times the number of reductions / 64)."""
+    block = fusion.body.block
+    ops = list(block.ops)
+    reds = [op for op in body_ops(fusion) if is_reduction(op)]
+    if not reds:
+        return PersistentBufferInfo(())
+    bit = {r: 1 << i for i, r in enumerate(reds)}
+    # after[u]: reductions whose results ``u`` consumes, transitively
+    # (``u in descendant_ops(R.results)``; never the terminator).
+    after: dict[Operation, int] = {}
+    # inputs_of[v]: the fusion's tensor inputs in ``v``'s cone up to reduction results
+    inputs_of: dict[SSAValue, int] = {}
+    for a in block.args:
+        if isinstance(a.type, TensorType):
+            inputs_of[a] = 1 << a.index
+    for op in ops:
+        acc = 0
+        cone = 0
+        for o in op.operands:
+            p = o.owner
+            if isinstance(p, Operation):
+                acc |= after.get(p, 0) | bit.get(p, 0)
+            cone |= inputs_of.get(o, 0)
+        if not isinstance(op, OutputOp):
+            after[op] = acc
+        if not is_reduction(op):
+            for r in op.results:
+                inputs_of[r] = cone
+    # before[v]: reductions whose input ``v`` is or is computed from (``v in
+    # ancestors([R.input])``); needed_after[v]: reductions after which something
+    # uses ``v`` or a value computed from it (``v in ancestors(operands of
+    # descendant_ops(R.results))``).
+    before: dict[SSAValue, int] = {}
+    needed_after: dict[SSAValue, int] = {}
+    for r in reds:
+        x = reduction_input(r)
+        before[x] = before.get(x, 0) | bit[r]
+
+    def backward(v: SSAValue) -> None:
+        b = before.get(v, 0)
+        n = 0
+        for use in v.uses:
+            u = use.operation
+            if isinstance(u, OutputOp):
                 continue
-            if not _spans_reduced_axis(v, red):
-                continue
-            for u in users(v):
-                if u is red or u in before_ops or isinstance(u, SizeOp):
-                    continue  # fuser.size only reads metadata
-                if u in after_ops or any(r in after_vals for r in u.results):
-                    found[v] = PersistentBuffer(v, red, _projection_inputs(v, red))
-                    break
-    return PersistentBufferInfo(tuple(found.values()))
+            n |= after.get(u, 0)
+            for res in u.results:
+                b |= before.get(res, 0)
+                n |= needed_after.get(res, 0)
+        before[v] = b
+        needed_after[v] = n
+
+    for op in reversed(ops):
+        for res in op.results:
+            backward(res)
+    for a in block.args:
+        backward(a)
+    # For each tensor value: the reductions it is a buffer of (lowest bit first)
+    found: list[tuple[int, tuple[int, int], SSAValue, Operation]] = []
+    position = {op: i for i, op in enumerate(ops)}
+    red_index = {r: i for i, r in enumerate(reds)}
+    for v in _values(block, ops):
+        if not isinstance(v.type, TensorType):
+            continue
+        cand = 0
+        for use in v.uses:
+            u = use.operation
+            if isinstance(u, SizeOp):
+                continue  # fuser.size only reads metadata
+            # u is off the way to R (not R, not a producer of R's input) and u is
+            # after R or feeds what is used after R
+            on_the_way = bit.get(u, 0)
+            later = 0
+            if not isinstance(u, OutputOp):
+                later = after.get(u, 0)
+            for res in u.results:
+                on_the_way |= before.get(res, 0)
+                later |= needed_after.get(res, 0)
+            cand |= later & ~on_the_way
+        cand &= before.get(v, 0)
+        while cand:
+            low = cand & -cand
+            red = reds[low.bit_length() - 1]
+            if _spans_reduced_axis(v, red):
+                pos = (-1, v.index) if isinstance(v, BlockArgument) else (position[v.owner], v.index)  # type: ignore[index]
+                found.append((red_index[red], pos, v, red))
+                break
+            cand ^= low
+    found.sort(key=lambda f: (f[0], f[1]))
+    return PersistentBufferInfo(
+        tuple(
+            PersistentBuffer(v, red, _projection_inputs(inputs_of.get(v, 0), block.args, red))
+            for _, _, v, red in found
+        )
+    )
 
 
-def _position(v: SSAValue) -> tuple[int, int]:
-    if isinstance(v, BlockArgument):
-        return (-1, v.index)
-    op = producer_op(v)
-    assert op is not None and op.parent_block() is not None
-    block = op.parent_block()
-    assert block is not None
-    return (block.get_operation_index(op), v.index)  # type: ignore[attr-defined]
+def _values(block: Block, ops: Sequence[Operation]) -> Iterator[SSAValue]:
+    yield from block.args
+    for op in ops:
+        yield from op.results
 
 
 @dataclass(frozen=True)
