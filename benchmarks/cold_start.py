@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.jsonl import append_rows, child_rows  # noqa: E402
 
 STAGES = ("driver", "schedule", "lower", "nvrtc")
 
@@ -108,10 +109,7 @@ def main() -> None:
     env = dict(os.environ, FUSER_CACHE_DIR=tempfile.mkdtemp(prefix="fuser-cold-"))
     for phase in ("cold", "warm-disk"):
         cmd = [sys.executable, __file__, "--child", phase, "--dtypes", args.dtypes, "--only", args.only]
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-        rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-        if out.returncode != 0:
-            print(out.stderr[-3000:], file=sys.stderr)
+        rows, _ = child_rows(cmd, env)
         print(f"\n## {phase}\n")
         print("| workload | dtype | launches | total ms | driver | schedule | lower | nvrtc | rest |")
         print("|---|---|---|---|---|---|---|---|---|")
@@ -123,10 +121,7 @@ def main() -> None:
         if totals:
             print(f"\nmedian total {totals[len(totals) // 2]} ms over {len(totals)} workloads; "
                   f"one-launch fusions: median {one[len(one) // 2] if one else '-'} ms over {len(one)}")
-        if args.json:
-            with open(args.json, "a") as f:
-                for r in rows:
-                    f.write(json.dumps(r) + "\n")
+        append_rows(args.json, rows)
 
 
 if __name__ == "__main__":

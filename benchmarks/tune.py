@@ -136,7 +136,7 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
     segment's loop nest (``schedule_segment`` with ``chosen``) and lowered."""
     from fuser.codegen.lower import lower_segment
     from fuser.runtime.schedule_segment import schedule_segment
-    from fuser.runtime.signature import Signature
+    from fuser.runtime.signature import Signature, kernel_layouts
     from fuser.schedulers.analysis.sizes import bind_sizes
     from fuser.schedulers.params import OuterPersistentParams
     from fuser.schedulers.registry import select
@@ -156,7 +156,7 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
         red = dataclasses.replace(red, cross_grid=n > 1, grid=(red.grid[0], n, 1))  # type: ignore[union-attr]
     params = dataclasses.replace(params, stats=red) if isinstance(params, OuterPersistentParams) else red
     scheduled = schedule_segment(fusion, Signature(tuple(shape_args)), H100, chosen=(sel.kind, params))
-    return lower_segment(scheduled, layouts, None, out_layouts)
+    return lower_segment(scheduled, kernel_layouts(layouts), None, out_layouts)  # as fd.execute lowers it
 
 
 def compile_job(job: tuple[str, str, int]) -> dict:
@@ -298,7 +298,7 @@ def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float
                 sptrs = [b.ptr for b in bufs]
                 for i, (k, lk) in enumerate(zip(kernels, lowered.kernels, strict=True)):
                     args = [ptrs[a.index] if a.kind == "input" else optrs[a.index] if a.kind == "output"
-                            else sptrs[a.index] for a in lk.args]
+                            else a.value if a.kind == "extent" else sptrs[a.index] for a in lk.args]
                     row["kernels"][i]["us"] = bench(lambda k=k, lk=lk, args=args: k.launch(lk.grid, lk.block, args,
                                                                                           lk.shared_bytes, stream))
                 for n, b in zip(seg.scratch_bytes, bufs, strict=True):

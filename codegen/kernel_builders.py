@@ -68,6 +68,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fuser.ir.dialects import kernel as k
 from fuser.ir.dtypes import DType
+from fuser.ir.schedule import BinOp, Const, Expr, Var
+from fuser.ir.symbolic import SymInt, evaluate, symbols_of
 
 Value = SSAValue | int
 BodyFn = Callable[["KernelBuilder", list[SSAValue]], list[SSAValue]]
@@ -106,6 +108,15 @@ class KernelBuilder:
             a.name_hint = n
             self._args[n] = a
         self.b = Builder(InsertPoint.at_end(self.func.body.block))
+        self.symbols: dict[str, tuple[SSAValue, int]] = {}
+        """Symbolic extents (``fuser.ir.symbolic``): name -> (its int64 argument, its
+        value at the launch being lowered)."""
+        self._entry: list[Operation] = []
+        self._sym_memo: dict[object, SSAValue] = {}
+
+    def declare_symbol(self, name: str, arg: str, value: int) -> None:
+        """The kernel argument ``arg`` holds symbolic extent ``name`` (``value`` here)."""
+        self.symbols[name] = (self._args[arg], int(value))
 
     # ---- basics --------------------------------------------------------------------
     def arg(self, name: str) -> SSAValue:
@@ -121,15 +132,65 @@ class KernelBuilder:
         return self.op(op, name).results[0]
 
     def finish(self) -> ModuleOp:
+        """The kernel, verified; a warp-uniform guard of all its stores (the rows of a
+        batch) becomes one ``if`` around its body (``codegen/uniform_guard.py``)."""
+        from fuser.codegen.uniform_guard import hoist_uniform_guard
+
         self.b.insert(k.ReturnOp())
+        hoist_uniform_guard(self.func)
         self.module.verify()
         return self.module
 
     # ---- constants and index arithmetic (Python ints fold) ---------------------------
     def index(self, v: Value) -> SSAValue:
+        if isinstance(v, SymInt):
+            sym = self._symbolic(v)
+            if sym is not None:
+                return sym
         if isinstance(v, int):
-            return self.val(arith.ConstantOp(IntegerAttr(v, IndexType())))
+            return self.val(arith.ConstantOp(IntegerAttr(int(v), IndexType())))
         return v
+
+    def _symbolic(self, v: SymInt) -> SSAValue | None:
+        """``v``'s formula over the kernel's extent arguments, computed once at the
+        kernel's entry; None (use the value) when the formula reads an extent this
+        kernel does not take, or does not give ``v``'s value here."""
+        names = symbols_of(v.expr)
+        if not names or not names <= self.symbols.keys():
+            return None
+        if evaluate(v.expr, {n: self.symbols[n][1] for n in names}) != int(v):
+            return None
+        return self._entry_value(v.expr)
+
+    def _entry_value(self, e: Expr) -> SSAValue:
+        hit = self._sym_memo.get(e)
+        if hit is not None:
+            return hit
+        if isinstance(e, Var):
+            op: Operation = arith.IndexCastOp(self.symbols[e.name][0], IndexType())
+            op.results[0].name_hint = f"{e.name}_idx"
+        elif isinstance(e, Const):
+            op = arith.ConstantOp(IntegerAttr(int(e.value), IndexType()))
+        else:
+            assert isinstance(e, BinOp)
+            if e.op == "ceilDiv":  # (lhs + rhs - 1) / rhs: extents are non-negative
+                num = self._entry_value(BinOp("-", BinOp("+", e.lhs, e.rhs), Const(1)))
+                op = arith.DivSIOp(num, self._entry_value(e.rhs))
+            else:
+                lhs, rhs = self._entry_value(e.lhs), self._entry_value(e.rhs)
+                cls = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.DivSIOp,
+                       "%": arith.RemSIOp}[e.op]
+                op = cls(lhs, rhs)  # type: ignore[call-arg]
+        block = self.func.body.block
+        if self._entry:
+            block.insert_op_after(op, self._entry[-1])
+        elif block.first_op is not None:
+            block.insert_op_before(op, block.first_op)
+        else:
+            block.add_op(op)
+        self._entry.append(op)
+        out = self._sym_memo[e] = op.results[0]
+        return out
 
     def const(self, value: float | int | bool, ty: Attribute) -> SSAValue:
         if isinstance(ty, AnyFloat):

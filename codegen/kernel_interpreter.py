@@ -8,7 +8,9 @@ from one synchronization point to the next. Synchronization points are
 the op is resolved for all of them at once (shuffles and warp reductions exchange
 values between the 32 lanes of each warp, block reductions through the block), and
 the threads go on. A thread that reaches a barrier that another thread skips, or
-threads stopped at different barriers, is an error (undefined behaviour on a GPU).
+threads stopped at different barriers, is an error (undefined behaviour on a GPU);
+only whole warps may have returned before a warp-level op (a kernel whose hoisted
+row guard failed for their rows, ``codegen/uniform_guard.py``).
 
 Memory: global tensors are 1-D numpy arrays (the caller's buffers, written in
 place; a strided tensor is its flat buffer plus stride arguments); shared tiles
@@ -389,35 +391,49 @@ class KernelInterpreter:
             th.env.update(zip(self.func.args, values, strict=True))
             gens.append(self.exec_block(self.func.body.block, th))
         pending: list[Any] = [None] * len(gens)
+        done = [False] * len(gens)
         while True:
             stops: list[tuple[Operation, Any] | None] = []
             for i, g in enumerate(gens):
+                if done[i]:
+                    stops.append(None)
+                    continue
                 try:
                     stops.append(g.send(pending[i]))
                 except StopIteration:
+                    done[i] = True
                     stops.append(None)
-            live = [s for s in stops if s is not None]
+            live = [i for i, s in enumerate(stops) if s is not None]
             if not live:
                 return
-            first = live[0][0]
-            if len(live) != len(stops):
-                done = stops.index(None)
-                raise self.error(
-                    threads[done],
-                    first,
-                    "reached by some threads of the block but not by this one "
-                    "(it returned): divergent synchronization",
-                )
-            for th, s in zip(threads, stops, strict=True):
+            first = stops[live[0]][0]  # type: ignore[index]
+            for i in live:
+                s = stops[i]
                 assert s is not None
                 if s[0] is not first:
                     raise self.error(
-                        th,
+                        threads[i],
                         s[0],
                         f"threads of one block stopped at different "
                         f"synchronization points ({first.name} and {s[0].name})",
                     )
-            pending = self.resolve(first, threads, [s[1] for s in stops])  # type: ignore[index]
+            if len(live) != len(stops):
+                # Warps that returned as a whole may miss a warp-level collective (a
+                # kernel whose guard failed for their rows); anything else diverges.
+                warps = {i - i % WARP for i in live}
+                whole = all(stops[j] is not None for w in warps for j in range(w, min(w + WARP, len(stops))))
+                if not (whole and isinstance(first, k.ShuffleOp | k.WarpReduceOp)):
+                    done_i = stops.index(None)
+                    raise self.error(
+                        threads[done_i],
+                        first,
+                        "reached by some threads of the block but not by this one "
+                        "(it returned): divergent synchronization",
+                    )
+            res = self.resolve(first, [threads[i] for i in live], [stops[i][1] for i in live])  # type: ignore[index]
+            pending = [None] * len(gens)
+            for j, i in enumerate(live):
+                pending[i] = res[j]
 
     # ---- synchronization -------------------------------------------------------------
     def resolve(self, op: Operation, threads: list[_Thread], payloads: list[Any]) -> list[Any]:

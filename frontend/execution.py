@@ -310,6 +310,7 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = Non
     from fuser.runtime import gpu_arrays as ga
     from fuser.runtime.cpu_runner import layout_of
     from fuser.runtime.gpu_executor import meta_array
+    from fuser.runtime.signature import kernel_layouts
 
     metas = [meta_array(ga.array_info(x)) if ga.is_gpu_array(x) else x for x in inputs]
     plain = plain_inputs(metas)
@@ -328,10 +329,10 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = Non
     if target is None:
         target = device_target(inputs) if any(ga.is_gpu_array(x) for x in inputs) else _default_target()
     exe = executable_for(entry, rt, flat, 0, target)
-    return [
-        (seg, lower_segment(seg, seg_layouts, seg_scalars, None, exe.target))
-        for seg, seg_layouts, seg_scalars in exe.launch_layouts(layouts, scalars)
-    ]
+    out = []
+    for seg, seg_layouts, seg_scalars in exe.launch_layouts(layouts, scalars):
+        out.append((seg, lower_segment(seg, kernel_layouts(seg_layouts), seg_scalars, None, exe.target)))
+    return out
 
 
 def _default_target() -> Any:

@@ -170,12 +170,13 @@ def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
     from fuser.codegen.lower.common import LoweringError
     from fuser.frontend.validation import flatten_inputs
     from fuser.runtime.cpu_runner import layout_of
+    from fuser.runtime.signature import kernel_layouts
 
     flat = flatten_inputs(entry.inputs, sched.metas)
     layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in flat]
     scalars = [None if isinstance(x, np.ndarray) else x for x in flat]
     try:
-        lowered = lower_segment(sched.fusion, layouts, scalars)
+        lowered = lower_segment(sched.fusion, kernel_layouts(layouts), scalars)
     except LoweringError as e:
         raise RuntimeError(f"Fusion {entry.id}: the user schedule has no kernel: {e}") from None
     return "\n\n".join(_strip(print_cuda(m), intrinsic_code) for m in lowered.modules())

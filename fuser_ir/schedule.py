@@ -117,7 +117,7 @@ class BinOp(Expr):
     rhs: Expr
 
     def evaluate(self, env: Mapping[str, int]) -> int:
-        return _fold(self.op, self.lhs.evaluate(env), self.rhs.evaluate(env))
+        return fold_op(self.op, self.lhs.evaluate(env), self.rhs.evaluate(env))
 
     def __str__(self) -> str:
         if self.op == "ceilDiv":
@@ -129,7 +129,8 @@ def _lift(x: Expr | int) -> Expr:
     return x if isinstance(x, Expr) else Const(x)
 
 
-def _fold(op: str, a: int, b: int) -> int:
+def fold_op(op: str, a: int, b: int) -> int:
+    """``a op b`` on ints (``ceilDiv`` as ``(a + b - 1) / b``: a ``SymInt`` keeps its formula)."""
     if op == "+":
         return a + b
     if op == "-":
@@ -140,13 +141,13 @@ def _fold(op: str, a: int, b: int) -> int:
         return a // b
     if op == "%":
         return a % b
-    return -(-a // b)  # ceilDiv
+    return (a + b - 1) // b if a >= 0 and b > 0 else -(-a // b)
 
 
 def _bin(op: str, a: Expr, b: Expr) -> Expr:
     """Build ``a op b``, folding constants and identities."""
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(_fold(op, a.value, b.value))
+        return Const(fold_op(op, a.value, b.value))
     one, zero = Const(1), Const(0)
     if op == "+" and b == zero or op == "-" and b == zero:
         return a
@@ -529,19 +530,32 @@ def loop_structure(
     for given inputs knows them) they are bound to their values, so a schedule written
     on symbolic types lowers at concrete sizes. Raises ValueError when the tensor has
     no loop domain."""
-    ls = _loop_structure(fusion, tensor)
+    owner = tensor.owner
+    sources = [shapes.get(tensor, ())] if shapes is not None else []
+    if shapes is not None and isinstance(owner, Operation) and owner.operands:
+        sources.append(shapes.get(owner.operands[0], ()))
+    # Symbolic extents (fuser.ir.symbolic's SymInt, an int subclass built on this
+    # module's Expr): every first-domain extent is a variable, bound below from the
+    # shapes, so that the formulas of the SymInts there carry on.
+    symbolic = any(isinstance(d, int) and type(d) is not int for src in sources for d in src)
+    ls = _loop_structure(fusion, tensor, all_vars=symbolic)
     if shapes is None:
         return ls
     env: dict[str, int] = {}
-    owner = tensor.owner
+    if symbolic:
+        base, prefix = (ls.root, "R") if ls.root else (ls.logical, "N")
+        for k, a in enumerate(base):
+            t = a.value.type
+            if isinstance(t, IterDomainType) and t.extent != DYN:
+                env[f"{prefix}{k}"] = t.extent
     for k, a in enumerate(ls.logical):
         if a.iter_type == IterType.reduction:  # a reduced id: the reduction input's axis
             if isinstance(owner, Operation) and owner.operands and owner.operands[0] in shapes:
-                env[f"N{k}"] = int(shapes[owner.operands[0]][k])
+                env[f"N{k}"] = _extent(shapes[owner.operands[0]][k])
         elif a.tensor_axis is not None and tensor in shapes:
-            env[f"N{k}"] = int(shapes[tensor][a.tensor_axis])
+            env[f"N{k}"] = _extent(shapes[tensor][a.tensor_axis])
     if ls.root and isinstance(owner, Operation) and owner.operands[0] in shapes:
-        env.update({f"R{k}": int(e) for k, e in enumerate(shapes[owner.operands[0]])})
+        env.update({f"R{k}": _extent(e) for k, e in enumerate(shapes[owner.operands[0]])})
     return LoopStructure(
         loops=[replace(a, extent=bind_expr(a.extent, env)) for a in ls.loops],
         logical=[replace(a, extent=bind_expr(a.extent, env), index=bind_expr(a.index, env)) for a in ls.logical],
@@ -549,7 +563,12 @@ def loop_structure(
     )
 
 
-def _loop_structure(fusion: FusionOp, tensor: SSAValue) -> LoopStructure:
+def _extent(e: object) -> int:
+    """A concrete extent: an int as given (a ``SymInt`` keeps its formula)."""
+    return e if isinstance(e, int) else int(e)  # type: ignore[call-overload]
+
+
+def _loop_structure(fusion: FusionOp, tensor: SSAValue, all_vars: bool = False) -> LoopStructure:
     loop = find_loop_op(fusion, tensor)
     if loop is None:
         raise ValueError("the tensor has no iterdomain.loop in this fusion")
@@ -569,7 +588,7 @@ def _loop_structure(fusion: FusionOp, tensor: SSAValue) -> LoopStructure:
     extent: dict[SSAValue, Expr] = {}
     base, prefix = (root, "R") if root else (logical, "N")
     for k, v in enumerate(base):
-        extent[v] = Var(f"{prefix}{k}") if ty(v).extent == DYN else Const(ty(v).extent)
+        extent[v] = Var(f"{prefix}{k}") if all_vars or ty(v).extent == DYN else Const(ty(v).extent)
     for op in ops:
         if isinstance(op, SplitOp):
             f = Const(op.factor_value)
@@ -617,6 +636,7 @@ __all__ = [
     "bind_expr",
     "drop_schedule",
     "emit_reshape_view",
+    "fold_op",
     "find_loop_op",
     "loop_structure",
     "view_transforms",

@@ -5,8 +5,11 @@ evaluator's launcher (``fuser.runtime.gpu_program``) calls for every ``hir.launc
 the layouts of ``args`` — scheduler selection, lowering to kernel IR, CUDA printing,
 NVRTC (through the kernel cache), module load — and launches them in order on
 ``stream``, with scratch buffers from a small pool. Kernels are specialized for the
-concrete shapes, strides and pointer alignments they run on; the key of the compiled
-segment is exactly those, so a new size compiles once and then hits.
+concrete shapes, strides and pointer alignments they run on, but for the batch
+extent (``fuser.runtime.signature.kernel_layouts``), which they take as a parameter;
+the key of the compiled segment is exactly those, so a new size lowers once and then
+hits, and a new batch size whose kernel text is one already compiled loads that
+binary from the kernel cache instead of running NVRTC.
 
 The hot path (a cache hit) reads the arrays' pointers and layouts, packs the
 argument buffer and calls ``cuLaunchKernel``: a few microseconds of host time.
@@ -24,6 +27,7 @@ from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
+from fuser.runtime.signature import kernel_layouts
 from fuser.schedulers.analysis.sizes import has_size_operands
 
 _SIG = {
@@ -59,16 +63,23 @@ class CompiledSegment:
         # Per kernel, where each argument sits in [*inputs, *outputs, *scratch].
         n_in = len(self.fusion.inputs)
         n_out = len(self.fusion.output_op.values)
+        # Symbolic extents (ArgRef "extent") are this launch's values, after the scratch.
+        n_scratch = len(self.lowered.scratch)
+        self._extents = sorted({a.index: a.value for low in self.lowered.kernels for a in low.args
+                                if a.kind == "extent"}.items())
+        slot = {j: n_in + n_out + n_scratch + k for k, (j, _) in enumerate(self._extents)}
         base = {"input": 0, "output": n_in, "scratch": n_in + n_out}
         self._gather = [
-            (kern, low.grid, low.block, low.shared_bytes, [base[a.kind] + a.index for a in low.args])
+            (kern, low.grid, low.block, low.shared_bytes,
+             [slot[a.index] if a.kind == "extent" else base[a.kind] + a.index for a in low.args])
             for kern, low in zip(self.kernels, self.lowered.kernels, strict=True)
         ]
+        self._extent_values = [v for _, v in self._extents]
 
     def launch(self, inputs: Sequence[Any], outputs: Sequence[int], stream: int, scratch: Sequence[int]) -> None:
         """``inputs``: pointers for tensors, values for scalars; ``outputs``: pointers
         per ``fuser.output`` operand; ``scratch``: pointers."""
-        values = [*inputs, *outputs, *scratch]
+        values = [*inputs, *outputs, *scratch, *self._extent_values]
         for kern, grid, block, shared, gather in self._gather:
             kern.launch(grid, block, [values[i] for i in gather], shared, stream)
 
@@ -85,6 +96,8 @@ def kernel_signature(fusion: F.FusionOp, lowered_args: Sequence[Any]) -> str:
                 if dt not in _SIG:
                     raise ValueError(f"scalar input #{a.index} of type {dt} cannot be passed to a kernel")
                 sig.append(_SIG[dt])
+        elif a.kind == "extent":
+            sig.append("q")
         else:
             sig.append("p")
     return "".join(sig)
@@ -133,7 +146,7 @@ class FusionCompiler:
         from fuser.codegen.kernel_cache import compile_cached
         from fuser.runtime import cuda_driver as drv
 
-        lowered = lower_segment(fusion, layouts, scalars, out_layouts, self.target)
+        lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
         if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
             raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
         source = print_cuda(*lowered.modules())

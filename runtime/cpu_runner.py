@@ -66,14 +66,14 @@ def run_segment_on_cpu(
     (``fuser.runtime.schedule_segment``: select-schedulers, schedule-fusions); the
     driver's own segments are lowered as its pipeline left them."""
     from fuser.runtime.schedule_segment import schedule_segment
-    from fuser.runtime.signature import Signature
+    from fuser.runtime.signature import Signature, kernel_layouts
 
     in_layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in inputs]
     scalars = [None if isinstance(x, np.ndarray) else x for x in inputs]
     if lowered is None:
         if schedule:
             fusion = schedule_segment(fusion, Signature.of(fusion, list(inputs)))
-        lowered = lower_segment(fusion, in_layouts, scalars)
+        lowered = lower_segment(fusion, kernel_layouts(in_layouts), scalars)
     if nvrtc:
         compile_with_nvrtc(lowered, fusion)
     from fuser.codegen.lower import concrete_shapes
@@ -104,6 +104,8 @@ def run_segment_on_cpu(
                 args.append(flat_buffer(x, layout_of(x)) if isinstance(x, np.ndarray) else x)
             elif a.kind == "output":
                 args.append(out_buffers[a.index])
+            elif a.kind == "extent":
+                args.append(a.value)
             else:
                 args.append(scratch[a.index])
         run_kernel(kern.module, kern.name, args, kern.grid)

@@ -1,9 +1,12 @@
 """What a compiled program is specialized for: the shapes of its tensor inputs and
 the values of the integer scalars that set extents (``Signature``), and its
-``bind-sizes`` option."""
+``bind-sizes`` option; and what its kernels are not specialized for
+(``symbolic_axes``: the extents they take as parameters, so that programs for
+different batch sizes share their compiled kernels)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +16,7 @@ import numpy as np
 from fuser.ir.dialects import fuser as F
 from fuser.schedulers.analysis.sizes import has_size_operands
 
-__all__ = ["Signature"]
+__all__ = ["SYMBOLIC_EXTENTS", "Signature", "kernel_layouts", "symbolic_axes"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,33 @@ class Signature:
             elif s is not None:
                 parts.append(f"{i}={s}")
         return ",".join(parts)
+
+
+SYMBOLIC_EXTENTS = os.environ.get("FUSER_STATIC_EXTENTS", "") in ("", "0")
+"""Whether kernels take the batch extent as a parameter (``symbolic_axes``); set
+``FUSER_STATIC_EXTENTS=1`` to bake every extent into the kernel text."""
+
+
+def symbolic_axes(shapes: Sequence[Sequence[int] | None]) -> list[tuple[int, int]]:
+    """The (input, axis) extents a program's kernels take as parameters: axis 0 of
+    the tensor inputs of the highest rank (the batch, or the rows of a
+    normalization), which is what usually varies from call to call. The other
+    extents stay in the kernel text: the row width decides vectorization, unrolling
+    and the persistent buffers, and is cheap to specialize on. Kernels of launches
+    that differ only in these extents print the same CUDA and share one binary
+    (``fuser.ir.symbolic``)."""
+    if not SYMBOLIC_EXTENTS:
+        return []
+    ranks = [len(s) for s in shapes if s is not None]
+    top = max(ranks, default=0)
+    if top == 0:
+        return []
+    return [(i, 0) for i, s in enumerate(shapes) if s is not None and len(s) == top]
+
+
+def kernel_layouts(layouts: Sequence[Any]) -> list[Any]:
+    """``layouts`` (``TensorLayout`` or None per input) as every route to a kernel
+    lowers them: the ``symbolic_axes`` extents symbolic (``symbolic_layouts``)."""
+    from fuser.codegen.lower.common import symbolic_layouts
+
+    return symbolic_layouts(layouts, symbolic_axes([lay.shape if lay is not None else None for lay in layouts]))

@@ -435,7 +435,8 @@ def test_complex_scalar_inputs_are_kernel_arguments() -> None:
     np.testing.assert_allclose(out, run_fusion(fusion, ins)[0], rtol=1e-6)
     src = print_cuda(lowered.kernels[0].module)
     assert "fuser_complex<double> in1, fuser_complex<float> in2" in src
-    assert kernel_signature(fusion, lowered.kernels[0].args) == "pzcp"
+    # tensor, complex128, complex64, output, then the symbolic length (int64)
+    assert kernel_signature(fusion, lowered.kernels[0].args) == "pzcpq"
     try:
         from fuser.runtime.cuda_driver import arg_offsets, flatten_complex_args
     except ImportError:  # no CUDA Python bindings here

@@ -29,7 +29,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
+from fuser.codegen.lower.common import (
+    LoweredFusion,
+    LoweringError,
+    TensorLayout,
+    desymbolize_layout,
+    extent_symbols,
+    symbolize,
+    symbolize_layout,
+)
 from fuser.ir.dialects import fuser as F
 
 
@@ -64,7 +72,9 @@ def lower_segment(
     ``in_layouts[i]`` is the layout of tensor input ``i`` (None for scalars, whose
     values, when known, are in ``scalar_values`` and only matter for size operands).
     ``out_layouts`` defaults to contiguous outputs (aliased outputs take the layout of
-    the input they update). ``target`` names the GPU (kept for the callers' symmetry
+    the input they update). Extents given as ``SymInt``s (``symbolic_layouts``) are
+    kernel parameters: launches that differ only in them get the same kernel text
+    (``fuser.ir.symbolic``). ``target`` names the GPU (kept for the callers' symmetry
     with the schedulers: the loop nest already holds every target-dependent choice).
     """
     from fuser.codegen.lower.loop_index import scheduled_kind
@@ -84,8 +94,23 @@ def lower_segment(
     name = name or fusion.sym_name.data
     shape_args: list[object] = []
     for i, lay in enumerate(in_layouts):
-        shape_args.append(lay.shape if lay is not None else (scalar_values[i] if scalar_values else None))
+        plain = tuple(int(d) for d in lay.shape) if lay is not None else None
+        shape_args.append(plain if lay is not None else (scalar_values[i] if scalar_values else None))
     shapes = concrete_shapes(fusion, shape_args)
+    table = extent_symbols(in_layouts)
+    reduced = _reduced_extents(fusion, shapes) & table.keys()
+    if reduced:
+        # A reduction over a symbolic extent would loop a runtime number of times
+        # (no unrolled partial sums): reductions are specialized on their extent.
+        in_layouts = [desymbolize_layout(lay, reduced) for lay in in_layouts]
+        table = {v: e for v, e in table.items() if v not in reduced}
+    if table:
+        # Symbolic extents: every extent of this launch with a symbol's value is that
+        # symbol (it is that value here: the kernel stays exact for this launch).
+        shapes = {v: symbolize(s, table) for v, s in shapes.items()}
+        in_layouts = [symbolize_layout(lay, table) for lay in in_layouts]
+        if out_layouts is not None:
+            out_layouts = [symbolize_layout(lay, table) for lay in out_layouts]  # type: ignore[misc]
     if out_layouts is None:
         out_layouts = default_out_layouts(fusion, shapes, in_layouts)
     outs = fusion.output_op.values
@@ -100,6 +125,18 @@ def lower_segment(
             scheduled_kind(fusion), lower_segment,
         )
     return _lower_loop_nest(fusion, shapes, in_layouts, scalar_values, out_layouts, name)
+
+
+def _reduced_extents(fusion: F.FusionOp, shapes: dict) -> set[int]:
+    """The extents of the axes the fusion's reductions reduce."""
+    from fuser.codegen.lower.loop_nest import reductions_of
+    from fuser.schedulers.analysis.graph import reduction_dims, reduction_input
+
+    out: set[int] = set()
+    for op in reductions_of(fusion):
+        shape = shapes.get(reduction_input(op), ())
+        out.update(int(shape[d]) for d in reduction_dims(op) if d < len(shape))
+    return out
 
 
 def _no_loop_nest(fusion: F.FusionOp) -> str:

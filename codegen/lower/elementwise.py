@@ -37,6 +37,7 @@ from fuser.codegen.lower.common import (
     LoweringError,
     ScratchBuffer,
     TensorLayout,
+    extent_symbols,
     index_bits_for,
     kernel_arg_names,
     kernel_arg_types,
@@ -709,8 +710,9 @@ def begin_kernel(
     scratch: Sequence[ScratchBuffer] = (),
 ) -> tuple[KernelBuilder, ElementEvaluator, list[ArgRef], list[SSAValue]]:
     """The start of every single-kernel lowering: a ``kernel.func`` taking the fusion's
-    inputs, its ``fuser.output`` operands, then the segment's ``scratch`` buffers
-    (``partial<k>``; ``ArgRef``s in that order), with 32-bit indices when every offset
+    inputs, its ``fuser.output`` operands, the symbolic extents of ``in_layouts``
+    (``extent_n<j>``, int64), then the segment's ``scratch`` buffers (``partial<k>``;
+    ``ArgRef``s in that order), with 32-bit indices when every offset
     fits, and an evaluator over its arguments.
 
     Returns (builder, evaluator, argument refs, output arguments); the scratch
@@ -722,12 +724,23 @@ def begin_kernel(
     outs = list(fusion.output_op.values)
     args = [ArgRef("input", i) for i in range(len(fusion.inputs))]
     args += [ArgRef("output", j) for j in range(len(outs))]
+    symbols = sorted(extent_symbols(in_layouts).values(), key=lambda e: e.expr.name)  # type: ignore[attr-defined]
+    args += [ArgRef("extent", int(e.expr.name[1:]), int(e)) for e in symbols]  # type: ignore[attr-defined]
     args += [ArgRef("scratch", k) for k in range(len(scratch))]
     extents = [iteration_elements] + [max_offset(lay) for lay in in_layouts if lay is not None]
     extents += [max_offset(lay) for lay in out_layouts] + [buf.numel for buf in scratch]
-    names = kernel_arg_names(fusion, outs) + [f"partial{k}" for k in range(len(scratch))]
+    names = kernel_arg_names(fusion, outs)
+    sym_names = []
+    for e in symbols:
+        nm = f"extent_{e.expr.name}"  # type: ignore[attr-defined]
+        while nm in names:
+            nm += "_"
+        sym_names.append(nm)
+    names += sym_names + [f"partial{k}" for k in range(len(scratch))]
     names_types = zip(names, kernel_arg_types(fusion, args, scratch), strict=True)
     b = KernelBuilder(name, list(names_types), block, index_bits_for(extents))
+    for e, nm in zip(symbols, sym_names, strict=True):
+        b.declare_symbol(e.expr.name, nm, int(e))  # type: ignore[attr-defined]
     tensors: dict[int, TensorInput] = {}
     scalars: dict[int, SSAValue] = {}
     for i, (a, lay) in enumerate(zip(fusion.inputs, in_layouts, strict=True)):

@@ -21,6 +21,7 @@ from fuser.codegen.lower.common import LoweringError
 from fuser.codegen.lower.elementwise import Dim, moving_axis, offset_in
 from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, MAX_VECTOR_BYTES, ParallelType
 from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
+from fuser.ir.symbolic import SymInt, as_expr, evaluate, symbols_of
 
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
@@ -101,7 +102,8 @@ def bounded_index(
 ) -> tuple[list[int | SSAValue], list[SSAValue | bool]]:
     """The values of index expressions ``(expr, axis extent)`` at ``env`` and the
     predicates that keep them inside their axes: ``< extent`` unless ``max_value``
-    proves it over the loop ``extents``, ``>= 0`` after a resize (pad)."""
+    proves it over the loop ``extents`` (for a symbolic extent, at every size:
+    ``always_below``), ``>= 0`` after a resize (pad)."""
     memo: dict[Expr, int | SSAValue] = {}
     values: list[int | SSAValue] = []
     conds: list[SSAValue | bool] = []
@@ -110,7 +112,8 @@ def bounded_index(
         values.append(value)
         if "-" in ops_of(e):
             conds.append(b.cmp("sge", value, 0))
-        if max_value(e, extents) >= extent:
+        bound = max_value(e, extents)
+        if bound >= extent or not always_below(bound, extent):
             conds.append(b.cmp("slt", value, extent))
     return values, conds
 
@@ -232,6 +235,30 @@ def lane_form(e: Expr, lane: str, width: int) -> tuple[int, bool] | None:
         if e.op == "%":
             return 1, True
     return None
+
+
+SAMPLE_EXTENTS = (2, 3, 5, 7, 8, 13, 16, 31, 33, 64, 100, 127, 128, 255, 1000, 1023, 4096, 4097, 65537)
+"""Values a symbolic extent is tried at by ``always_below``."""
+
+
+def always_below(bound: int, extent: int) -> bool:
+    """Whether ``bound < extent`` holds at every size of the symbolic extents their
+    formulas read (``fuser.ir.symbolic``; tried at ``SAMPLE_EXTENTS``), not only at
+    this launch's values. A predicate is dropped only when this holds too, so that
+    whether it is needed at this launch's sizes does not change the kernel text:
+    the rows of a block over a batch that its rows-per-block divides are checked
+    all the same. (Dropping it at this launch is sound either way: it holds here.)"""
+    if not isinstance(bound, SymInt) and not isinstance(extent, SymInt):
+        return True
+    if isinstance(bound, float):
+        return False
+    hi, ext = as_expr(bound), as_expr(extent)
+    names = sorted(symbols_of(hi) | symbols_of(ext))
+    for k, v in enumerate(SAMPLE_EXTENTS):
+        env = {n: SAMPLE_EXTENTS[(k + 7 * j) % len(SAMPLE_EXTENTS)] if j else v for j, n in enumerate(names)}
+        if evaluate(hi, env) >= evaluate(ext, env):
+            return False
+    return True
 
 
 def max_value(e: Expr, extents: Sequence[int]) -> int:
