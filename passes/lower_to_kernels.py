@@ -1,13 +1,11 @@
 """``lower-to-kernels``: add the kernel-level IR that implements each fusion.
 
 For every ``fuser.fusion`` of the module the pass builds the kernels that run it
-(``fuser.codegen.lower.lower_segment``: the scheduler's parameters, then the pointwise,
-row, column, inner-outer or transpose lowering) at the static extents of its inputs
-(``bind-sizes`` binds symbolic ones) and
-inserts them after the fusion as ``kernel.func`` ops. A fusion annotated by
-``select-schedulers`` (``fuser.schedule``) is lowered with exactly those parameters;
-otherwise the registry decides. The fusion stays (host programs launch it by
-symbol) and lists its kernels; each kernel records its launch::
+(``fuser.codegen.lower.lower_segment``, which reads the loop nest ``schedule-fusions``
+wrote, or one written by hand) at the static extents of its inputs (``bind-sizes``
+binds symbolic ones) and inserts them after the fusion as ``kernel.func`` ops. The
+fusion stays (host programs launch it by symbol) and lists its kernels; each kernel
+records its launch::
 
     fuser.fusion @gelu(%t0 : !fuser.tensor<8192x3072xf32>) -> ... { ... }
 
@@ -21,6 +19,12 @@ becomes::
 ``fuser-opt ... --lower-to-kernels -t cuda`` then prints the CUDA C of every kernel.
 Inputs are taken as dense tensors in their declared stride order (the layouts
 kernels are specialized for at run time are the caller's).
+
+``symbolic`` makes extents kernel parameters (``fuser.ir.symbolic``), so that the
+kernel serves every size of them: ``symbolic=batch`` those ``fd.execute`` makes
+symbolic (axis 0 of the highest-rank inputs), or a list ``INPUT:AXIS,...``; each
+becomes an int64 ``extent_n<j>`` argument, recorded in ``fuser.launch_args`` as
+``extent <j> = <its value here>``. Empty (the default): every extent is a constant.
 """
 
 from __future__ import annotations
@@ -40,7 +44,13 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from fuser.codegen.lower import lower_segment
-from fuser.codegen.lower.common import LoweringError, TensorLayout
+from fuser.codegen.lower.common import (
+    ArgRef,
+    LoweringError,
+    TensorLayout,
+    batch_axes,
+    symbolic_layouts,
+)
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
 from fuser.passes.sizes_option import static_sizes
@@ -62,9 +72,11 @@ class LowerToKernelsPass(ModulePass):
     name = "lower-to-kernels"
 
     gpu: str = ""
+    symbolic: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = resolve_target(op, self.gpu, self.name)
+        chosen = _symbolic_axes(self.symbolic) if self.symbolic not in ("", "batch") else None
         for fusion in [f for f in op.ops if isinstance(f, FusionOp)]:
             name = f"@{fusion.sym_name.data}"
             shapes = static_sizes(fusion, self.name)
@@ -78,6 +90,15 @@ class LowerToKernelsPass(ModulePass):
                     layouts.append(None)
                     scalars.append(s)
             _check_schedule(fusion)
+            if self.symbolic:
+                axes = batch_axes([lay.shape if lay is not None else None for lay in layouts])
+                for i, axis in chosen if chosen is not None else axes:
+                    lay = layouts[i] if i < len(layouts) else None
+                    if lay is None or axis >= len(lay.shape):
+                        raise LowerToKernelsError(
+                            f"lower-to-kernels: {name} has no tensor input #{i} with an axis {axis} (symbolic option)"
+                        )
+                layouts = symbolic_layouts(layouts, chosen if chosen is not None else axes)
             try:
                 # lower_segment reads the loop nest (iterdomain ops) or else the
                 # recorded fuser.schedule itself.
@@ -90,11 +111,28 @@ class LowerToKernelsPass(ModulePass):
                 for func in list(k.module.ops):
                     func.detach()
                     func.attributes["fuser.grid"] = DenseArrayBase.from_list(i64, list(k.grid))
-                    func.attributes["fuser.launch_args"] = ArrayAttr([StringAttr(f"{a.kind} {a.index}") for a in k.args])
+                    func.attributes["fuser.launch_args"] = ArrayAttr([StringAttr(_launch_arg(a)) for a in k.args])
                     op.body.block.insert_op_after(func, anchor)
                     anchor = func
                     names.append(SymbolRefAttr(k.name))
             fusion.attributes[KERNELS_ATTR] = ArrayAttr(names)
+
+
+def _launch_arg(a: ArgRef) -> str:
+    return f"extent {a.index} = {a.value}" if a.kind == "extent" else f"{a.kind} {a.index}"
+
+
+def _symbolic_axes(text: str) -> list[tuple[int, int]]:
+    """``"0:0,1:0"`` -> ``[(0, 0), (1, 0)]`` (the ``symbolic`` option)."""
+    out = []
+    for item in text.split(","):
+        a, sep, b = item.strip().partition(":")
+        if not (sep and a.isdigit() and b.isdigit()):
+            raise LowerToKernelsError(
+                f"lower-to-kernels: bad symbolic entry '{item.strip()}'; expected batch or INPUT:AXIS,... such as 0:0"
+            )
+        out.append((int(a), int(b)))
+    return out
 
 
 def _check_schedule(fusion: FusionOp) -> None:

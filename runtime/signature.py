@@ -67,20 +67,13 @@ SYMBOLIC_EXTENTS = os.environ.get("FUSER_STATIC_EXTENTS", "") in ("", "0")
 
 
 def symbolic_axes(shapes: Sequence[Sequence[int] | None]) -> list[tuple[int, int]]:
-    """The (input, axis) extents a program's kernels take as parameters: axis 0 of
-    the tensor inputs of the highest rank (the batch, or the rows of a
-    normalization), which is what usually varies from call to call. The other
-    extents stay in the kernel text: the row width decides vectorization, unrolling
-    and the persistent buffers, and is cheap to specialize on. Kernels of launches
-    that differ only in these extents print the same CUDA and share one binary
-    (``fuser.ir.symbolic``)."""
-    if not SYMBOLIC_EXTENTS:
-        return []
-    ranks = [len(s) for s in shapes if s is not None]
-    top = max(ranks, default=0)
-    if top == 0:
-        return []
-    return [(i, 0) for i, s in enumerate(shapes) if s is not None and len(s) == top]
+    """The (input, axis) extents a program's kernels take as parameters: the batch
+    (``fuser.codegen.lower.common.batch_axes``), unless ``SYMBOLIC_EXTENTS`` is off.
+    Kernels of launches that differ only in these extents print the same CUDA and
+    share one binary (``fuser.ir.symbolic``)."""
+    from fuser.codegen.lower.common import batch_axes
+
+    return batch_axes(shapes) if SYMBOLIC_EXTENTS else []
 
 
 def kernel_layouts(layouts: Sequence[Any]) -> list[Any]:

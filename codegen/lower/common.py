@@ -180,6 +180,17 @@ def c_name(hint: str | None, default: str) -> str:
     return clean if clean[0].isalpha() else f"v_{clean}"
 
 
+def batch_axes(shapes: Sequence[Sequence[int] | None]) -> list[tuple[int, int]]:
+    """The batch extents: axis 0 of the tensor inputs of the highest rank (the rows of
+    a normalization), as (input, axis); what usually varies from call to call. The
+    other extents (the row width decides vectorization, unrolling and the persistent
+    buffers) are cheap to specialize on."""
+    top = max((len(s) for s in shapes if s is not None), default=0)
+    if top == 0:
+        return []
+    return [(i, 0) for i, s in enumerate(shapes) if s is not None and len(s) == top]
+
+
 def symbolic_layouts(
     layouts: Sequence[TensorLayout | None], positions: Sequence[tuple[int, int]]
 ) -> list[TensorLayout | None]:
