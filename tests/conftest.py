@@ -4,6 +4,8 @@
   (``cuInit`` succeeds and at least one device is found): CI has no GPU.
 - The kernel cache goes to a per-session temporary directory unless ``FUSER_CACHE_DIR``
   is set, so test runs never write to ``~/.cache``.
+- Every generated kernel is verified (``FUSER_VERIFY_KERNELS``; off by default
+  outside the tests, where it costs a third of a large fusion's lowering).
 - The repository root is on ``sys.path`` (for ``tests.*`` and ``benchmarks.*``), which
   would make the layers' folders importable under their bare names (``passes``,
   ``runtime``, ...); ``BareFolderBlocker`` refuses those imports, so code and tests use
@@ -36,6 +38,8 @@ class BareFolderBlocker(importlib.abc.MetaPathFinder):
             )
         return None
 
+
+os.environ.setdefault("FUSER_VERIFY_KERNELS", "1")
 
 if not any(isinstance(f, BareFolderBlocker) for f in sys.meta_path):
     sys.meta_path.insert(0, BareFolderBlocker())
