@@ -17,6 +17,12 @@ The algorithm is nvFuser's segmenter (seed 000):
    candidates are recomputed, until none is accepted.
 4. ``fuser.segment_set`` is a boundary: the group of a ``segment_set`` never merges
    with the group producing its operand.
+5. Input forwarding (nvFuser's ``forwardInputs``): when the fusion is segmented, a
+   chain of unary ops from a fusion input (``cast(x)`` of a bf16 input, ``neg``,
+   ``exp``...) whose results the fusion does not return is not a group: like a scalar
+   op, it is recomputed in every segment that reads it, so segments read the input
+   itself rather than an intermediate written in f32 (a segmented bf16 softmax reads
+   2 bytes an element where it read 4 and wrote 4 more).
 
 Concrete sizes are the static extents of the program inputs (of the fusion's inputs
 when the module has no program yet), propagated through the host program (views,
@@ -110,11 +116,12 @@ from fuser.passes.mark_aliases import (
 )
 from fuser.passes.mark_aliases import preallocate_outputs as _preallocate
 from fuser.passes.target_option import resolve_target
+from fuser.schedulers.analysis.graph import is_elementwise
 from fuser.schedulers.analysis.sizes import ConcreteSizes, SizeBindingError, bind_sizes
 from fuser.schedulers.registry import select
 from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget
 
-__all__ = ["Segment", "SegmentRecord", "find_segments", "segment_module"]
+__all__ = ["Segment", "SegmentRecord", "find_segments", "forwarded_ops", "segment_module"]
 
 Shape = tuple[int, ...]
 
@@ -131,14 +138,38 @@ def is_node(op: Operation) -> bool:
     )
 
 
-def scalar_cone(op: Operation) -> list[Operation]:
-    """The scalar (non-node) ops ``op``'s operands depend on, transitively."""
+def forwarded_ops(fusion: F.FusionOp) -> frozenset[Operation]:
+    """The unary chains from the fusion's inputs that segments recompute (module
+    docstring, step 5): ops with one operand (``fuser.cast`` and the unary
+    elementwise ops) reading a fusion input or another such op, whose result no
+    ``fuser.output`` returns and no ``fuser.segment_set`` cuts (nor a
+    ``segment_set`` itself)."""
+    out: set[Operation] = set()
+    for op in fusion.body.block.ops:
+        if isinstance(op, F.SegmentSetOp) or not (
+            is_elementwise(op) and len(op.operands) == 1 and len(op.results) == 1
+        ):
+            continue
+        src = op.operands[0]
+        if not isinstance(src.type, F.TensorType) or not isinstance(op.results[0].type, F.TensorType):
+            continue
+        if not (isinstance(src, BlockArgument) or src.owner in out):
+            continue
+        if any(isinstance(u.operation, F.OutputOp | F.SegmentSetOp) for u in op.results[0].uses):
+            continue  # returned, or a boundary the definition asks for
+        out.add(op)
+    return frozenset(out)
+
+
+def scalar_cone(op: Operation, forwarded: frozenset[Operation] = frozenset()) -> list[Operation]:
+    """The non-node ops ``op``'s operands depend on, transitively: scalar ops, and
+    the ``forwarded`` unary chains of inputs (``forwarded_ops``)."""
     cone: list[Operation] = []
     seen: set[Operation] = set()
     stack = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
     while stack:
         o = stack.pop()
-        if o in seen or is_node(o) or not isinstance(o, Operation):
+        if o in seen or not isinstance(o, Operation) or (is_node(o) and o not in forwarded):
             continue
         seen.add(o)
         cone.append(o)
@@ -155,12 +186,15 @@ class Segment:
     order: dict[Operation, int] | None = field(default=None, compare=False, repr=False)
     """Program order of the fusion's ops (``find_segments`` passes it): the cones are
     sorted by it instead of by a walk of the whole fusion per segment."""
+    forwarded: frozenset[Operation] = field(default=frozenset(), compare=False, repr=False)
+    """The fusion's forwarded unary chains (``forwarded_ops``): recomputed here."""
 
     def with_cones(self) -> list[Operation]:
-        """The group's ops and the scalar ops they need, in program order."""
+        """The group's ops and the scalar ops (and forwarded chains) they need, in
+        program order."""
         found: set[Operation] = set(self.ops)
         for op in self.ops:
-            found.update(scalar_cone(op))
+            found.update(scalar_cone(op, self.forwarded))
         order = self.order
         if order is not None and all(o in order for o in found):
             return sorted(found, key=order.__getitem__)
@@ -184,7 +218,7 @@ class Segment:
     def outputs(self) -> list[SSAValue]:
         """Tensor results used outside the group (or by ``fuser.output``)."""
         mine = set(self.ops)
-        cone_of_mine = {c for o in self.ops for c in scalar_cone(o)}
+        cone_of_mine = {c for o in self.ops for c in scalar_cone(o, self.forwarded)}
         outs: list[SSAValue] = []
         for o in self.ops:
             for r in o.results:
@@ -239,6 +273,7 @@ class _Segmenter:
     target: GpuTarget
     cache: dict[frozenset[Operation], str | None] = field(default_factory=dict)
     order: dict[Operation, int] = field(default_factory=dict)
+    forwarded: frozenset[Operation] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.order:
@@ -270,7 +305,7 @@ class _Segmenter:
         return kind
 
     def segment(self, ops: Sequence[Operation], scheduler: str | None = None) -> Segment:
-        return Segment(sorted(ops, key=self.order.__getitem__), scheduler, self.order)
+        return Segment(sorted(ops, key=self.order.__getitem__), scheduler, self.order, self.forwarded)
 
 
 def find_segments(
@@ -294,6 +329,10 @@ def find_segments(
     whole = seg.accepts(nodes)
     if whole is not None:
         return [seg.segment(nodes, whole)]
+    forwarded = forwarded_ops(fusion)
+    if forwarded:
+        seg = _Segmenter(fusion, sizes, target, forwarded=forwarded)
+        nodes = [op for op in nodes if op not in forwarded]
     return _Merger(seg, nodes).run()
 
 

@@ -203,6 +203,9 @@ def _greedy_segments(fusion: F.FusionOp, seg: S._Segmenter) -> list[tuple[tuple[
     whole = seg.accepts(nodes)
     if whole is not None:
         return [(tuple(nodes), whole)]
+    forwarded = S.forwarded_ops(fusion)  # step 5: recomputed by their readers
+    seg = S._Segmenter(fusion, seg.sizes, seg.target, forwarded=forwarded)
+    nodes = [op for op in nodes if op not in forwarded]
     order = seg.order
     group_of = {op: i for i, op in enumerate(nodes)}
     groups = {i: [op] for i, op in enumerate(nodes)}

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fuser.ir.context import make_context, parse_module
@@ -25,7 +25,7 @@ from fuser.ir.reference import run_fusion
 from fuser.passes.bind_sizes import BindSizes
 from fuser.passes.host_rewrites import HostPassError
 from fuser.passes.mark_aliases import MarkAliases
-from fuser.passes.segment import SegmentPass
+from fuser.passes.segment import SegmentPass, forwarded_ops
 from fuser.passes.sizes_option import SizesOptionError, parse_sizes
 from fuser.passes.strip_bookend_views import StripBookendViews
 from fuser.runtime.host_evaluator import run_program
@@ -347,3 +347,52 @@ def test_random_fusions_maps(text: str) -> None:
         return
     for e, g in zip(expected, mapped, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+BF16_SOFTMAX = """
+fuser.fusion @softmax(%x : !fuser.tensor<8x32000xbf16>) -> !fuser.tensor<8x32000xbf16> {
+  %xf = fuser.cast %x {dtype = f32} : (!fuser.tensor<8x32000xbf16>) -> !fuser.tensor<8x32000xf32>
+  %m = fuser.max %xf {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<8x32000xf32>) -> !fuser.tensor<8x1xf32>
+  %d = fuser.sub %xf, %m : (!fuser.tensor<8x32000xf32>, !fuser.tensor<8x1xf32>) -> !fuser.tensor<8x32000xf32>
+  %e = fuser.exp %d : (!fuser.tensor<8x32000xf32>) -> !fuser.tensor<8x32000xf32>
+  %s = fuser.sum %e {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<8x32000xf32>) -> !fuser.tensor<8x1xf32>
+  %y = fuser.div %e, %s : (!fuser.tensor<8x32000xf32>, !fuser.tensor<8x1xf32>) -> !fuser.tensor<8x32000xf32>
+  %yb = fuser.cast %y {dtype = bf16} : (!fuser.tensor<8x32000xf32>) -> !fuser.tensor<8x32000xbf16>
+  fuser.output %yb : !fuser.tensor<8x32000xbf16>
+}
+"""
+
+
+def test_input_forwarding_recomputes_the_cast_of_an_input() -> None:
+    """A segmented bf16 softmax: the segments that read cast(x) recompute it from the
+    bf16 input (no f32 copy of x between segments), with the reference's outputs."""
+    module = check_pipeline(BF16_SOFTMAX, [SegmentPass()])
+    segs = [op for op in module.ops if isinstance(op, F.FusionOp)]
+    assert len(segs) >= 2
+    readers = [s for s in segs if any(isinstance(op, F.CastOp) and isinstance(op.operands[0], BlockArgument)
+                                      for op in s.body.block.ops)]
+    assert len(readers) >= 2  # the cast is in every segment that needs it
+    # the first segment reads only x and writes no f32 copy of it
+    first = segs[0]
+    assert [t.get_shape() for t in first.function_type.inputs.data] == [(8, 32000)]  # type: ignore[attr-defined]
+    assert all(t.get_shape() != (8, 32000) for t in first.function_type.outputs.data)  # type: ignore[attr-defined]
+    fusion = fusion_of(parse_module(BF16_SOFTMAX))
+    (cast,) = [op for op in fusion.body.block.ops if isinstance(op, F.CastOp) and op.operands[0] in fusion.inputs]
+    assert cast in forwarded_ops(fusion)
+
+
+def test_no_forwarding_of_returned_values_or_segment_set_boundaries() -> None:
+    text = """
+fuser.fusion @f(%x : !fuser.tensor<4x8xf32>) -> (!fuser.tensor<4x8xf32>, !fuser.tensor<4x8xf32>) {
+  %a = fuser.neg %x : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  %b = fuser.exp %x : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  %c = fuser.segment_set %b : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  %d = fuser.tanh %x : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  %e = fuser.add %d, %c : (!fuser.tensor<4x8xf32>, !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  fuser.output %a, %e : !fuser.tensor<4x8xf32>, !fuser.tensor<4x8xf32>
+}
+"""
+    fusion = fusion_of(parse_module(text))
+    names = {op.results[0].name_hint for op in forwarded_ops(fusion)}
+    assert names == {"d"}  # %a is returned, %b feeds a segment_set, %c is one
+    check_pipeline(text, [SegmentPass()])
