@@ -9,6 +9,7 @@ import cProfile
 import pstats
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -37,13 +38,21 @@ def main() -> None:
         torch.mul(x, 2.0)
     torch.cuda.synchronize()
     print(f"torch.mul (one eager op) for scale:  {(time.perf_counter() - t0) / n * 1e6:.1f} us per call")
+    profile_calls(lambda: fd.execute([x]), n, 18)
+
+
+def profile_calls(fn: Callable[[], object], n: int, top: int) -> None:
+    """cProfile of ``n`` calls of ``fn`` (then a device synchronize): the ``top``
+    functions by own time."""
+    import torch
+
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(n):
-        fd.execute([x])
+        fn()
     prof.disable()
     torch.cuda.synchronize()
-    pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,9 @@ class CacheEntry:
     gpu_plans: dict[tuple, tuple[Any, Runtime]] = field(default_factory=dict)
     """GPU input signature (``gpu_key``) -> (``fuser.runtime.gpu_program.GpuProgram``,
     runtime): the compiled program and its kernels for that signature."""
+    hot: dict[tuple, Any] = field(default_factory=dict)
+    """``gpu_key`` -> ``fuser.runtime.hot_launch.HotLauncher``: the cache-hit launchers
+    of the ``gpu_plans`` that have one (``fuser.frontend.execution.hot_execute``)."""
     passes: tuple[str, ...] = ()
     """The pipeline ``fd.execute`` compiles with (``fd.pipeline``); empty: the
     driver's ``PASSES``."""

@@ -16,7 +16,10 @@ Then:
 * **GPU** (``execute_gpu``): a ``fuser.runtime.gpu_program.GpuProgram`` per input
   signature (dtypes, shapes, strides, alignment: ``CacheEntry.gpu_key``) runs the
   program on the GPU evaluator, compiling each launch's kernels for the layouts it
-  sees; later calls replay it.
+  sees; later calls replay it. On torch CUDA tensors a replayable program also gets
+  a generated cache-hit launcher (``fuser.runtime.hot_launch``) that
+  ``FusionDefinition.execute`` calls first (``hot_execute``) when every keyword is at
+  its default.
 
 With torch inputs, outputs are torch tensors; with no tensor input at all (scalars
 only, or none) too when torch is importable (nvFuser always returns torch tensors).
@@ -45,6 +48,13 @@ from fuser.ir.view_chains import apply_view_chain, view_chain
 from fuser.runtime.torch_arrays import numpy_to_torch
 
 Executor = Callable[[FusionOp, Sequence[Any]], list[Any]]
+
+HOT = True
+"""Whether GPU runs build cache-hit launchers (``hot_execute``). Setting it False
+stops new ones only; ``entry.hot.clear()`` drops those built."""
+
+_STREAM_AXES = "_fuser_stream_axes"  # fuser.frontend.streams' mark on a definition
+_hot_key: Callable[[Sequence[Any]], tuple] = tuple  # hot_launch.key_of once a launcher exists
 
 
 def reference_executor(fusion: FusionOp, inputs: Sequence[Any]) -> list[Any]:
@@ -133,6 +143,56 @@ def executable_for(entry: CacheEntry, rt: Runtime, flat: Sequence[Any], rng_args
     return exe
 
 
+def hot_execute(fd: Any, entry: CacheEntry, inputs: Any) -> list[Any] | None:
+    """A cache hit of ``fd.execute(inputs)`` (every keyword at its default) through
+    the hot launcher of these inputs' GPU signature (``CacheEntry.hot``, keyed as
+    ``gpu_plans``), or None when the call must take the full path: no launcher for
+    the key, inputs not a list or tuple, a stored segmentation, stream axes or user
+    schedules on the definition. It does what the full path's cache hit does: resets
+    the profile and debug-output state, sets ``entry.last_run`` and runs the program
+    (a launcher exists only for programs without aliased outputs, random ops, vector
+    or value-keyed scalar inputs: ``_remember_hot``)."""
+    if type(inputs) is not list and type(inputs) is not tuple:
+        return None
+    state = fd.__dict__
+    if state.get("_segmentation") is not None or state.get(_STREAM_AXES) or entry.user_schedules:
+        return None
+    launcher = entry.hot.get(_hot_key(inputs))
+    if launcher is None:
+        return None
+    state["profiled"] = False
+    state["_debug_output"] = None
+    if "_profile" in state:
+        del state["_profile"]
+    entry.last_run = launcher.plan
+    return launcher.run(inputs)
+
+
+def _remember_hot(entry: CacheEntry, key: tuple, plan: Any, rt: Runtime, inputs: Sequence[Any], flat: Sequence[Any]) -> None:
+    """Build the hot launcher of ``plan`` for ``key`` once, after a run: only when the
+    run's flat arguments are the inputs themselves (no vector, no random seed), the
+    launcher's key of the inputs is ``key`` (no scalar keyed by value), no output is
+    aliased to an input and the program has a replay; ``hot_launch.build`` checks the
+    rest."""
+    if not HOT or key in entry.hot or plan.hot_checked:
+        return
+    if len(flat) != len(inputs) or any(f is not x for f, x in zip(flat, inputs, strict=True)):
+        return
+    from fuser.runtime.hot_launch import build, key_of, takes
+
+    if not takes(inputs) or key_of(inputs) != key:  # this call's kinds of inputs
+        return
+    plan.hot_checked = True
+    replay = plan.replay
+    if replay is None or rt.aliased or any(a >= 0 for a in rt.fusion.output_op.get_alias_inputs()):
+        return
+    launcher = build(replay, plan, inputs)
+    if launcher is not None:
+        global _hot_key
+        _hot_key = key_of
+        entry.hot[key] = launcher
+
+
 def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None = None) -> list[Any]:
     if not isinstance(inputs, list | tuple):
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
@@ -208,6 +268,7 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
     the caller's array type; ``torch_outputs`` (a fusion without tensor inputs on the
     default GPU, ``execute_options.set_default_device``) makes them torch CUDA
     tensors."""
+    given = inputs
     inputs = spread_lists(inputs)  # the scalars of define_vector(n) may come as a list
     key = entry.gpu_key(inputs)
     plans = entry.gpu_plans
@@ -217,7 +278,9 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
         # plan holds the compiled kernels and output shapes.
         entry.last_run = plan[0]
         flat = flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs], draw_rng=True)
-        return with_aliased_inputs(plan[1], plan[0].run(flat), flat)
+        outs = with_aliased_inputs(plan[1], plan[0].run(flat), flat)
+        _remember_hot(entry, key, plan[0], plan[1], given, flat)
+        return outs
     plain, flat = validated_gpu_inputs(entry, inputs)
     rt = runtime_for(entry, plain)
     from fuser.runtime.driver import CompileError
@@ -236,7 +299,10 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
         outs = plan.run(flat, first=True)
     except ValueError as e:
         raise ValueError(f"fusion {entry.id}: {e}") from None
-    return with_aliased_inputs(rt, outs, flat)
+    outs = with_aliased_inputs(rt, outs, flat)
+    if not torch_outputs:
+        _remember_hot(entry, key, plan, rt, given, flat)
+    return outs
 
 
 def validated_gpu_inputs(entry: CacheEntry, inputs: Sequence[Any]) -> tuple[list[Any], list[Any]]:

@@ -524,7 +524,18 @@ class FusionDefinition:
         output is not captured) for
         ``fd.debug_output()``. nvFuser's other keywords are checked by
         ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
-        NVFUSER_ENABLE/DISABLE option lists, ...)."""
+        NVFUSER_ENABLE/DISABLE option lists, ...). A cache hit on torch CUDA tensors
+        with every keyword at its default goes through the signature's generated
+        launcher when it has one (``execution.hot_execute``)."""
+        entry = self._entry
+        if (  # a cache hit with every keyword at its default: the hot launcher, if any
+            entry is not None and entry.hot and executor is None and num_streams is None and device is None
+            and override_user_schedule is False and capture_debug_output is False and print_repro is False
+            and profile is False and save_repro_inputs is False and not _enable_options and not _disable_options
+        ):
+            outs = execution.hot_execute(self, entry, inputs)
+            if outs is not None:
+                return outs
         from fuser.frontend.execute_options import check_execute_options
 
         check_execute_options(
@@ -763,6 +774,7 @@ class FusionDefinition:
         entry = self._ensure_defined()
         entry.passes = tuple(passes)
         entry.gpu_plans.clear()
+        entry.hot.clear()
 
     def plan(self, inputs: Sequence[Any], target: Any = None) -> Any:
         """The plan of what ``fd.execute`` compiles for these inputs (host or GPU

@@ -76,6 +76,17 @@ class CompiledSegment:
         ]
         self._extent_values = [v for _, v in self._extents]
 
+    def launch_table(self) -> list[tuple[Any, Any, Any, int, list[int]]]:
+        """Per kernel, in launch order: (``Kernel``, grid, block, dynamic shared bytes,
+        the index of each argument in ``[*inputs, *outputs, *scratch, *extents]``)."""
+        return list(self._gather)
+
+    @property
+    def extent_values(self) -> list[int]:
+        """The values of the symbolic extents this segment was compiled for, in the
+        order they follow the scratch buffers (``launch_table``)."""
+        return list(self._extent_values)
+
     def launch(self, inputs: Sequence[Any], outputs: Sequence[int], stream: int, scratch: Sequence[int]) -> None:
         """``inputs``: pointers for tensors, values for scalars; ``outputs``: pointers
         per ``fuser.output`` operand; ``scratch``: pointers."""

@@ -104,6 +104,16 @@ class GpuProgram:
         self._replay: Replay | None = None
         self.runs = 0
 
+    hot_checked = False
+    """Whether the frontend tried to build this program's hot launcher
+    (``fuser.runtime.hot_launch``)."""
+
+    @property
+    def replay(self) -> Replay | None:
+        """The replay later runs take (None before the first run, or when the program
+        is walked every time)."""
+        return self._replay
+
     # ---- what it runs -------------------------------------------------------------
     @property
     def num_kernels(self) -> int:

@@ -107,8 +107,11 @@ class Replay:
         returns: list[tuple[int, Place | None]],
         kind: str,
         device: int,
+        num_inputs: int | None = None,
     ) -> None:
         self.num_roots = num_roots
+        self.num_inputs = num_inputs
+        """The program's inputs (the first roots); None when not given."""
         self.scalar_inputs = scalar_inputs
         self.pointer_inputs = pointer_inputs
         self.steps = steps
@@ -236,6 +239,7 @@ class _Builder:
             returns,
             self.kind,
             self.device,
+            self.num_inputs,
         )
 
     def _is_whole_allocation(self, place: Place) -> bool:

@@ -73,3 +73,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason=reason)
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def own_fusion_cache() -> Any:
+    """A fusion cache of the test's own: its definitions (some are other tests' too)
+    leave no programs in the process-wide cache that other tests count."""
+    from fuser.frontend.cache import FusionCache
+
+    saved = FusionCache._instance  # noqa: SLF001
+    FusionCache.reset()
+    yield
+    FusionCache._instance = saved  # noqa: SLF001

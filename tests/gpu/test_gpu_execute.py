@@ -88,21 +88,26 @@ def test_wrong_gpu_input_is_a_value_error() -> None:
 
 
 def test_host_overhead_of_a_cache_hit() -> None:
-    """One single-kernel fusion, tiny input: host time per fd.execute on a cache hit
-    (the GPU work is ~3 us; the loop is host-bound). Target: under 20 us. The lent
-    machines' host speed varies about 2x from one lease to the next, so the bound is
-    40 us or, on a slow host, 3x one eager torch op timed in the same blocks."""
+    """One single-kernel fusion on a 1x4096 input: host time per fd.execute on a cache
+    hit, wall clock over 2000 back to back calls (the GPU work is ~3 us; the loop is
+    host-bound), through the hot launcher (``fuser.runtime.hot_launch``) and, for
+    comparison, through the full path (the launcher dropped). Target (issue 15):
+    <= 10 us. The lent machines' host speed varies from one lease to the next, so the
+    bound is BOUND_US or, on a slow host, HOT_VS_EAGER times one eager torch op timed
+    in the same blocks; and the launcher must save 40% of the full path."""
     import json
     import os
     import time
 
     with FusionDefinition() as fd:
-        a = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         fd.add_output(fd.ops.mul(fd.ops.add(a, 1.0), 2.0))
-    x = torch.randn(1024, device="cuda")
+    entry = fd._ensure_defined()  # noqa: SLF001
+    x = torch.randn(1, 4096, device="cuda")
     for _ in range(20):
         fd.execute([x])
     torch.cuda.synchronize()
+    assert entry.hot
     n = 2000
 
     def per_call(fn) -> float:  # noqa: ANN001
@@ -112,13 +117,26 @@ def test_host_overhead_of_a_cache_hit() -> None:
         torch.cuda.synchronize()
         return (time.perf_counter() - t0) / n * 1e6
 
-    best = eager = float("inf")
+    best = eager = full = float("inf")
+    hot = dict(entry.hot)
     for _ in range(5):
         best = min(best, per_call(lambda: fd.execute([x])))
         eager = min(eager, per_call(lambda: torch.mul(x, 2.0)))
-    print(f"\nhost overhead per fd.execute (cache hit, one kernel): {best:.1f} us (one eager torch op: {eager:.1f} us)")
+        entry.hot.clear()
+        full = min(full, per_call(lambda: fd.execute([x])))
+        entry.hot.update(hot)
+    print(f"\nhost overhead per fd.execute (cache hit, one kernel, 1x4096): {best:.1f} us "
+          f"(full path: {full:.1f} us; one eager torch op: {eager:.1f} us)")
     out = os.environ.get("OUT")
     if out:
         with open(os.path.join(out, "execute_overhead.json"), "w") as f:
-            json.dump({"us_per_execute": best, "us_per_eager_op": eager}, f)
-    assert best < 40 or best < 3 * eager, (best, eager)
+            json.dump({"us_per_execute": best, "us_per_execute_full_path": full, "us_per_eager_op": eager}, f)
+    assert best < BOUND_US or best < HOT_VS_EAGER * eager, (best, eager)
+    assert best < 0.6 * full, (best, full)
+
+
+# Measured on an H100 (2026-11-27): 10.1 us per call in benchmarks/host_hot_path.py
+# (one eager torch op 8.6 us; the full path 24 us), 16.3 us in this test after the
+# other GPU tests (eager 12.8 us; the full path 39 us).
+BOUND_US = 12.0
+HOT_VS_EAGER = 1.6

@@ -1,0 +1,313 @@
+"""The cache-hit launcher of ``fd.execute`` on torch CUDA tensors: one generated
+Python function per input signature that does only what must happen per call.
+
+After the first run of a ``GpuProgram`` its ``Replay`` (``fuser.runtime.gpu_replay``)
+knows every step of a call: which buffers to allocate, which compiled segment to
+launch with which pointers, what to return. ``build(replay)`` turns those steps into
+the source of one straight-line function, compiled once with ``exec``::
+
+    def hot(inputs):
+        p0 = inputs[0].data_ptr()
+        s = _stream(0)
+        cs = _cstreams[s]                     # the stream's c_void_p, made once
+        b1 = _alloc1()                        # torch.empty_like of a cached template
+        p1 = b1.data_ptr()
+        _lock.acquire()
+        try:
+            _pack0(_buf0, 0, p0, p1, 4096)    # pointers, scalars; extents are literals
+            e = _cu_launch(_fn0, 32, 1, 1, 128, 1, 1, 0, cs, _par0, None)
+            if e:
+                _fail(e, *_where0)           # a CudaError naming the kernel
+        finally:
+            _lock.release()
+        return [b1]
+
+so a call reads the inputs' pointers, allocates the outputs, packs one argument buffer
+per kernel (preassembled: the pointer array into it is built once) and calls
+``cuLaunchKernel`` of libcuda directly through ``ctypes`` on the caller's current torch
+stream. The key of the cache (``key_of``) is ``CacheEntry.gpu_key``'s for these inputs:
+per torch tensor its dtype, shape, strides, device and pointer-alignment class
+(``data_ptr() % 16``: kernels are specialized for the alignment), per scalar its type.
+
+Only programs whose inputs are torch CUDA tensors (at least one) and Python
+``int``/``float``/``bool`` scalars, with a torch replay, are built (``build``
+returns None otherwise); what decides whether a call may take this path at all is
+the frontend's (``fuser.frontend.execution.hot_execute``). The argument buffers are
+the launcher's own, so one lock (held across the pack and the launch) keeps two
+threads from interleaving; ``cuLaunchKernel`` is called holding the GIL
+(``ctypes.PyDLL``): it only queues the launch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import struct
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fuser.runtime import cuda_driver as drv
+from fuser.runtime.compile_fusion import CompiledSegment, _scratch
+from fuser.runtime.gpu_replay import _ALLOCATE, _FREE, _LAUNCH, Replay, _view
+
+__all__ = ["HotLauncher", "build", "key_of", "takes"]
+
+_SCALAR_TYPES = (int, float, bool)
+_lock = threading.Lock()
+_tensor_type: Any = None  # torch.Tensor once ``takes`` has seen torch loaded
+
+
+def key_of(inputs: Sequence[Any]) -> tuple:
+    """The hot-cache key of ``inputs``: ``CacheEntry.gpu_key``'s (not by value) for
+    torch tensors and scalars, computed without the per-input helpers."""
+    t = _tensor_type
+    return tuple([
+        (x.dtype, x.shape, x.stride(), x.get_device(), x.data_ptr() & 15) if type(x) is t else type(x)
+        for x in inputs
+    ])
+
+
+def takes(inputs: Sequence[Any]) -> bool:
+    """Whether ``inputs`` are of the kinds a hot launcher takes: torch CUDA tensors
+    (``torch.Tensor`` itself, at least one) and Python ``int``/``float``/``bool``."""
+    global _tensor_type
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    _tensor_type = torch.Tensor
+    tensors = [type(x) is torch.Tensor and x.is_cuda for x in inputs]
+    return any(tensors) and all(t or type(x) in _SCALAR_TYPES for t, x in zip(tensors, inputs, strict=True))
+
+
+class NotHot(Exception):
+    """The program has something the hot launcher does not model."""
+
+
+class HotLauncher:
+    """A generated launcher (``run``) and the program it replays (``plan``, for
+    ``CacheEntry.last_run``)."""
+
+    __slots__ = ("plan", "run", "source")
+
+    def __init__(self, plan: Any, run: Callable[[Sequence[Any]], list[Any]], source: str) -> None:
+        self.plan = plan
+        self.run = run
+        self.source = source
+
+
+@functools.cache
+def _cu_launch() -> Any:
+    """libcuda's ``cuLaunchKernel`` through ctypes, called with the GIL held. Arguments
+    are passed without ``argtypes``: handles and pointers as ``c_void_p`` objects made
+    once, the grid, block and shared sizes as small ints."""
+    lib = ctypes.PyDLL("libcuda.so.1")
+    fn = lib.cuLaunchKernel
+    fn.restype = ctypes.c_int
+    return fn
+
+
+LAUNCH = "ctypes"
+"""How launchers call ``cuLaunchKernel``: ``"ctypes"`` (libcuda's, GIL held) or
+``"cuda-python"`` (``cuda.bindings.driver.cuLaunchKernel``); read when one is built."""
+
+
+class _Streams(dict):
+    """Stream handle (int) -> its ``c_void_p`` (made once per stream)."""
+
+    def __missing__(self, s: int) -> ctypes.c_void_p:
+        c = self[s] = ctypes.c_void_p(s)
+        return c
+
+
+def _fail(err: Any, kernel: str, grid: tuple, block: tuple, shared: int) -> None:
+    from cuda.bindings import driver as cu
+
+    try:
+        code: Any = cu.CUresult(int(err))
+    except ValueError:
+        code = err
+    raise drv.CudaError("cuLaunchKernel", code, f"kernel '{kernel}' grid={grid} block={block} shared={shared}")
+
+
+def _faster_allocator(make: Any) -> Any:
+    """``make`` (``gpu_replay``'s allocator: ``functools.partial`` of ``torch.empty``)
+    as ``torch.empty_like`` of a one-element template expanded to the shape, when that
+    gives the same strides, dtype and device (parsing ``torch.empty``'s arguments costs
+    about as much again as the allocation); else ``make`` itself."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(make, functools.partial) or make.func is not torch.empty:
+        return make
+    try:
+        want = make()
+        template = torch.empty((), dtype=want.dtype, device=want.device).expand(want.shape)
+        got = torch.empty_like(template)
+    except Exception:  # noqa: BLE001 - keep the allocator the replay uses
+        return make
+    if (got.shape, got.stride(), got.dtype, got.device) != (want.shape, want.stride(), want.dtype, want.device):
+        return make
+    return functools.partial(torch.empty_like, template)
+
+
+def _dims(d: int | Sequence[int]) -> tuple[int, int, int]:
+    if isinstance(d, int):
+        return (d, 1, 1)
+    x, y, z = (*d, 1, 1)[:3]
+    return (int(x), int(y), int(z))
+
+
+def build(
+    replay: Replay, plan: Any, inputs: Sequence[Any], *, launch: Any = None, stream: Any = None
+) -> HotLauncher | None:
+    """The hot launcher of ``replay`` (built by ``plan``'s first run) for inputs like
+    ``inputs`` (used for their kinds only), or None when the program is not one the
+    launcher models. ``launch`` and ``stream`` replace libcuda's ``cuLaunchKernel``
+    and torch's current raw stream accessor (tests)."""
+    torch = sys.modules.get("torch")
+    if torch is None or replay.kind != "torch" or len(inputs) != replay.num_inputs or not takes(inputs):
+        return None
+    tensors = [type(x) is torch.Tensor for x in inputs]
+    if any(tensors[k] for k in replay.scalar_inputs) or not all(tensors[k] for k in replay.pointer_inputs):
+        return None
+    if stream is None:
+        stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (  # noqa: SLF001
+            lambda d: torch.cuda.current_stream(d).cuda_stream
+        )
+    mode = "ctypes" if launch is not None else LAUNCH
+    if launch is None:
+        launch = _cu_launch() if mode == "ctypes" else _cuda_python_launch()
+    try:
+        source, namespace = _generate(replay, tensors, launch, stream, mode)
+    except NotHot:
+        return None
+    exec(compile(source, "<fuser hot launcher>", "exec"), namespace)  # noqa: S102 - our own source
+    return HotLauncher(plan, namespace["hot"], source)
+
+
+def _cuda_python_launch() -> Any:
+    from cuda.bindings import driver as cu
+
+    return cu.cuLaunchKernel
+
+
+class _Source:
+    """The body of the generated function being written, and the names it reads."""
+
+    def __init__(self, launch: Any, stream: Any, mode: str) -> None:
+        self.lines: list[str] = []
+        self.pending: list[str] = []  # launch lines not yet written (written under the lock)
+        self.ns: dict[str, Any] = {
+            "_lock": _lock, "_cu_launch": launch, "_stream": stream, "_fail": _fail, "_cstreams": _Streams(),
+        }
+        self.mode = mode
+        self.kernels = 0
+
+    def flush(self, after: Sequence[str] = ()) -> None:
+        """Write the pending launches in one locked block (then ``after``, still in
+        its ``finally``)."""
+        if not self.pending:
+            return
+        self.lines += ["_lock.acquire()", "try:", *("    " + x for x in self.pending)]
+        self.lines += ["finally:", "    _lock.release()", *("    " + x for x in after)]
+        self.pending = []
+
+
+def _generate(
+    replay: Replay, tensors: Sequence[bool], launch: Any, stream: Any, mode: str = "ctypes"
+) -> tuple[str, dict[str, Any]]:
+    """The launcher's source and the names it reads (module docstring)."""
+    src = _Source(launch, stream, mode)
+    n_in = replay.num_inputs
+    src.lines += [f"p{k} = inputs[{k}].data_ptr()" for k in replay.pointer_inputs]
+    src.lines += [f"v{k} = inputs[{k}]" for k in replay.scalar_inputs]
+    src.lines.append(f"s = _stream({int(replay.device)})")
+    if mode == "ctypes":
+        src.lines.append("cs = _cstreams[s]")
+    for step in replay.steps:
+        tag = step[0]
+        if tag == _ALLOCATE:
+            src.flush()
+            _, r, make, zero = step
+            src.ns[f"_alloc{r}"] = _faster_allocator(make)
+            src.lines += [f"b{r} = _alloc{r}()", f"p{r} = b{r}.data_ptr()"] + ([f"b{r}.zero_()"] if zero else [])
+        elif tag == _LAUNCH:
+            _launch_lines(src, *step[1:])
+        elif tag == _FREE:
+            src.flush()
+            src.lines.append(f"b{step[1]} = None")
+        else:  # pragma: no cover - Replay has three step kinds
+            raise NotHot
+    src.flush()
+    rets: list[str] = []
+    for j, (r, place) in enumerate(replay.returns):
+        if r < n_in and not tensors[r]:
+            raise NotHot
+        root = f"inputs[{r}]" if r < n_in else f"b{r}"
+        if place is None:
+            rets.append(root)
+        else:
+            src.ns[f"_view{j}"] = functools.partial(_view, place=place)
+            rets.append(f"_view{j}({root})")
+    src.lines.append(f"return [{', '.join(rets)}]")
+    return "def hot(inputs):\n" + "".join(f"    {x}\n" for x in src.lines), src.ns
+
+
+def _launch_lines(
+    src: _Source, seg: CompiledSegment, args: Sequence[tuple[bool, int, int]], outs: Sequence[tuple[int, int]]
+) -> None:
+    """The lines of one ``hir.launch`` of ``seg`` (each of its kernels): every
+    argument where ``CompiledSegment.launch`` takes it from (``[*inputs, *outputs,
+    *scratch, *extents]``), extents as literals."""
+    if len(args) != len(seg.fusion.inputs) or len(outs) != len(seg.fusion.output_op.values):
+        raise NotHot
+    first = src.kernels
+    values = [(f"p{r} + {off}" if off else f"p{r}") if is_ptr else f"v{r}" for is_ptr, r, off in args]
+    values += [f"p{r} + {off}" if off else f"p{r}" for r, off in outs]
+    scratch = list(zip(seg.scratch_bytes, seg.lowered.scratch, strict=True))
+    values += [f"sc{first}_{j}.ptr" for j in range(len(scratch))]
+    values += [repr(int(v)) for v in seg.extent_values]
+    lines: list[str] = []
+    for kern, grid, block, shared, gather in seg.launch_table():
+        if any(c not in "pqQiIfdb" for c in kern.signature):
+            raise NotHot  # complex scalars take two slots each
+        if shared > kern._dynamic_limit:  # noqa: SLF001 - the first run set it; make sure
+            kern.set_max_dynamic_shared_memory(shared)
+        k = src.kernels
+        src.kernels += 1
+        fmt, offsets, words = drv.arg_offsets(kern.signature)
+        buf = (ctypes.c_uint64 * max(words, 1))()
+        pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[ctypes.addressof(buf) + o for o in offsets])
+        g, b = _dims(grid), _dims(block)
+        src.ns.update({
+            f"_buf{k}": buf,
+            f"_ptrs{k}": pointers,  # keeps the pointer array alive
+            f"_pack{k}": struct.Struct(fmt).pack_into,
+            f"_where{k}": (kern.name, g, b, int(shared)),
+        })
+        dims = f"{g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, {int(shared)}"
+        if src.mode == "ctypes":
+            src.ns[f"_fn{k}"] = ctypes.c_void_p(int(kern.function))
+            src.ns[f"_par{k}"] = ctypes.c_void_p(ctypes.addressof(pointers)) if offsets else None
+            call = f"e = _cu_launch(_fn{k}, {dims}, cs, _par{k}, None)"
+        else:
+            src.ns[f"_fn{k}"] = kern.function
+            src.ns[f"_par{k}"] = ctypes.addressof(pointers) if offsets else 0
+            call = f"e = _cu_launch(_fn{k}, {dims}, s, _par{k}, 0)[0]"
+        packed = "".join(", " + values[i] for i in gather)
+        lines += [
+            f"_pack{k}(_buf{k}, 0{packed})",
+            call,
+            "if e:",
+            f"    _fail(e, *_where{k})",
+        ]
+    if not scratch:
+        src.pending += lines
+        return
+    # Scratch buffers from the launch path's pool (zeroed on the stream when asked),
+    # handed back once the launches are queued, as ``run_compiled`` does.
+    src.flush()
+    src.ns["_take"], src.ns["_give"] = _scratch.take, _scratch.give
+    src.lines += [f"sc{first}_{j} = _take({n}, {bool(z.zero_init)}, s)" for j, (n, z) in enumerate(scratch)]
+    src.pending += lines
+    src.flush(after=[f"_give({n}, sc{first}_{j}, s)" for j, (n, _) in enumerate(scratch)])
