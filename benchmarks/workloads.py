@@ -221,6 +221,7 @@ def workloads() -> list[Workload]:
         Workload("middle_sum_64x1024x256", [[64, 1024, 256]], middle_sum, "middle_sum", [[64, 256]]),
         Workload("softmax_unaligned_4096x3001", [[4096, 3001]], softmax, "softmax", [[4096, 3001]]),
         Workload("vocab_softmax_32x50257", [[32, 50257]], softmax, "softmax", [[32, 50257]]),
+        Workload("few_rows_softmax_8x32000", [[8, 32000]], softmax, "softmax", [[8, 32000]]),
     ]
     return out
 

@@ -43,10 +43,6 @@ TARGET_BATCH = 4
 """Vectors (16 bytes each) a thread of an inner persistent kernel aims to hold: 128-256
 threads on a 4096-wide row rather than 512 threads with one or two vectors each (more
 rows in flight per SM, cheaper block reductions; ``benchmarks/TUNING.md``)."""
-LARGE_REDUCTION_FACTOR = 4
-"""A reduction of at least ``4 x max_threads_per_sm`` elements is large..."""
-MIN_ROWS_FRACTION = 8
-"""...and then needs at least ``sm_count / 8`` rows to go persistent."""
 
 
 def register_budget(target: GpuTarget) -> int:
@@ -83,17 +79,6 @@ def common_compile_time_check(fusion: FusionOp, expected: ReductionType) -> Reje
 
 def fusion_buffer_sizes(fusion: FusionOp, sizes: ConcreteSizes) -> BufferSizes:
     return buffer_sizes(find_persistent_buffers(fusion), sizes)
-
-
-def too_few_rows(ext: ReductionExtents, target: GpuTarget) -> Reject | None:
-    large = ext.reduction >= LARGE_REDUCTION_FACTOR * target.max_threads_per_sm
-    min_rows = ceil_div(target.sm_count, MIN_ROWS_FRACTION)
-    if large and ext.iteration < min_rows:
-        return Reject(
-            f"only {ext.iteration} row(s) for reductions of {ext.reduction} elements: "
-            f"at least {min_rows} rows are needed to use {target.sm_count} SMs"
-        )
-    return None
 
 
 def buffers_fit(bytes_per_row: int, target: GpuTarget, what: str = "per row") -> Reject | None:

@@ -21,6 +21,7 @@ SMALL = {
     "middle_sum_64x1024x256": [[3, 20, 8]],
     "softmax_unaligned_4096x3001": [[3, 301]],
     "vocab_softmax_32x50257": [[2, 1001]],
+    "few_rows_softmax_8x32000": [[2, 1001]],
     "col_sum_32768x2048": [[50, 24]],
     "outer_norm_16384x1024": [[50, 24]],
     "sum_bcast_add_8192x3072": [[6, 40], [6, 40]],
