@@ -92,6 +92,7 @@ CASES = [
     ("sum_bcast_add_8192x3072", ("bfloat16", "float32")),
     ("row_sum_4096", ("bfloat16", "float32")),
     ("middle_sum_64x1024x256", ("float32", "bfloat16")),
+    ("vocab_softmax_32x50257", ("bfloat16", "float32")),
 ]
 
 
@@ -103,7 +104,13 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
     del fusion
     base: Variant = {"label": "base", "params": {}}
     out = [base]
-    if kind in ("inner_persistent", "reduction") and "col_sum" not in w.name and "middle_sum" not in w.name:
+    if "vocab" in w.name:  # an odd width (no vectors): one block a row, threads x batch
+        out += [
+            {"label": f"T{t}xR1", "params": {"threads_per_row": t, "rows_per_block": 1, "cross_block": True,
+                                             "block": (t, 1, 1)}}
+            for t in (256, 512, 1024)
+        ]
+    elif kind in ("inner_persistent", "reduction") and "col_sum" not in w.name and "middle_sum" not in w.name:
         rows, cols = w.shapes[0]
         out += list(row_variants(cols, itemsize))
     elif kind in ("outer_persistent", "reduction"):

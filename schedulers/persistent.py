@@ -45,6 +45,11 @@ threads on a 4096-wide row rather than 512 threads with one or two vectors each 
 rows in flight per SM, cheaper block reductions; ``benchmarks/TUNING.md``)."""
 
 
+FEW_ROWS_MAX_BATCH = 16
+"""With fewer rows than SMs, a thread holding more vectors than this at
+``MAX_THREADS_PREFERRED`` threads gets a whole block of threads instead."""
+
+
 def register_budget(target: GpuTarget) -> int:
     """Most bytes of persistent buffer one block can hold in registers."""
     best = 0
@@ -105,12 +110,21 @@ def inner_persistent_params(
     casts), so that a vector is 16 bytes of what actually moves: ``TARGET_BATCH``
     vectors a thread, at most ``MAX_THREADS_PREFERRED`` threads on a row (more vectors a
     thread beyond that; ``MAX_THREADS_ONE_PASS`` when no reduction is ``chained`` after
-    another), and enough threads that the buffers fit the per-thread register budget."""
+    another; up to a whole block when there are fewer rows than SMs and a thread
+    would hold more than ``FEW_ROWS_MAX_BATCH`` vectors), and enough
+    threads that the buffers fit the per-thread register budget."""
     vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
     vecs = ceil_div(ext.reduction, vec)
     use_smem = buf.bytes_per_row > register_budget(target)
     warp = target.warp_size
     cap = MAX_THREADS_PREFERRED if chained else MAX_THREADS_ONE_PASS
+    if ext.iteration < target.sm_count and ceil_div(vecs, cap) > FEW_ROWS_MAX_BATCH:
+        # Fewer rows than SMs and a long batch a thread: a block an SM, so only its own
+        # threads keep loads in flight (vocab softmax 32x50257, no vectors: 1024 threads
+        # x 50 at 22.4/24.5 us f32/bf16 against 512 x 99 at 26.5/30.0, and half the
+        # unrolled batch to compile; 8 rows of 32000 bf16, 8 vectors a thread at 512, is
+        # 7% slower at 1024).
+        cap = target.max_threads_per_block
     threads = min(cap, round_up(ceil_div(vecs, TARGET_BATCH), warp))
     if not use_smem:
         # Registers per thread for buffers must stay under the per-thread budget.

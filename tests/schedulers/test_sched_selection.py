@@ -117,3 +117,18 @@ def test_no_op_plan_launches_nothing() -> None:
     plan = make_plan(F.views_only(), [(8, 1, 6)])
     assert plan.segments[0].scheduler == "no_op"
     assert plan.num_kernels == 0
+
+
+def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
+    """32 rows of 50257 (no vectors: odd width) take 1024 threads x 50, not 512 x 99;
+    8 rows of 32000 bf16 (8 vectors a thread at 512) and many rows keep 512."""
+    fusion = F.softmax()
+
+    def threads(shape: tuple[int, int]) -> tuple[int, int]:
+        sel = select(fusion, bind_sizes(fusion, [shape]), H100)
+        assert sel.kind == "inner_persistent"
+        return sel.params.threads_per_row, sel.params.persistent_batch  # type: ignore[union-attr]
+
+    assert threads((32, 50257)) == (1024, 50)
+    assert threads((8, 8192)) == (512, 4)
+    assert threads((4096, 50257))[0] == 512
