@@ -27,6 +27,7 @@ from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
+from fuser.ir.gc_pause import paused_gc
 from fuser.runtime.signature import kernel_layouts
 from fuser.schedulers.analysis.sizes import has_size_operands
 
@@ -157,10 +158,11 @@ class FusionCompiler:
         from fuser.codegen.kernel_cache import compile_cached
         from fuser.runtime import cuda_driver as drv
 
-        lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
-        if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
-            raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
-        source = print_cuda(*lowered.modules())
+        with paused_gc():
+            lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
+            if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
+                raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
+            source = print_cuda(*lowered.modules())
         compiled = compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
         module = drv.load_module(compiled.image)
         kernels = [module.kernel(k.name, kernel_signature(fusion, k.args)) for k in lowered.kernels]

@@ -49,6 +49,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from fuser.ir.context import make_context
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
+from fuser.ir.gc_pause import paused_gc
 from fuser.passes import all_passes
 from fuser.passes.target_option import TARGET_ATTR
 from fuser.runtime.signature import Signature
@@ -122,8 +123,9 @@ class Executable:
             return
         passes, self.deferred = self.deferred, ()
         try:
-            PassPipeline.parse_spec(all_passes(), ",".join(passes)).apply(make_context(), self._module)
-            self._module.verify()
+            with paused_gc():
+                PassPipeline.parse_spec(all_passes(), ",".join(passes)).apply(make_context(), self._module)
+                self._module.verify()
         except (DiagnosticException, ValueError) as e:
             raise CompileError(f"cannot compile @{self.name}: {e}") from None
 
@@ -231,10 +233,11 @@ def compile(  # noqa: A001 - the driver's verb, as torch.compile
     while now and now[-1].split("{", 1)[0] == "schedule-fusions":  # run on first use
         deferred.insert(0, now.pop())
     try:
-        BindSizes(signature.sizes_option()).apply(ctx, module)
-        if now:
-            PassPipeline.parse_spec(all_passes(), ",".join(now)).apply(ctx, module)
-        module.verify()  # what runs is valid IR, as fuser-opt would print it
+        with paused_gc():
+            BindSizes(signature.sizes_option()).apply(ctx, module)
+            if now:
+                PassPipeline.parse_spec(all_passes(), ",".join(now)).apply(ctx, module)
+            module.verify()  # what runs is valid IR, as fuser-opt would print it
     except (DiagnosticException, ValueError) as e:
         raise CompileError(f"cannot compile @{name}: {e}") from None
     if not any(isinstance(op, H.ProgramOp) for op in module.ops):

@@ -196,7 +196,8 @@ class _Lowering:
         self.in_layouts, self.out_layouts = in_layouts, out_layouts
         self.fname = f"@{fusion.sym_name.data}"
         self.outs = list(fusion.output_op.values)
-        self.staged = sorted(computed_at(fusion), key=lambda op: _defined_at(fusion, op.tensor))
+        self.order = _definition_order(fusion)
+        self.staged = sorted(computed_at(fusion), key=lambda op: _defined_at(self.order, op.tensor))
         self.consumer: _Consumer | None = None
 
     def error(self, msg: str) -> LoweringError:
@@ -222,7 +223,7 @@ class _Lowering:
         pos = {op.tensor: op.compute_at for op in self.staged}
         for op in self.staged:
             c = op.tensor
-            for p in sorted(_producers_through_inlined(c, set(pos)), key=lambda u: _defined_at(self.fusion, u)):
+            for p in sorted(_producers_through_inlined(c, set(pos)), key=lambda u: _defined_at(self.order, u)):
                 if pos[p] > pos[c]:  # type: ignore[operator]
                     raise self.error(
                         f"{tensor_name(c)} is computed at loop {pos[c]}, outside loop #{pos[p] - 1} "  # type: ignore[operator]
@@ -824,11 +825,18 @@ class _Lowering:
 
 
 
-def _defined_at(fusion: F.FusionOp, v: SSAValue) -> int:
-    """Where ``v`` is defined in the fusion: inputs first, then ops in order."""
+def _definition_order(fusion: F.FusionOp) -> dict[Operation, int]:
+    """Each op's position in the fusion body, after the inputs (``_defined_at``)."""
+    n = len(fusion.inputs)
+    return {op: n + i for i, op in enumerate(fusion.body.block.ops)}
+
+
+def _defined_at(order: dict[Operation, int], v: SSAValue) -> int:
+    """Where ``v`` is defined in the fusion (``_definition_order``): inputs first,
+    then ops in order."""
     owner = v.owner
     if isinstance(owner, Operation):
-        return len(fusion.inputs) + fusion.body.block.get_operation_index(owner)
+        return order[owner]
     return v.index  # type: ignore[attr-defined]
 
 
