@@ -27,8 +27,6 @@ hold); ``KernelBuilder.finish`` runs it on every kernel.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from xdsl.dialects import arith, scf, vector
 from xdsl.dialects import memref as memrefd
 from xdsl.dialects.builtin import IntegerAttr, i1
@@ -49,7 +47,7 @@ def hoist_uniform_guard(func: k.FuncOp) -> bool:
     """Wrap ``func``'s body in the warp-uniform condition that guards all its global
     stores (module docstring); returns whether it did."""
     body = func.body.block
-    ops = list(_walk(body))
+    ops = list(body.walk())
     if any(isinstance(op, _SYNC) for op in ops):
         return False
     bx = func.get_block_size()[0]
@@ -87,7 +85,7 @@ def hoist_uniform_guard(func: k.FuncOp) -> bool:
         body.insert_op_before(op, term)
     body.insert_op_before(scf.IfOp(cond, [], Region(then)), term)
     # Inside, the guard holds: its copies are true.
-    for op in list(_walk(then)):
+    for op in list(then.walk()):
         if isinstance(op, arith.CmpiOp) and keys.of(op.result) in common:
             op.result.replace_all_uses_with(true.result)
     _fold_true_ifs(then, true.result)
@@ -132,14 +130,6 @@ class _Keys:
             return None
         extra = str(op.predicate.value.data) if isinstance(op, arith.CmpiOp) else ""
         return (op.name, extra, str(v.type), *parts)
-
-
-def _walk(block: Block) -> Iterator[Operation]:
-    for op in block.ops:
-        yield op
-        for r in op.regions:
-            for b in r.blocks:
-                yield from _walk(b)
 
 
 def _global_store(op: Operation, body: Block) -> bool:
@@ -199,7 +189,7 @@ def _append(into: list[Operation], op: Operation) -> SSAValue:
 
 def _fold_true_ifs(block: Block, true: SSAValue) -> None:
     """Inline the then-branch of every ``scf.if`` on ``true`` (the else is dead)."""
-    for op in list(_walk(block)):
+    for op in list(block.walk()):
         if not (isinstance(op, scf.IfOp) and op.cond is true):
             continue
         then = op.true_region.block
@@ -223,7 +213,7 @@ def _dead_code(block: Block) -> None:
     changed = True
     while changed:
         changed = False
-        for op in reversed(list(_walk(block))):
+        for op in reversed(list(block.walk())):
             pure = isinstance(op, _PURE) or isinstance(op, k.ThreadIdOp | k.BlockIdOp | k.BlockDimOp | k.GridDimOp)
             if pure and all(not r.uses for r in op.results) and op.parent_block() is not None:
                 op.detach()

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fuser.ir.schedule import Const, Expr, Var, ceil_div_expr, fold_op
+from fuser.ir.schedule import BinOp, Const, Expr, Var, ceil_div_expr, fold_op
 
 __all__ = ["SymInt", "as_expr", "evaluate", "symbols_of"]
 
@@ -126,11 +126,9 @@ def evaluate(e: Expr, values: Mapping[str, int]) -> int:
 
 
 def symbols_of(e: Expr) -> set[str]:
-    """The named extents ``e`` reads."""
+    """The variables ``e`` reads (named extents, or loop indices ``i<k>``)."""
     if isinstance(e, Var):
         return {e.name}
-    out: set[str] = set()
-    for child in (getattr(e, "lhs", None), getattr(e, "rhs", None)):
-        if isinstance(child, Expr):
-            out |= symbols_of(child)
-    return out
+    if isinstance(e, BinOp):
+        return symbols_of(e.lhs) | symbols_of(e.rhs)
+    return set()

@@ -22,6 +22,7 @@ from fuser.codegen.lower.elementwise import Dim, moving_axis, offset_in
 from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, MAX_VECTOR_BYTES, ParallelType
 from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
 from fuser.ir.symbolic import SymInt, as_expr, evaluate, symbols_of
+from fuser.ir.symbolic import symbols_of as vars_of
 
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
@@ -184,14 +185,6 @@ def store_lanes(b: Any, ev: Any, lay: Any, mem: SSAValue, values: Sequence[SSAVa
 
 
 # ---- static facts ------------------------------------------------------------------
-
-
-def vars_of(e: Expr) -> set[str]:
-    if isinstance(e, Var):
-        return {e.name}
-    if isinstance(e, BinOp):
-        return vars_of(e.lhs) | vars_of(e.rhs)
-    return set()
 
 
 def ops_of(e: Expr) -> set[str]:
