@@ -49,8 +49,11 @@ reduction (``grid.y``)."""
 
 def row_variants(cols: int, itemsize: int) -> Iterator[Variant]:
     """Threads per row x rows per block for a row kernel: ``V`` = 16 bytes of the
-    loaded element, at most 64 values a thread."""
+    loaded element (one element when the width is not a multiple), at most 64 values
+    a thread."""
     v = 16 // itemsize
+    while cols % v:
+        v //= 2
     vecs = -(-cols // v)
     for tpr in (32, 64, 128, 256, 512, 1024):
         batch = -(-vecs // tpr)
@@ -93,6 +96,7 @@ CASES = [
     ("row_sum_4096", ("bfloat16", "float32")),
     ("middle_sum_64x1024x256", ("float32", "bfloat16")),
     ("vocab_softmax_32x50257", ("bfloat16", "float32")),
+    ("softmax_unaligned_4096x3001", ("bfloat16", "float32")),
 ]
 
 

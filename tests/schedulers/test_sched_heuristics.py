@@ -222,3 +222,19 @@ def test_inner_persistent_vectors_are_16_bytes_of_the_loaded_dtype() -> None:
     assert long.threads_per_row == 256 and long.persistent_batch == 8
     soft = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 8192)])
     assert soft.vectorization == 4 and soft.threads_per_row == 512 and soft.persistent_batch == 4
+
+
+def test_inner_persistent_narrow_vectors_keep_the_elements_a_thread() -> None:
+    # A width no 16-byte vector divides (softmax 4096x3001 f32: one element a
+    # vector) keeps the 16 elements a thread of four full vectors, on a power of two
+    # of threads: 256 x 12, not 512 x 6 (42.7 us against 53.2 on the H100).
+    p = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3001)])
+    assert p.vectorization == 1
+    assert p.threads_per_row == 256 and p.persistent_batch == 12
+    # An even width gets two-element vectors, 8 of them a thread: 256 x 6.
+    even = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3002)])
+    assert even.vectorization == 2
+    assert even.threads_per_row == 256 and even.persistent_batch == 6
+    # Full vectors are unchanged: 4 vectors of 4 floats on 192 threads.
+    full = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3000)])
+    assert full.vectorization == 4 and full.threads_per_row == 192 and full.persistent_batch == 4
