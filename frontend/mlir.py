@@ -149,4 +149,8 @@ def _replay_op(fd: FusionDefinition, op: Operation, a: list[Any], nvfuser_form: 
         return o.scatter(a[0], a[1], a[2], op.dim.value.data)
     if isinstance(op, F.CumsumOp):
         return o.cumsum(a[0], op.dim.value.data)
+    if isinstance(op, F.MatmulOp):
+        return o.matmul(a[0], a[1])
+    if isinstance(op, F.LinearOp):
+        return o.linear(a[0], a[1], a[2] if len(a) > 2 else None)
     raise ValueError(f"from_mlir: {op.name} has no frontend equivalent")

@@ -514,6 +514,24 @@ class Operators:
         op = build(self._fd, "cumsum", F.CumsumOp, t.value, d)
         return self._emit("cumsum", op, [t], [("dim", d)])
 
+    def matmul(self, arg1: Any, arg2: Any) -> Tensor:
+        """nvFuser's ``matmul``: ``torch.matmul``'s shape rules on two tensors of one
+        floating dtype; a library (cuBLAS) runs it in a segment of its own."""
+        a, b = self._t(arg1, "matmul", "arg1"), self._t(arg2, "matmul", "arg2")
+        op = build(self._fd, "matmul", F.MatmulOp, a.value, b.value)
+        return self._emit("matmul", op, [a, b])
+
+    def linear(self, arg1: Any, arg2: Any, bias: Any = None) -> Tensor:
+        """nvFuser's ``linear``: ``arg1 @ arg2.T + bias`` (``torch.nn.functional.linear``);
+        a library (cuBLAS) runs it in a segment of its own."""
+        x, w = self._t(arg1, "linear", "arg1"), self._t(arg2, "linear", "arg2")
+        if bias is None:
+            op = build(self._fd, "linear", F.LinearOp, x.value, w.value)
+            return self._emit("linear", op, [x, w])
+        b = self._t(bias, "linear", "bias")
+        op = build(self._fd, "linear", F.LinearOp, x.value, w.value, b.value)
+        return self._emit("linear", op, [x, w], [("bias", b)])
+
     def triu(self, x: Any, diagonal: Any = 0) -> Tensor:
         """nvFuser's ``triu``: ``x`` with the elements below the ``diagonal``-th diagonal
         of its last two axes set to zero (``torch.triu``). A composite, as in nvFuser:

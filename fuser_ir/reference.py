@@ -615,6 +615,8 @@ def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
         work = _as(np.asarray(args[0]), compute_dtype(_result_dtype(op)))
         with _errstate():  # sequential sums in the compute type; integers wrap
             return [_finish(op, np.cumsum(work, axis=op.get_dim(), dtype=work.dtype))]
+    if isinstance(op, F.MatmulOp | F.LinearOp):
+        return [_finish(op, _eval_matmul(op, args))]
     raise InterpreterError(f"{op.name}: the reference interpreter has no semantics for this op")
 
 
@@ -808,3 +810,30 @@ def run_module(module: Operation, inputs: Sequence[Value], name: str | None = No
         what = f"named @{name}" if name else "in the module"
         raise ValueError(f"expected exactly one fusion {what}, found {len(fusions)}")
     return run_fusion(fusions[0], inputs)
+
+
+def _eval_matmul(op: F.MatmulOp | F.LinearOp, args: Sequence[Value]) -> np.ndarray:
+    """``matmul``/``linear`` in the compute type (float32 for half types, as cuBLAS
+    accumulates), rounded once by the caller. Extents are checked as torch does."""
+    work = compute_dtype(_result_dtype(op))
+    x, w = _as(np.asarray(args[0]), work), _as(np.asarray(args[1]), work)
+    if isinstance(op, F.LinearOp):
+        a, b = x, w.T
+    else:
+        a, b = x, w
+    ka, kb = a.shape[-1], b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if ka != kb:
+        what = "input and weight" if isinstance(op, F.LinearOp) else "operands a and b"
+        raise InterpreterError(f"{op.name}: the contracted extents of {what} differ: {ka} and {kb}")
+    try:
+        out = np.matmul(a, b)
+    except ValueError as e:
+        raise InterpreterError(f"{op.name}: {e}") from None
+    if isinstance(op, F.LinearOp) and len(args) > 2:
+        bias = _as(np.asarray(args[2]), work)
+        if bias.ndim == 1 and out.ndim and bias.shape[0] != out.shape[-1]:
+            raise InterpreterError(
+                f"{op.name}: bias has {bias.shape[0]} elements for {out.shape[-1]} output features"
+            )
+        out = out + bias
+    return _as(out, work)

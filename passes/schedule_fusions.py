@@ -49,7 +49,7 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   that shape, halved until it divides every innermost extent (1 when they are
   symbolic), and ``block.x = 128`` (the lowering runs a kernel per loop nest).
   Nothing for an empty output, nor when every output is an input.
-* ``expr_eval``: nothing (scalar host work).
+* ``expr_eval``: nothing (scalar host work); ``matmul``: nothing (a library call).
 
 ``vectorize`` binds only tensors read or written in global memory (fusion inputs and
 returned outputs), on non-reduction ids of at most 16 bytes; other tensors keep that
@@ -699,8 +699,8 @@ class _FusionScheduler:
         return ScheduleFusionsError(f"schedule-fusions: {self.name}: {msg}")
 
     def run(self) -> None:
-        if self.kind == "expr_eval":
-            return
+        if self.kind in ("expr_eval", "matmul"):
+            return  # host scalars; a library call
         if self.kind == "no_op":
             if not self._materialization():
                 return

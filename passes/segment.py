@@ -142,8 +142,9 @@ def forwarded_ops(fusion: F.FusionOp) -> frozenset[Operation]:
     """The unary chains from the fusion's inputs that segments recompute (module
     docstring, step 5): ops with one operand (``fuser.cast`` and the unary
     elementwise ops) reading a fusion input or another such op, whose result no
-    ``fuser.output`` returns and no ``fuser.segment_set`` cuts (nor a
-    ``segment_set`` itself)."""
+    ``fuser.output`` returns, no ``fuser.segment_set`` cuts (nor a
+    ``segment_set`` itself) and no library op (``fuser.matmul``, ``fuser.linear``)
+    reads."""
     out: set[Operation] = set()
     for op in fusion.body.block.ops:
         if isinstance(op, F.SegmentSetOp) or not (
@@ -157,6 +158,8 @@ def forwarded_ops(fusion: F.FusionOp) -> frozenset[Operation]:
             continue
         if any(isinstance(u.operation, F.OutputOp | F.SegmentSetOp) for u in op.results[0].uses):
             continue  # returned, or a boundary the definition asks for
+        if any(isinstance(u.operation, F.LIBRARY_OPS) for u in op.results[0].uses):
+            continue  # a library call (matmul) runs its op alone: a kernel writes its operand
         out.add(op)
     return frozenset(out)
 

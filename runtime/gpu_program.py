@@ -41,6 +41,7 @@ from fuser.runtime.compile_fusion import CompiledSegment, FusionCompiler, launch
 from fuser.runtime.driver import Executable
 from fuser.runtime.gpu_evaluator import GpuEvaluator
 from fuser.runtime.gpu_replay import Place, Replay
+from fuser.runtime.library_ops import LibraryCall, library_segment
 
 __all__ = ["GpuProgram"]
 
@@ -101,6 +102,9 @@ class GpuProgram:
             exe.module, self._launch, num_streams, self.device, torch_buffers=torch_outputs
         )
         self._launched: dict[str, CompiledSegment | None] = {}
+        self._library: dict[str, LibraryCall | None] = {}
+        """Per segment launched so far (by fusion name), its library call (a matrix
+        product), or None for a segment of generated kernels."""
         self._replay: Replay | None = None
         self.runs = 0
 
@@ -150,6 +154,15 @@ class GpuProgram:
             self._launched.setdefault(name, None)
             self._host_launch(fusion, args, outs)
             return outs
+        if name not in self._library:
+            lib = library_segment(fusion)
+            self._library[name] = None if lib is None else LibraryCall(fusion, lib)
+        call = self._library[name]
+        if call is not None:
+            # A matrix product: cuBLAS (through torch) on the launch's stream; the
+            # replay keeps the call as one step.
+            call.launch(args, outs, stream)
+            return outs
         outs, seg = launch_fusion(fusion, args, outs, stream, self.compiler)
         if self._launched.setdefault(name, seg) is not seg:
             self._replay_ok = False  # one segment at two layouts: walk every run
@@ -196,4 +209,4 @@ class GpuProgram:
             return hook(x, *args)
 
         kind = "torch" if ev._torch else "fuser"  # noqa: SLF001 - the first run's buffer kind: fixed by the signature
-        return Replay.build(self.exe.program, places, self._launched, view, kind, self.device)
+        return Replay.build(self.exe.program, places, self._launched, view, kind, self.device, self._library)

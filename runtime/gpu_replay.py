@@ -55,6 +55,7 @@ from fuser.ir.shapes import DYN
 from fuser.runtime import cuda_driver as drv
 from fuser.runtime import gpu_arrays as ga
 from fuser.runtime.compile_fusion import CompiledSegment, run_compiled
+from fuser.runtime.library_ops import LibraryCall
 from fuser.runtime.program_walker import HostIrError, stride_order_of
 
 __all__ = ["Place", "Replay"]
@@ -129,14 +130,15 @@ class Replay:
         view_hook: Callable[[H.HostViewOp, ga.DeviceArray], ga.DeviceArray],
         kind: str,
         device: int,
+        library: Mapping[str, LibraryCall | None] | None = None,
     ) -> Replay | None:
         """The replay of ``program`` for inputs at ``input_places`` (None: a scalar),
         with the segments compiled by the first run (``launched``, by fusion name;
-        None for one run on the host); ``view_hook`` applies a host view op to a
-        metadata-only DeviceArray (the evaluator's own view rules). None when the
-        program is not replayable."""
+        None for one run on the host) and its library calls (``library``: matrix
+        products); ``view_hook`` applies a host view op to a metadata-only DeviceArray
+        (the evaluator's own view rules). None when the program is not replayable."""
         try:
-            return _Builder(program, input_places, launched, view_hook, kind, device).build()
+            return _Builder(program, input_places, launched, view_hook, kind, device, library or {}).build()
         except (_NotReplayable, HostIrError):
             return None
 
@@ -167,12 +169,19 @@ class Replay:
                 ptrs[r] = ga.data_ptr(buf)
                 if zero:
                     _zero(buf, ptrs[r], stream)
+            elif tag == _LIBRARY:
+                _, call, args, out = step
+                call(
+                    [env[r] if p is None else _view(env[r], p) for r, p in args],
+                    env[out[0]] if out[1] is None else _view(env[out[0]], out[1]),
+                    stream,
+                )
             else:  # _FREE
                 env[step[1]] = None
         return [env[r] if place is None else _view(env[r], place) for r, place in self.returns]
 
 
-_LAUNCH, _ALLOCATE, _FREE = 0, 1, 2
+_LAUNCH, _ALLOCATE, _FREE, _LIBRARY = 0, 1, 2, 3
 
 
 class _Builder:
@@ -184,9 +193,11 @@ class _Builder:
         view_hook: Callable[[H.HostViewOp, ga.DeviceArray], ga.DeviceArray],
         kind: str,
         device: int,
+        library: Mapping[str, LibraryCall | None],
     ) -> None:
         self.program = program
         self.launched = launched
+        self.library = library
         self.view_hook = view_hook
         self.kind = kind
         self.device = device
@@ -251,9 +262,10 @@ class _Builder:
     def _allocate_returned_views(self, returns: list[tuple[int, Place | None]]) -> None:
         """An allocation returned only through views, one of which covers it exactly,
         is allocated as that view (module docstring); the others stay views of it."""
+        library_roots = {r for s in self.steps if s[0] == _LIBRARY for r, _ in [*s[2], s[3]]}
         for i, (root, place) in enumerate(returns):
-            if place is None or root < self.num_inputs:
-                continue
+            if place is None or root < self.num_inputs or root in library_roots:
+                continue  # (a library call takes its buffers in their own shapes)
             if any(r == root and p is None for r, p in returns):
                 continue
             _, shape, dtype = self.allocations[root]
@@ -303,7 +315,38 @@ class _Builder:
             return
         raise _NotReplayable
 
+    def add_library(self, op: H.LaunchOp, call: LibraryCall) -> None:
+        """A library call: its operands and its output as (root, view or None for
+        the whole root), viewed per call (the call takes arrays, not pointers)."""
+        if len(op.outs) != 1:
+            raise _NotReplayable
+        places = []
+        for i in call.operand_inputs:
+            a = op.args[i]
+            if not isinstance(a.type, F.TensorType):
+                raise _NotReplayable
+            places.append(self.place(a))
+        out, res = op.outs[0], op.res[0]
+        p_out = self.place(out)
+        if self.resolve(res) is not res and self.place(res) != p_out:
+            raise _NotReplayable
+        self.places.setdefault(res, p_out)
+        self.steps.append([_LIBRARY, call, [self._window(p) for p in places], self._window(p_out)])
+
+    def _window(self, p: Place) -> tuple[int, Place | None]:
+        """``(root, None)`` when ``p`` is its root buffer as the root is (an input or a
+        whole allocation), else ``(root, p)``: a view made per call."""
+        if p.root < self.num_inputs:
+            whole = self.places.get(self.program.inputs[p.root]) == p
+        else:
+            whole = self._is_whole_allocation(p)
+        return (p.root, None if whole else p)
+
     def add_launch(self, op: H.LaunchOp) -> None:
+        call = self.library.get(op.callee.root_reference.data)
+        if call is not None:
+            self.add_library(op, call)
+            return
         seg = self.launched.get(op.callee.root_reference.data)
         if seg is None or not op.outs or any(a >= 0 for a in seg.fusion.output_op.get_alias_inputs()):
             raise _NotReplayable

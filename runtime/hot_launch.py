@@ -50,7 +50,7 @@ from typing import Any
 
 from fuser.runtime import cuda_driver as drv
 from fuser.runtime.compile_fusion import CompiledSegment, _scratch
-from fuser.runtime.gpu_replay import _ALLOCATE, _FREE, _LAUNCH, Replay, _view
+from fuser.runtime.gpu_replay import _ALLOCATE, _FREE, _LAUNCH, _LIBRARY, Replay, _view
 
 __all__ = ["HotLauncher", "build", "key_of", "takes"]
 
@@ -236,7 +236,10 @@ def _generate(
         elif tag == _FREE:
             src.flush()
             src.lines.append(f"b{step[1]} = None")
-        else:  # pragma: no cover - Replay has three step kinds
+        elif tag == _LIBRARY:
+            src.flush()
+            _library_line(src, n_in, tensors, *step[1:])
+        else:  # pragma: no cover - Replay has four step kinds
             raise NotHot
     src.flush()
     rets: list[str] = []
@@ -251,6 +254,32 @@ def _generate(
             rets.append(f"_view{j}({root})")
     src.lines.append(f"return [{', '.join(rets)}]")
     return "def hot(inputs):\n" + "".join(f"    {x}\n" for x in src.lines), src.ns
+
+
+def _library_line(
+    src: _Source,
+    n_in: int,
+    tensors: Sequence[bool],
+    call: Any,
+    args: Sequence[tuple[int, Any]],
+    out: tuple[int, Any],
+) -> None:
+    """One library call (a matrix product, ``fuser.runtime.library_ops``): its operands
+    and output are torch tensors (an input, an allocation, or a view of one)."""
+    j = sum(1 for k in src.ns if k.startswith("_lib"))
+    src.ns[f"_lib{j}"] = call
+
+    def ref(r: int, place: Any, k: int) -> str:
+        if r < n_in and not tensors[r]:
+            raise NotHot
+        root = f"inputs[{r}]" if r < n_in else f"b{r}"
+        if place is None:
+            return root
+        src.ns[f"_lib{j}_view{k}"] = functools.partial(_view, place=place)
+        return f"_lib{j}_view{k}({root})"
+
+    operands = ", ".join(ref(r, p, k) for k, (r, p) in enumerate(args))
+    src.lines.append(f"_lib{j}([{operands}], {ref(*out, len(args))}, s)")
 
 
 def _launch_lines(

@@ -38,6 +38,10 @@ class Reject:
 class Scheduler(ABC):
     kind: ClassVar[str]
     launches_kernel: ClassVar[bool] = True
+    runs_library_ops: ClassVar[bool] = False
+    """Whether it takes ``fuser.matmul``/``fuser.linear`` (only the ``matmul``
+    scheduler: a library call runs them); ``select_among`` rejects a fusion holding
+    one for every other scheduler."""
 
     @classmethod
     @abstractmethod

@@ -20,6 +20,7 @@ from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
 from .analysis.sizes import ConcreteSizes, bind_sizes
 from .base import Reject, Scheduler, ceil_div, vector_width
 from .inner_persistent import InnerPersistentScheduler
+from .matmul import MatmulScheduler
 from .no_op import ExprEvalScheduler, NoOpScheduler
 from .outer_persistent import OuterPersistentScheduler
 from .params import InnerOuterParams, OuterPersistentParams, ReductionParams
@@ -41,6 +42,7 @@ from .transpose import TransposeScheduler
 HALF_SCHEDULERS: tuple[type[Scheduler], ...] = (
     NoOpScheduler,
     ExprEvalScheduler,
+    MatmulScheduler,
     ReductionScheduler,
     TransposeScheduler,
     PointwiseScheduler,

@@ -137,6 +137,7 @@ Params = (
 PARAMS_TYPES: dict[str, type] = {
     "no_op": NoParams,
     "expr_eval": NoParams,
+    "matmul": NoParams,
     "pointwise": PointwiseParams,
     "reduction": ReductionParams,
     "inner_persistent": ReductionParams,

@@ -68,6 +68,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -2369,6 +2370,137 @@ class ScatterOp(FuserOp):
         return [self.out_type(self.input.type, self.index.type, self.src.type, self.dim.value.data)]
 
 
+# =====================================================================================
+# Library ops: a BLAS library runs them (the ``matmul`` scheduler), not a generated kernel
+# =====================================================================================
+
+MATMUL_DTYPES = (DType.float16, DType.bfloat16, DType.float32, DType.float64)
+"""Element types of ``matmul`` and ``linear`` (cuBLAS's; half types accumulate in f32)."""
+
+
+def _matmul_operand(v: Attribute, what: str) -> TensorType:
+    if not isinstance(v, TensorType):
+        raise InferError(f"{what} must be a tensor, got {v}")
+    if v.rank == 0:
+        raise InferError(f"{what} must have at least 1 dimension, got a 0-d tensor")
+    if v.dtype not in MATMUL_DTYPES:
+        names = ", ".join(str(d) for d in MATMUL_DTYPES)
+        raise InferError(f"{what} has dtype {v.dtype}; matrix products take {names}")
+    return v
+
+
+def _same_dtype(types: Sequence[tuple[str, TensorType]]) -> DType:
+    (first, t0), *rest = types
+    for what, t in rest:
+        if t.dtype != t0.dtype:
+            raise InferError(f"{what} has dtype {t.dtype}, but {first} has {t0.dtype}; they must agree")
+    return t0.dtype
+
+
+def _contract(ka: int, kb: int, a: str, b: str) -> None:
+    if ka != DYN and kb != DYN and ka != kb:
+        raise InferError(f"the contracted extents differ: {ka} in {a}, {kb} in {b}")
+
+
+@irdl_op_definition
+class MatmulOp(FuserOp):
+    """``matmul(a, b)`` with ``torch.matmul``'s shape rules (nvFuser's ``matmul``): 1-D
+    by 1-D is a dot product (0-d result); a 1-D ``a`` is a row, a 1-D ``b`` a column,
+    both dropped from the result; otherwise ``[..., M, K] x [..., K, N]`` with the
+    batch axes broadcast. ``a`` and ``b`` have one floating dtype, which the result
+    keeps; half types accumulate in float32::
+
+        %c = fuser.matmul %a, %b : (!fuser.tensor<8x4xbf16>, !fuser.tensor<4x16xbf16>) -> !fuser.tensor<8x16xbf16>
+    """
+
+    name = "fuser.matmul"
+    INFER_FROM_TYPES: ClassVar[bool] = True
+    a = operand_def()
+    b = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, a: SSAValue, b: SSAValue) -> None:
+        super().__init__(operands=[a, b], result_types=[self.out_type(a.type, b.type)])
+
+    @staticmethod
+    def out_type(a: Attribute, b: Attribute) -> TensorType:
+        ta, tb = _matmul_operand(a, "operand a"), _matmul_operand(b, "operand b")
+        dtype = _same_dtype([("operand a", ta), ("operand b", tb)])
+        sa, sb = ta.get_shape(), tb.get_shape()
+        _contract(sa[-1], sb[0] if len(sb) == 1 else sb[-2], "operand a", "operand b")
+        if len(sa) == 1 and len(sb) == 1:
+            return TensorType([], dtype)
+        if len(sb) == 1:
+            return TensorType(sa[:-1], dtype)
+        if len(sa) == 1:
+            return TensorType([*sb[:-2], sb[-1]], dtype)
+        batch = broadcast_shapes(sa[:-2], sb[:-2])
+        return TensorType([*batch, sa[-2], sb[-1]], dtype)
+
+    def infer(self) -> list[Attribute]:
+        return [self.out_type(self.a.type, self.b.type)]
+
+
+@irdl_op_definition
+class LinearOp(FuserOp):
+    """``linear(input, weight, bias?)``: ``input @ weight.T + bias`` (``torch.nn.functional
+    .linear``, nvFuser's ``linear``). ``input`` is ``[..., K]``; ``weight`` is ``[N, K]``
+    (result ``[..., N]``) or ``[K]`` (result ``[...]``); ``bias`` is ``[N]`` or 0-d. One
+    floating dtype for all; half types accumulate in float32::
+
+        %y = fuser.linear %x, %w, %b : (!fuser.tensor<8x4xbf16>, !fuser.tensor<16x4xbf16>, !fuser.tensor<16xbf16>) -> !fuser.tensor<8x16xbf16>
+    """
+
+    name = "fuser.linear"
+    INFER_FROM_TYPES: ClassVar[bool] = True
+    input = operand_def()
+    weight = operand_def()
+    bias = opt_operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, weight: SSAValue, bias: SSAValue | None = None) -> None:
+        super().__init__(
+            operands=[input, weight, [] if bias is None else [bias]],
+            result_types=[self.out_type(input.type, weight.type, None if bias is None else bias.type)],
+        )
+
+    @staticmethod
+    def out_type(x: Attribute, w: Attribute, bias: Attribute | None) -> TensorType:
+        tx, tw = _matmul_operand(x, "input"), _matmul_operand(w, "weight")
+        named = [("input", tx), ("weight", tw)]
+        if tw.rank > 2:
+            raise InferError(f"weight must be 1-D or 2-D, got rank {tw.rank}")
+        sx, sw = tx.get_shape(), tw.get_shape()
+        _contract(sx[-1], sw[-1], "input", "weight")
+        out = list(sx[:-1]) + ([sw[0]] if tw.rank == 2 else [])
+        if bias is not None:
+            if not isinstance(bias, TensorType):
+                raise InferError(f"bias must be a tensor, got {bias}")
+            named.append(("bias", bias))
+            n = sw[0] if tw.rank == 2 else 1
+            if bias.rank > 1 or (bias.rank == 1 and bias.get_shape()[0] not in (n, DYN) and n != DYN):
+                raise InferError(
+                    f"bias has shape {fmt_shape(bias.get_shape())}; it must be 0-d or [{fmt_extent_or_dyn(n)}] "
+                    "(the weight's output features)"
+                )
+        return TensorType(out, _same_dtype(named))
+
+    def infer(self) -> list[Attribute]:
+        return [self.out_type(self.input.type, self.weight.type, None if self.bias is None else self.bias.type)]
+
+
+def fmt_extent_or_dyn(n: int) -> str:
+    return "?" if n == DYN else str(n)
+
+
+LIBRARY_OPS: tuple[type[Operation], ...] = (MatmulOp, LinearOp)
+"""Ops that a library call runs in a segment of their own (never a generated kernel)."""
+
+
 VIEW_OPS: tuple[type[Operation], ...] = (
     BroadcastOp,
     BroadcastInDimOp,
@@ -2422,6 +2554,8 @@ Fuser = Dialect(
         TakeAlongAxisOp,
         CumsumOp,
         ScatterOp,
+        MatmulOp,
+        LinearOp,
     ],
     [TensorType, ViewAttr, TargetAttr],
 )

@@ -1,7 +1,7 @@
 """The cache-hit launcher of ``fd.execute`` on the GPU (``fuser.runtime.hot_launch``):
 after the first run the calls go through it, and what it returns is bitwise what the
 full path (``execution.execute``) returns for the same inputs, for pointwise, reduction,
-bf16, view and two-segment fusions; another alignment class or other strides get
+bf16, view, two-segment and library-call (linear) fusions; another alignment class or other strides get
 their own program; the caller's current stream is the one launched on. The CPU side
 is tests/test_hot_launch.py."""
 
@@ -90,10 +90,24 @@ def _two_segments(fd: FusionDefinition) -> list[Any]:
     return [torch.randn(64, 256, device="cuda"), torch.randn(64, 256, device="cuda")]
 
 
+def _linear_relu_reshape(fd: FusionDefinition) -> list[Any]:
+    """A library call (cuBLAS) between two views and a kernel: the launcher calls it."""
+    x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
+    w = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+    b = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)
+    y = fd.ops.linear(fd.ops.reshape(x, [64, 128]), w, b)
+    fd.add_output(fd.ops.reshape(fd.ops.relu(y), [4, 16, 96]))
+    dt = torch.bfloat16
+    return [
+        torch.randn(4, 16, 128, device="cuda", dtype=dt), torch.randn(96, 128, device="cuda", dtype=dt),
+        torch.randn(96, device="cuda", dtype=dt),
+    ]
+
+
 CASES = {
     "pointwise": _pointwise, "bf16_with_scalar": _bf16_with_scalar, "row_sum": _row_sum,
     "softmax_bf16": _softmax_bf16, "full_sum": _full_sum, "transpose_bookend": _transpose_bookend,
-    "two_segments": _two_segments,
+    "two_segments": _two_segments, "linear_relu_reshape": _linear_relu_reshape,
 }
 
 
@@ -114,6 +128,11 @@ def test_hot_launcher_matches_the_full_path(name: str) -> None:
     for a, b, c in zip(outs, full, first, strict=True):
         assert (a.shape, a.stride(), a.dtype, a.device) == (b.shape, b.stride(), b.dtype, b.device)
         assert torch.equal(a, b) and torch.equal(a, c)
+    if name == "linear_relu_reshape":
+        x, w, b = inputs
+        ref = torch.relu(torch.nn.functional.linear(x.reshape(64, 128), w, b)).reshape(4, 16, 96)
+        torch.testing.assert_close(outs[0], ref)
+        assert "_lib0(" in entry.hot[hot_launch.key_of(inputs)].source
     if name == "bf16_with_scalar":  # the scalar is packed per call
         (other,) = fd.execute([inputs[0], -2.0])
         assert count[0] == 4

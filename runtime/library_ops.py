@@ -1,0 +1,139 @@
+"""Library segments: a ``matmul``-scheduled segment (one ``fuser.matmul`` or
+``fuser.linear``, ``fuser.schedulers.matmul``) runs as a cuBLAS call, not a kernel.
+
+The library is cuBLAS through torch: torch is already how fuser meets CUDA tensors
+(``fuser.runtime.gpu_arrays``), it picks cuBLAS/cuBLASLt algorithms per shape and
+fuses the bias of ``linear`` into the GEMM (``addmm``), and it needs no second CUDA
+library binding next to cuda-python. Operands and outputs of any array kind the
+runtime reads become zero-copy torch views (``torch_view``), and the call runs on the
+launch's stream, so it orders with the generated kernels around it::
+
+    op = library_segment(fusion)           # the op, or None for a kernel segment
+    call = LibraryCall(fusion, op)         # once per segment
+    call.launch(args, outs, stream)        # writes outs (preallocated buffers)
+
+The replay (``fuser.runtime.gpu_replay``) keeps the ``LibraryCall`` as one step.
+
+Without torch a library segment raises ``RuntimeError`` naming the op. On the CPU
+the reference interpreter computes the product (``fuser.ir.reference``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from xdsl.ir import BlockArgument, Operation
+
+from fuser.ir.dialects import fuser as F
+from fuser.runtime import gpu_arrays as ga
+
+__all__ = ["LibraryCall", "library_segment", "torch_view"]
+
+
+def library_segment(fusion: F.FusionOp) -> Operation | None:
+    """The library op a segment runs (its only op besides ``fuser.output``), or None."""
+    for op in fusion.body.block.ops:
+        if isinstance(op, F.LIBRARY_OPS):
+            return op
+    return None
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+class _Interface:
+    """A ``__cuda_array_interface__`` holder for ``torch.as_tensor``."""
+
+    def __init__(self, cai: dict[str, Any]) -> None:
+        self.__cuda_array_interface__ = cai
+
+
+def torch_view(x: Any) -> Any:
+    """A torch tensor on ``x``'s device memory (``x`` itself when it is one); bfloat16
+    through an int16 view (``__cuda_array_interface__`` has no bfloat16)."""
+    torch = _torch()
+    if isinstance(x, torch.Tensor):
+        return x
+    info = ga.array_info(x)
+    itemsize = info.dtype.itemsize
+    as_int = info.dtype is F.DType.bfloat16
+    cai = {
+        "shape": tuple(info.shape),
+        "typestr": "<i2" if as_int else info.dtype.to_numpy().str,
+        "data": (info.ptr, False),
+        "version": 3,
+        "strides": tuple(s * itemsize for s in info.strides),
+    }
+    t = torch.as_tensor(_Interface(cai), device=f"cuda:{info.device}")
+    return t.view(torch.bfloat16) if as_int else t
+
+
+class LibraryCall:
+    """How to run one library segment: ``call(operands, out, stream)`` computes its op
+    of ``operands`` (the op's operands, arrays of any kind the runtime reads, in the
+    op's order) into ``out``. ``operand_inputs`` are the segment inputs the operands
+    are (``args[i]`` of a launch)."""
+
+    def __init__(self, fusion: F.FusionOp, op: Operation) -> None:
+        self.fusion = fusion
+        self.op = op
+        self.operand_inputs: list[int] = []
+        for v in op.operands:
+            if not isinstance(v, BlockArgument):  # the matmul scheduler's check
+                raise ValueError(f"@{fusion.sym_name.data}: an operand of {op.name} is not a segment input")
+            self.operand_inputs.append(v.index)
+        self.torch = _torch()
+        if self.torch is None:
+            raise RuntimeError(f"{op.name} runs through cuBLAS in torch, and torch is not installed")
+        self._raw_stream = getattr(self.torch._C, "_cuda_getCurrentRawStream", None)
+
+    def launch(self, args: Sequence[Any], outs: Sequence[Any], stream: int) -> None:
+        """Run it as ``hir.launch`` does: ``args`` are the segment's inputs."""
+        self([args[i] for i in self.operand_inputs], outs[0], stream)
+
+    def __call__(self, operands: Sequence[Any], out: Any, stream: int) -> None:
+        torch = self.torch
+        ts = [torch_view(x) for x in operands]
+        o = torch_view(out)
+        device = o.device.index or 0
+        current = self._raw_stream(device) if self._raw_stream is not None else None
+        if current == stream and torch.cuda.current_device() == device:
+            self._run(ts, o)  # already torch's current stream: no stream switch
+            return
+        with torch.cuda.device(device), torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
+            self._run(ts, o)
+
+    def _run(self, ts: list[Any], out: Any) -> None:
+        if isinstance(self.op, F.MatmulOp):
+            _matmul(self.torch, ts[0], ts[1], out)
+        else:
+            _linear(self.torch, ts[0], ts[1], ts[2] if len(ts) > 2 else None, out)
+
+
+def _matmul(torch: Any, a: Any, b: Any, out: Any) -> None:
+    if a.dim() == 2 and b.dim() == 2 and out.is_contiguous():
+        torch.mm(a, b, out=out)
+    elif out.is_contiguous():
+        torch.matmul(a, b, out=out)
+    else:
+        out.copy_(torch.matmul(a, b))
+
+
+def _linear(torch: Any, x: Any, w: Any, bias: Any, out: Any) -> None:
+    """``x @ w.T + bias`` into ``out``: one GEMM with the bias in its epilogue (addmm)
+    when ``x`` folds into a matrix and ``w`` is one."""
+    if w.dim() == 2 and out.is_contiguous() and x.dim() >= 2 and (x.dim() == 2 or x.is_contiguous()):
+        x2 = x.reshape(-1, x.shape[-1])
+        o2 = out.view(-1, w.shape[0])
+        if bias is None:
+            torch.mm(x2, w.t(), out=o2)
+        else:
+            torch.addmm(bias, x2, w.t(), out=o2)
+        return
+    out.copy_(torch.nn.functional.linear(x, w, bias))
