@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         Scalar,
         Tensor,
         Vector,
+        explain,
         get_executor,
         set_executor,
     )
@@ -94,6 +95,7 @@ __all__ = [
     "Scalar",
     "Tensor",
     "Vector",
+    "explain",
     "get_executor",
     "set_executor",
 ]

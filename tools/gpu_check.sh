@@ -12,7 +12,10 @@
 # 4. runs nvFuser's conformance suite (tests/conformance) on the GPU
 #    (FUSER_CONFORMANCE_DEVICE=cuda: upstream unrewritten, torch CUDA tensors, fuser's GPU
 #    path; the CPU-measured xfails are not strict, so -rxX lists which pass there);
-# 5. runs benchmarks/run.py when it exists;
+# 5. runs one training step of GPT-2 small and a Llama block through
+#    torch.compile(backend="fuser") against eager and inductor
+#    (benchmarks/transformer_step.py; transformers from .whl/tf), then
+#    benchmarks/run.py when it exists;
 # 6. (not by default) runs every GPU test (`pytest -m gpu tests`, the frontend tests on
 #    CUDA tensors, the conformance suite in CUDA mode) under compute-sanitizer
 #    (tools/sanitize.sh): memcheck (--report-api-errors no) and racecheck
@@ -24,10 +27,10 @@
 #
 #    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin).
 # GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
-# conformance-on-gpu benchmarks"; "all" adds sanitizers).
+# conformance-on-gpu transformers benchmarks"; "all" adds sanitizers).
 # Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
-# CONFORMANCE, SANITIZERS, MEMCHECK, RACECHECK, BENCH); logs: $OUT/{env.txt,
-# gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, sanitizers.log,
+# CONFORMANCE, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, BENCH); logs: $OUT/{env.txt,
+# gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, sanitizers.log, transformers.log,
 # sanitize/<tool>.<shard>.log, bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
 # failed, xfailed, xpassed, ...) and, for the sanitizers, their "ERROR SUMMARY: N errors"
 # (racecheck also its "RACECHECK SUMMARY"). Exit status: 0 when every stage that ran passed.
@@ -42,6 +45,12 @@ export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" >/dev/null; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target "$SITE" .whl/*.whl || { echo "wheel install failed"; exit 2; }
+fi
+# Hugging Face transformers and its dependencies (.whl/tf, numpy and typing-extensions
+# left out: the machine's own) for the torch.compile backend's model tests.
+if compgen -G ".whl/tf/*.whl" >/dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target "$SITE" .whl/tf/*.whl || { echo "transformers wheel install failed"; exit 2; }
 fi
 mkdir -p "$SITE/bin"
 export PYTHONPATH="$PWD:$SITE${PYTHONPATH:+:$PYTHONPATH}"
@@ -81,7 +90,7 @@ status=0
 summary="$OUT/summary.txt"
 : >"$summary"
 # GPU_CHECK_STAGES: the stages to run, e.g. "gpu-tests benchmarks"; "all": every stage.
-DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu benchmarks"
+DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu transformers benchmarks"
 STAGES=${GPU_CHECK_STAGES:-$DEFAULT_STAGES}
 [ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES sanitizers"
 stage() {  # stage NAME TIMEOUT LOG CMD...
@@ -117,6 +126,10 @@ stage memcheck "${GPU_CHECK_MEMCHECK_TIMEOUT:-560}" "$OUT/memcheck.log" \
   bash tools/sanitize.sh "$OUT/sanitize" memcheck
 stage racecheck "${GPU_CHECK_RACECHECK_TIMEOUT:-560}" "$OUT/racecheck.log" \
   bash tools/sanitize.sh "$OUT/sanitize" racecheck
+# One training step of GPT-2 small and a Llama block through torch.compile(backend="fuser"),
+# against eager and inductor (issue 16; needs transformers: .whl/tf).
+stage transformers "${GPU_CHECK_TRANSFORMERS_TIMEOUT:-420}" "$OUT/transformers.log" \
+  "$PY" benchmarks/transformer_step.py --steps 10 --json "$OUT/transformers.jsonl"
 if [ -f benchmarks/run.py ]; then
   # GPU_CHECK_BENCH_ARGS, e.g. "--only gelu,softmax --no-compile"
   # shellcheck disable=SC2086

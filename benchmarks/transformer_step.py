@@ -1,0 +1,164 @@
+"""One training step (forward, loss, backward) of Hugging Face models through
+``torch.compile(backend="fuser")``, side by side with eager torch and inductor.
+
+    python3 benchmarks/transformer_step.py [--only gpt2,llama] [--steps 20] [--json FILE]
+
+Models (random weights from a config, no download; bf16 on the GPU, dropout off):
+
+* ``gpt2_small``: GPT-2's 124M configuration, batch 8 x 512 tokens;
+* ``llama_block``: a Llama-style model of one decoder layer at hidden 4096
+  (intermediate 11008, 32 heads, vocabulary 32000), batch 2 x 1024 tokens.
+
+Per model and variant (eager, inductor, fuser): the first step's wall time (compile
+included), the median step time over ``--steps`` steps (wall clock, synchronized), the
+loss, and the largest relative gradient error against eager over the parameters
+(``max |g - g_eager| / max |g_eager|``, per parameter; bf16 rounding makes inductor's
+non-zero too), plus the fuser backend's partition report in numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def models() -> dict[str, tuple[Any, tuple[int, int], int]]:
+    """name -> (model factory, (batch, tokens), vocabulary)."""
+    import transformers
+
+    def gpt2() -> Any:
+        cfg = transformers.GPT2Config(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+        return transformers.GPT2LMHeadModel(cfg)
+
+    def llama() -> Any:
+        cfg = transformers.LlamaConfig(
+            hidden_size=4096, intermediate_size=11008, num_hidden_layers=1, num_attention_heads=32,
+            num_key_value_heads=32, vocab_size=32000, max_position_embeddings=2048,
+        )
+        return transformers.LlamaForCausalLM(cfg)
+
+    return {"gpt2_small": (gpt2, (8, 512), 50257), "llama_block": (llama, (2, 1024), 32000)}
+
+
+def step(model: Any, ids: Any) -> Any:
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    return loss
+
+
+def run_variant(model: Any, compiled: Any, ids: Any, steps: int) -> dict[str, Any]:
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    loss = step(compiled, ids)
+    torch.cuda.synchronize()
+    first = time.perf_counter() - t0
+    grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+    times = []
+    for _ in range(steps):
+        model.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step(compiled, ids)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return {"first_s": round(first, 2), "step_ms": round(statistics.median(times) * 1e3, 2),
+            "loss": float(loss), "grads": grads}
+
+
+def profile_table(compiled: Any, ids: Any) -> str:
+    """torch.profiler's CUDA kernels of one step, by total time."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step(compiled, ids)
+        torch.cuda.synchronize()
+    return prof.key_averages().table(sort_by="cuda_time_total", row_limit=20, max_name_column_width=60)
+
+
+def grad_error(grads: dict[str, Any], ref: dict[str, Any]) -> float:
+    worst = 0.0
+    for name, g in ref.items():
+        scale = g.abs().max().item() or 1.0
+        worst = max(worst, (grads[name].float() - g.float()).abs().max().item() / scale)
+    return worst
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--json")
+    ap.add_argument("--profile", action="store_true", help="the fuser variant's top CUDA kernels of one step")
+    args = ap.parse_args()
+    import torch
+
+    from fuser.frontend.torch_backend import fuser_backend, recording
+
+    rows = []
+    for name, (factory, (batch, tokens), vocab) in models().items():
+        if args.only and not any(k in name for k in args.only.split(",")):
+            continue
+        torch.manual_seed(0)
+        base = factory().to(device="cuda", dtype=torch.bfloat16)
+        ids = torch.randint(0, vocab, (batch, tokens), device="cuda")
+        results: dict[str, dict[str, Any]] = {}
+        report = None
+        for variant in ("eager", "inductor", "fuser"):
+            torch._dynamo.reset()  # noqa: SLF001
+            model = copy.deepcopy(base)
+            if variant == "eager":
+                compiled = model
+            elif variant == "inductor":
+                compiled = torch.compile(model)
+            else:
+                compiled = torch.compile(model, backend=fuser_backend)
+            with recording() as rep:
+                results[variant] = run_variant(model, compiled, ids, args.steps)
+            if variant == "fuser":
+                report = rep
+                if args.profile:
+                    print(profile_table(compiled, ids), flush=True)
+            del model, compiled
+            torch.cuda.empty_cache()
+        ref = results["eager"]["grads"]
+        row = {"model": name, "batch": batch, "tokens": tokens}
+        for variant, r in results.items():
+            row[f"{variant}_step_ms"] = r["step_ms"]
+            row[f"{variant}_first_s"] = r["first_s"]
+            row[f"{variant}_loss"] = round(r["loss"], 5)
+            if variant != "eager":
+                row[f"{variant}_grad_err"] = float(f"{grad_error(r['grads'], ref):.2e}")
+        assert report is not None
+        row["fuser_partitions"] = sum(len(g.partitions) for g in report.graphs)
+        row["fuser_ops"] = len(report.fuser_ops)
+        row["torch_ops"] = len(report.torch_ops)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        print(report, flush=True)
+        del base
+        torch.cuda.empty_cache()
+    print("| model | eager ms | inductor ms | fuser ms | fuser/eager | fuser/inductor | first step s (eager/inductor/fuser) | "
+          "grad err inductor | grad err fuser | loss eager/fuser | ops in fuser/torch |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['eager_step_ms']} | {r['inductor_step_ms']} | {r['fuser_step_ms']} | "
+              f"{r['fuser_step_ms'] / r['eager_step_ms']:.2f} | {r['fuser_step_ms'] / r['inductor_step_ms']:.2f} | "
+              f"{r['eager_first_s']}/{r['inductor_first_s']}/{r['fuser_first_s']} | {r['inductor_grad_err']:.1e} | "
+              f"{r['fuser_grad_err']:.1e} | {r['eager_loss']}/{r['fuser_loss']} | {r['fuser_ops']}/{r['torch_ops']} |")
+    if args.json:
+        Path(args.json).write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,341 @@
+"""``torch.compile(model, backend="fuser")``: ATen graphs partitioned into fuser
+fusions, the rest left to torch.
+
+Dynamo captures the model; AOTAutograd traces the forward and the backward into
+ATen graphs (core ATen decompositions: layer norm, GELU, softmax and their backwards
+become pointwise ops and reductions); ``compile_graph`` then
+
+1. marks every node fuser runs (``torch_graph.unsupported_reason``),
+2. groups them into partitions with torch's ``CapabilityBasedPartitioner`` (maximal
+   groups without a cycle through a torch node),
+3. replaces each partition's submodule by a ``FuserPartition``: its
+   ``FusionDefinition`` (``torch_graph.definition_of``), run with ``fd.execute``
+   (segmented, matmuls as cuBLAS segments, generated kernels for the rest). A
+   partition fuser cannot translate stays the torch submodule it was.
+
+The compiled graph module runs the partitions and the torch nodes between them.
+Dynamo caches it per guard set: a new graph (or new sizes) compiles again, a repeated
+call does not. Every compiled graph is recorded in a ``Report``;
+``explain(model, *inputs)`` runs the model once through the backend and returns the
+report of that run::
+
+    >>> print(fuser.explain(model, x))
+    graph 0 (forward): 3 partitions in fuser, 2 ops in torch
+      fuser: 41 ops (aten.addmm.default x4, aten.mul.Tensor x12, ...)
+      torch: aten.embedding.default x2 (no fuser equivalent), ...
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuser.frontend.torch_graph import TranslationError, definition_of, op_name, unsupported_reason
+
+__all__ = ["FuserPartition", "GraphReport", "Report", "compile_graph", "explain", "fuser_backend"]
+
+
+@dataclass
+class GraphReport:
+    """What one compiled ATen graph runs where."""
+
+    kind: str
+    """``forward``, ``backward`` or ``inference``."""
+    partitions: list[list[str]] = field(default_factory=list)
+    """The ops (by name) of each partition fuser runs."""
+    fallbacks: list[tuple[list[str], str]] = field(default_factory=list)
+    """Partitions fuser could not translate: their ops and why (they run in torch)."""
+    torch_ops: list[tuple[str, str]] = field(default_factory=list)
+    """Ops left to torch and why (``torch_graph.unsupported_reason``)."""
+
+    @property
+    def fuser_ops(self) -> list[str]:
+        return [op for p in self.partitions for op in p]
+
+    def __str__(self) -> str:
+        def counts(names: Sequence[str]) -> str:
+            c = collections.Counter(names)
+            return ", ".join(f"{n} x{k}" if k > 1 else n for n, k in c.most_common())
+
+        lines = [
+            f"{self.kind}: {len(self.partitions)} partition(s) in fuser ({len(self.fuser_ops)} ops), "
+            f"{len(self.torch_ops) + sum(len(o) for o, _ in self.fallbacks)} op(s) in torch"
+        ]
+        for i, p in enumerate(self.partitions):
+            lines.append(f"  fuser partition {i}: {counts(p)}")
+        for ops, why in self.fallbacks:
+            lines.append(f"  torch (translation failed: {why}): {counts(ops)}")
+        by_reason: dict[str, list[str]] = collections.defaultdict(list)
+        for op, why in self.torch_ops:
+            by_reason[why].append(op)
+        for why, ops in by_reason.items():
+            lines.append(f"  torch ({why}): {counts(ops)}")
+        return "\n".join(lines)
+
+
+@dataclass
+class Report:
+    """Every graph compiled while the report was being recorded."""
+
+    graphs: list[GraphReport] = field(default_factory=list)
+
+    @property
+    def fuser_ops(self) -> list[str]:
+        return [op for g in self.graphs for op in g.fuser_ops]
+
+    @property
+    def torch_ops(self) -> list[str]:
+        return [op for g in self.graphs for op, _ in g.torch_ops] + [
+            op for g in self.graphs for ops, _ in g.fallbacks for op in ops
+        ]
+
+    def __str__(self) -> str:
+        return "\n".join(f"graph {i} ({g})" for i, g in enumerate(self.graphs)) or "no graph compiled"
+
+
+_reports: list[Report] = []
+_reports_lock = threading.Lock()
+
+
+def _record(graph: GraphReport) -> None:
+    with _reports_lock:
+        for report in _reports:
+            report.graphs.append(graph)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Report]:
+    """Record the graphs compiled inside the block in a fresh ``Report``: by any
+    thread (on CUDA the backward, and so its lazy compilation, runs on autograd's
+    device thread)."""
+    report = Report()
+    with _reports_lock:
+        _reports.append(report)
+    try:
+        yield report
+    finally:
+        with _reports_lock:
+            _reports.remove(report)
+
+
+class FuserPartition:
+    """A partition's callable: its ``FusionDefinition`` run on the partition's inputs,
+    its outputs returned as the submodule returned them (one value or a tuple).
+
+    With ``FUSER_BACKEND_CHECK=1`` in the environment every call also runs the torch
+    submodule (``reference``) and raises ``AssertionError`` naming the partition's
+    output that differs (a debugging aid, as torch's accuracy minifier)."""
+
+    def __init__(
+        self, fd: Any, single: bool, reference: Any = None, strides: Sequence[tuple[int, ...] | None] = ()
+    ) -> None:
+        self.fd = fd
+        self.single = single
+        self.reference = reference
+        self.strides = list(strides)
+        """Per output, the strides torch's trace gave it (None: not checked). Later
+        torch ops may depend on them (``view`` needs compatible strides), so an output
+        laid out otherwise is copied into them."""
+
+    def __call__(self, *args: Any) -> Any:
+        outs = self.fd.execute(list(args))
+        for i, want in enumerate(self.strides):
+            if want is not None and not _same_strides(outs[i], want):
+                outs[i] = _restrided(outs[i], want)
+        if self.reference is not None and os.environ.get("FUSER_BACKEND_CHECK") == "1":
+            _compare(self.reference, args, outs)
+        return outs[0] if self.single else tuple(outs)
+
+
+def _same_strides(t: Any, want: Sequence[int]) -> bool:
+    """Whether ``t`` is laid out as ``want`` says (axes of extent 1 aside), or ``want``
+    is no layout a new buffer can have (an expanded view: a zero stride, overlap)."""
+    if all(e <= 1 or s == w for e, s, w in zip(t.shape, t.stride(), want, strict=True)):
+        return True
+    return not _dense(t.shape, want)
+
+
+def _dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether ``strides`` lay ``shape`` out densely (a permutation of row-major)."""
+    acc = 1
+    for stride, extent in sorted((s, e) for e, s in zip(shape, strides, strict=True) if e > 1):
+        if stride != acc:
+            return False
+        acc *= extent
+    return True
+
+
+def _restrided(t: Any, want: Sequence[int]) -> Any:
+    import torch
+
+    out = torch.empty_strided(tuple(t.shape), tuple(want), dtype=t.dtype, device=t.device)
+    return out.copy_(t)
+
+
+def _compare(reference: Any, args: Sequence[Any], outs: Sequence[Any]) -> None:
+    import torch
+
+    want = reference(*args)
+    want = list(want) if isinstance(want, list | tuple) else [want]
+    for i, (w, g) in enumerate(zip(want, outs, strict=True)):
+        tol = 1e-2 if w.dtype in (torch.bfloat16, torch.float16) else 1e-4
+        if not torch.allclose(g.to(w.dtype), w, rtol=tol, atol=tol, equal_nan=True):
+            raise AssertionError(
+                f"fuser partition output {i} ({tuple(w.shape)} {w.dtype}) differs from torch by "
+                f"{(g.double() - w.double()).abs().max().item():.3g}:\n{reference.graph}"
+            )
+
+
+def _nodes_of(module: Any) -> list[Any]:
+    return [n for n in module.graph.nodes if n.op == "call_function"]
+
+
+def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference") -> Callable[..., Any]:
+    """``gm`` (an ATen FX graph) with its fuser-supported nodes in ``FuserPartition``s
+    (module docstring); records a ``GraphReport``."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupport
+
+    class _Support(OperatorSupport):
+        def is_node_supported(self, submodules: Any, node: Any) -> bool:
+            return node.op == "call_function" and unsupported_reason(node) is None
+
+    del example_inputs
+    report = GraphReport(kind)
+    free = _free_ops()
+    for node in _nodes_of(gm):
+        reason = unsupported_reason(node)
+        if reason is not None and node.target not in free:
+            report.torch_ops.append((op_name(node.target), reason))
+    partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    # A partition of getitems or views alone would only move metadata: leave it to torch.
+    partitions = [p for p in partitions if any(_computes(n) for n in p.nodes)]
+    fused = partitioner.fuse_partitions(partitions)
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module":
+            continue
+        sub = getattr(fused, node.target)
+        ops = [op_name(n.target) for n in _nodes_of(sub)]
+        try:
+            fd = definition_of(sub)
+        except TranslationError as e:
+            report.fallbacks.append((ops, str(e)))
+            continue
+        out = next(n for n in sub.graph.nodes if n.op == "output")
+        single = not isinstance(out.args[0], list | tuple)
+        values = [out.args[0]] if single else list(out.args[0])
+        strides = [_traced_strides(v) for v in values]
+        setattr(fused, node.target, _module_class()(FuserPartition(fd, single, sub, strides)))
+        report.partitions.append(ops)
+    fused.recompile()
+    _record(report)
+    return fused
+
+
+def _free_ops() -> set[Any]:
+    """Ops torch runs without touching data (new tensor objects on the same storage):
+    left to torch and not reported."""
+    import torch
+
+    aten = torch.ops.aten
+    return {aten.detach.default, aten.alias.default}
+
+
+def _traced_strides(v: Any) -> tuple[int, ...] | None:
+    """The strides of a traced value (its fake tensor's), None if unknown or symbolic."""
+    val = getattr(v, "meta", {}).get("val")
+    try:
+        return tuple(int(s) for s in val.stride())
+    except (AttributeError, TypeError, RuntimeError):
+        return None
+
+
+def _computes(node: Any) -> bool:
+    import operator
+
+    return node.op == "call_function" and node.target is not operator.getitem
+
+
+@functools.cache
+def _module_class() -> type:
+    """The ``torch.nn.Module`` that a partition's ``call_module`` node calls."""
+    import torch
+
+    class FuserPartitionModule(torch.nn.Module):
+        def __init__(self, partition: FuserPartition) -> None:
+            super().__init__()
+            self.partition = partition
+
+        def forward(self, *args: Any) -> Any:
+            return self.partition(*args)
+
+    return FuserPartitionModule
+
+
+def _compiler(kind: str) -> Callable[[Any, Sequence[Any]], Callable[..., Any]]:
+    def compile_fn(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        from functorch.compile import make_boxed_func
+
+        return make_boxed_func(compile_graph(gm, example_inputs, kind))
+
+    return compile_fn
+
+
+DECOMPOSED = (
+    "gelu", "gelu_backward", "native_layer_norm", "native_layer_norm_backward", "_softmax",
+    "_softmax_backward_data", "_log_softmax", "_log_softmax_backward_data", "silu", "silu_backward",
+    "tanh_backward", "sigmoid_backward", "rsub", "threshold_backward", "native_dropout_backward",
+    "mse_loss", "mse_loss_backward", "addcmul", "addcdiv", "lerp", "hardtanh", "hardtanh_backward",
+    "leaky_relu", "leaky_relu_backward", "elu", "elu_backward", "hardsigmoid", "hardswish",
+)
+"""Composite ATen ops decomposed into the pointwise ops and reductions fuser fuses.
+A curated list, not ``core_aten_decompositions()``: with torch 2.13 that table gives a
+tiny GPT-2's training step gradients off by 0.15 even with every graph left to torch
+(tests/test_torch_backend.py checks the gradients against eager)."""
+
+
+def _decompositions() -> dict[Any, Any]:
+    import torch
+    from torch._decomp import get_decompositions
+
+    aten = torch.ops.aten
+    return get_decompositions([getattr(aten, name) for name in DECOMPOSED])
+
+
+def fuser_backend(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Callable[..., Any]:
+    """The torch.compile backend (``backend="fuser"``; the ``torch_dynamo_backends``
+    entry point): AOTAutograd with ``compile_graph`` as forward and backward compiler."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    backend = aot_autograd(
+        fw_compiler=_compiler("forward"),
+        bw_compiler=_compiler("backward"),
+        inference_compiler=_compiler("inference"),
+        decompositions=_decompositions(),
+    )
+    return backend(gm, example_inputs, **kwargs)
+
+
+def explain(model: Any, *inputs: Any, backward: bool = False, **kwargs: Any) -> Report:
+    """Run ``model(*inputs, **kwargs)`` once through ``torch.compile(backend="fuser")``
+    (a fresh compilation) and report what ran in fuser and what in torch; with
+    ``backward``, also the backward of the sum of the (first) output."""
+    import torch
+
+    torch._dynamo.reset()  # noqa: SLF001 - compile afresh, so the report sees every graph
+    compiled = torch.compile(model, backend=fuser_backend)
+    with recording() as report:
+        out = compiled(*inputs, **kwargs)
+        if backward:
+            first = out if isinstance(out, torch.Tensor) else getattr(out, "loss", None)
+            if first is None:
+                first = out[0]
+            first.sum().backward()
+    return report
