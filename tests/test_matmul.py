@@ -290,3 +290,32 @@ def test_the_gpu_replay_keeps_library_calls_as_steps() -> None:
     # linear(x, w1, b1): the program's inputs 0, 1, 2 as they are; the output a whole
     # allocation (root 4, the first one).
     assert first[2] == [(0, None), (1, None), (2, None)] and first[3] == (4, None)
+
+
+def test_gemm_on_aligned_copies_equals_the_plain_gemm() -> None:
+    """cuBLAS's fast kernels need 16-byte aligned leading dimensions; a large GEMM on
+    unaligned matrices (GPT-2's 50257-wide vocabulary) runs on aligned copies in each
+    matrix's own orientation, into an aligned output copied back: the same values."""
+    torch = pytest.importorskip("torch")
+    from fuser.runtime.library_ops import aligned, gemm, is_aligned
+
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(33, 17, generator=gen)  # row-major, 68-byte rows
+    b = torch.randn(50, 17, generator=gen).t()  # column-major, 68-byte columns
+    bias = torch.randn(50, generator=gen)
+    assert not is_aligned(a) and not is_aligned(b)
+    pa, pb = aligned(torch, a), aligned(torch, b)
+    assert pa.stride() == (20, 1) and pb.stride() == (1, 20)
+    assert is_aligned(pa) and is_aligned(pb) and torch.equal(pa, a) and torch.equal(pb, b)
+    assert aligned(torch, pa) is pa
+    for bi in (None, bias):
+        out = torch.empty(33, 50)  # 200-byte rows: computed in an aligned buffer
+        gemm(torch, a, b, bi, out, pad=True)
+        ref = torch.mm(a, b) if bi is None else torch.addmm(bi, a, b)
+        torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    # Aligned extents with unaligned strides: aligned copies, no padding.
+    a8, b8 = torch.randn(32, 17, generator=gen)[:, :16], torch.randn(40, 17, generator=gen)[:, :16].t()
+    assert not is_aligned(a8) and not is_aligned(b8)
+    out = torch.empty(32, 40)
+    gemm(torch, a8, b8, None, out, pad=True)
+    torch.testing.assert_close(out, torch.mm(a8, b8), rtol=1e-5, atol=1e-5)

@@ -86,3 +86,17 @@ def test_fuser_device_arrays_in_bfloat16() -> None:
     got = out.to_numpy().astype(np.float32)
     ref = np.maximum(x.astype(np.float32) @ w.astype(np.float32).T + b.astype(np.float32), 0)
     np.testing.assert_allclose(got, ref, rtol=2e-2, atol=5e-2)
+
+
+def test_a_vocabulary_wide_linear_runs_on_aligned_copies() -> None:
+    """GPT-2's LM head shape (50257 outputs: rows of 50257 bf16 are not 16-byte
+    aligned): the library call pads, and the result equals torch's."""
+    torch.manual_seed(0)
+    x = torch.randn(1024, 768, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(50257, 768, device="cuda", dtype=torch.bfloat16) / 768**0.5
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        tw = fd.define_tensor([-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        fd.add_output(fd.ops.linear(tx, tw))
+    (out,) = fd.execute([x, w])
+    torch.testing.assert_close(out, torch.nn.functional.linear(x, w), rtol=1e-2, atol=1e-2)
