@@ -90,7 +90,8 @@ def _dims(dims: Any, rank: int) -> list[int]:
 
 def _sum(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
     rank = len(node.args[0].meta["val"].shape)
-    out = fd.ops.sum(x, _dims(dims, rank), keepdim=keepdim)
+    # ``dtype``: torch sums in it (a bf16 input summed into f32 is not rounded to bf16).
+    out = fd.ops.sum(_cast_to(fd, x, node) if dtype is not None else x, _dims(dims, rank), keepdim=keepdim)
     return _cast_to(fd, out, node)
 
 
@@ -98,6 +99,7 @@ def _mean(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, keepdim: bo
     shape = list(node.args[0].meta["val"].shape)
     ds = _dims(dims, len(shape))
     count = math.prod(int(shape[d]) for d in ds)
+    x = _cast_to(fd, x, node) if dtype is not None else x
     return _cast_to(fd, fd.ops.mul(fd.ops.sum(x, ds, keepdim=keepdim), 1.0 / count), node)
 
 

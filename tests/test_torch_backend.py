@@ -172,3 +172,17 @@ def test_transformer_training_step_matches_eager(build: Any) -> None:
     # backwards; attention and the embedding lookups stay in torch.
     assert len(report.fuser_ops) > 4 * len(report.torch_ops)
     assert any(g.kind == "backward" and g.partitions for g in report.graphs)
+
+
+def test_a_sum_into_a_wider_dtype_is_not_rounded_to_the_input_dtype() -> None:
+    """``x.sum(dtype=torch.float32)`` of bf16 values: torch accumulates and returns
+    float32; so does the translation (the input is cast first, not the bf16 sum)."""
+
+    def f(x: Any) -> Any:
+        return x.sum(dim=1, dtype=torch.float32), x.mean(dim=1, dtype=torch.float32)
+
+    x = (torch.randn(4, 4096) * 100).to(torch.bfloat16)
+    got, want = torch.compile(f, backend="fuser")(x), f(x)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == torch.float32
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-3)
