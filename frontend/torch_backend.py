@@ -32,6 +32,7 @@ import contextlib
 import functools
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,7 +131,9 @@ class FuserPartition:
 
     With ``FUSER_BACKEND_CHECK=1`` in the environment every call also runs the torch
     submodule (``reference``) and raises ``AssertionError`` naming the partition's
-    output that differs (a debugging aid, as torch's accuracy minifier)."""
+    output that differs (a debugging aid, as torch's accuracy minifier). When the first
+    run fails (fuser cannot compile the fusion for these inputs) the partition warns
+    once and runs ``reference`` from then on; later errors propagate."""
 
     def __init__(
         self, fd: Any, single: bool, reference: Any = None, strides: Sequence[tuple[int, ...] | None] = ()
@@ -143,8 +146,28 @@ class FuserPartition:
         torch ops may depend on them (``view`` needs compatible strides), so an output
         laid out otherwise is copied into them."""
 
+    failed: str | None = None
+    """Why the first run failed (then every call runs ``reference``, torch's own
+    submodule, and a warning said so once); None while fuser runs it."""
+    ran = False
+
     def __call__(self, *args: Any) -> Any:
-        outs = self.fd.execute(list(args))
+        if self.failed is not None:
+            return self.reference(*args)
+        if self.ran or self.reference is None:
+            outs = self.fd.execute(list(args))
+        else:
+            try:  # the first run compiles: a fusion fuser cannot compile runs in torch
+                outs = self.fd.execute(list(args))
+            except (ValueError, NotImplementedError, RuntimeError) as e:
+                self.failed = f"{type(e).__name__}: {e}"
+                warnings.warn(
+                    f"fuser: a partition runs in torch: fuser could not run it ({self.failed})",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                return self.reference(*args)
+            self.ran = True
         for i, want in enumerate(self.strides):
             if want is not None and not _same_strides(outs[i], want):
                 outs[i] = _restrided(outs[i], want)

@@ -186,3 +186,23 @@ def test_a_sum_into_a_wider_dtype_is_not_rounded_to_the_input_dtype() -> None:
     for g, w in zip(got, want, strict=True):
         assert g.dtype == torch.float32
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-3)
+
+
+def test_a_partition_fuser_cannot_run_warns_and_runs_in_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run of a partition compiles it; when fuser cannot (here: every
+    execute raises), the partition warns once and runs torch's submodule from then on."""
+    from fuser.frontend.fusion_definition import FusionDefinition
+
+    def refuse(self: Any, inputs: Any, **kwargs: Any) -> Any:
+        raise ValueError("no kernel for you")
+
+    monkeypatch.setattr(FusionDefinition, "execute", refuse)
+
+    def f(x: Any) -> Any:
+        return torch.tanh(x) * 3.0
+
+    compiled = torch.compile(f, backend="fuser")
+    x = torch.randn(4, 8)
+    with pytest.warns(RuntimeWarning, match=r"runs in torch: fuser could not run it \(ValueError: no kernel for you\)"):
+        torch.testing.assert_close(compiled(x), f(x))
+    torch.testing.assert_close(compiled(x + 1), f(x + 1))  # no second warning, still torch
