@@ -1,6 +1,7 @@
 """The ``cuda`` xDSL target: ``fuser-opt file.mlir -t cuda`` prints every
 ``kernel.func`` of the module as one CUDA C translation unit (see
-``codegen/cuda_printer.py``).
+``codegen/cuda_printer.py``), then a comment naming the segments a library runs
+(matrix products: no kernel).
 
 Until ``fuser-opt`` registers it, the same output comes from::
 
@@ -20,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
 from fuser.codegen.cuda_printer import print_cuda
+from fuser.ir.dialects.fuser import LIBRARY_OPS, FusionOp
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,21 @@ class CudaTarget(Target):
     name = "cuda"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        output.write(print_cuda(module))
+        output.write(print_cuda(module) + library_calls(module))
+
+
+def library_calls(module: ModuleOp) -> str:
+    """A closing comment naming the segments that have no kernel because a library
+    runs them (``fuser.matmul``/``fuser.linear``: cuBLAS at run time), so the printed
+    translation unit accounts for every segment; empty when there are none."""
+    lines = [
+        f"// @{f.sym_name.data}: {op.name} (cuBLAS through torch at run time)"
+        for f in module.walk()
+        if isinstance(f, FusionOp)
+        for op in f.body.block.ops
+        if isinstance(op, LIBRARY_OPS)
+    ]
+    return "\n// Library calls, no generated kernel:\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,6 @@
 // RUN: fuser-opt %s -p 'bind-sizes{sizes="0=64x256,1=1024x256,2=1024,3=256x1024"},segment,select-schedulers' | filecheck %s
 // RUN: fuser-opt %s -p 'bind-sizes{sizes="0=64x256,1=1024x256,2=1024,3=256x1024"},segment,select-schedulers,schedule-fusions,lower-to-kernels' | filecheck %s --check-prefix=KERNELS
+// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=64x256,1=1024x256,2=1024,3=256x1024"},segment,select-schedulers,schedule-fusions,lower-to-kernels' -t cuda | filecheck %s --check-prefix=CUDA
 
 // An MLP block (linear + bias, relu, linear, residual add) in bf16. No generated kernel
 // computes a matrix product: every kernel scheduler rejects a fusion holding one, so
@@ -47,3 +48,10 @@ fuser.fusion @mlp(%x : !fuser.tensor<?x?xbf16>, %w1 : !fuser.tensor<?x?xbf16>, %
 // KERNELS: kernel.func @mlp_seg1_kernel(
 // KERNELS: fuser.fusion @mlp_seg2({{.*}}fuser.kernels = []
 // KERNELS: fuser.fusion @mlp_seg3({{.*}}fuser.kernels = [@mlp_seg3_kernel]
+
+// The CUDA has the two kernels, and names the library calls at its end.
+// CUDA: __global__ void __launch_bounds__(128) mlp_seg1_kernel(
+// CUDA: __global__ void __launch_bounds__(128) mlp_seg3_kernel(
+// CUDA-LABEL: // Library calls, no generated kernel:
+// CUDA-NEXT: // @mlp_seg0: fuser.linear (cuBLAS through torch at run time)
+// CUDA-NEXT: // @mlp_seg2: fuser.linear (cuBLAS through torch at run time)
