@@ -206,3 +206,45 @@ def test_a_partition_fuser_cannot_run_warns_and_runs_in_torch(monkeypatch: pytes
     with pytest.warns(RuntimeWarning, match=r"runs in torch: fuser could not run it \(ValueError: no kernel for you\)"):
         torch.testing.assert_close(compiled(x), f(x))
     torch.testing.assert_close(compiled(x + 1), f(x + 1))  # no second warning, still torch
+
+
+def test_a_graph_compiles_once_per_set_of_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dynamo caches the compiled graph per guard set: a repeated call does not
+    compile again; with ``dynamic=False`` a new size compiles a new fuser graph."""
+    compiled_graphs: list[Any] = []
+    compile_graph = torch_backend.compile_graph
+
+    def counting(gm: Any, example_inputs: Any, kind: str = "inference") -> Any:
+        compiled_graphs.append(kind)
+        return compile_graph(gm, example_inputs, kind)
+
+    monkeypatch.setattr(torch_backend, "compile_graph", counting)
+
+    def f(x: Any) -> Any:
+        return torch.tanh(x) * 2.0
+
+    compiled = torch.compile(f, backend="fuser", dynamic=False)
+    with torch_backend.recording() as report:
+        for shape in [(4, 8), (4, 8), (6, 8), (6, 8)]:
+            x = torch.randn(*shape)
+            torch.testing.assert_close(compiled(x), f(x))
+    assert len(compiled_graphs) == 2
+    assert all(g.partitions and not g.torch_ops for g in report.graphs)
+
+
+def test_symbolic_sizes_stay_in_torch_with_a_reason() -> None:
+    """torch.compile's automatic dynamic shapes trace a second size symbolically;
+    fuser's partitions need concrete sizes, so that graph runs in torch and the report
+    says why (``dynamic=False`` keeps every size in fuser, one graph each)."""
+
+    def f(x: Any) -> Any:
+        return torch.tanh(x) * 2.0
+
+    compiled = torch.compile(f, backend="fuser")
+    with torch_backend.recording() as report:
+        for rows in (4, 6):
+            x = torch.randn(rows, 8)
+            torch.testing.assert_close(compiled(x), f(x))
+    first, second = report.graphs
+    assert first.partitions and not first.torch_ops
+    assert ("aten.tanh.default", "a symbolic size") in second.torch_ops and not second.partitions
