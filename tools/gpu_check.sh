@@ -14,7 +14,8 @@
 #    path; the CPU-measured xfails are not strict, so -rxX lists which pass there);
 # 5. runs one training step of GPT-2 small and a Llama block through
 #    torch.compile(backend="fuser") against eager and inductor
-#    (benchmarks/transformer_step.py; transformers from .whl/tf), then
+#    (benchmarks/transformer_step.py; transformers from .whl/tf), the matmul
+#    segments against the plain GEMM (benchmarks/matmul.py), then
 #    benchmarks/run.py when it exists;
 # 6. (not by default) runs every GPU test (`pytest -m gpu tests`, the frontend tests on
 #    CUDA tensors, the conformance suite in CUDA mode) under compute-sanitizer
@@ -27,10 +28,11 @@
 #
 #    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin).
 # GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
-# conformance-on-gpu transformers benchmarks"; "all" adds sanitizers).
+# conformance-on-gpu transformers matmul benchmarks"; "all" adds sanitizers).
 # Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
-# CONFORMANCE, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, BENCH); logs: $OUT/{env.txt,
+# CONFORMANCE, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, MATMUL, BENCH); logs: $OUT/{env.txt,
 # gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, sanitizers.log, transformers.log,
+# matmul.log,
 # sanitize/<tool>.<shard>.log, bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
 # failed, xfailed, xpassed, ...) and, for the sanitizers, their "ERROR SUMMARY: N errors"
 # (racecheck also its "RACECHECK SUMMARY"). Exit status: 0 when every stage that ran passed.
@@ -90,7 +92,7 @@ status=0
 summary="$OUT/summary.txt"
 : >"$summary"
 # GPU_CHECK_STAGES: the stages to run, e.g. "gpu-tests benchmarks"; "all": every stage.
-DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu transformers benchmarks"
+DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu transformers matmul benchmarks"
 STAGES=${GPU_CHECK_STAGES:-$DEFAULT_STAGES}
 [ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES sanitizers"
 stage() {  # stage NAME TIMEOUT LOG CMD...
@@ -130,6 +132,9 @@ stage racecheck "${GPU_CHECK_RACECHECK_TIMEOUT:-560}" "$OUT/racecheck.log" \
 # against eager and inductor (issue 16; needs transformers: .whl/tf).
 stage transformers "${GPU_CHECK_TRANSFORMERS_TIMEOUT:-420}" "$OUT/transformers.log" \
   "$PY" benchmarks/transformer_step.py --steps 10 --json "$OUT/transformers.jsonl"
+# linear + bias + GELU against the plain GEMM (issue 16: >= 0.9 of its time).
+stage matmul "${GPU_CHECK_MATMUL_TIMEOUT:-180}" "$OUT/matmul.log" \
+  "$PY" benchmarks/matmul.py --json "$OUT/matmul.jsonl"
 if [ -f benchmarks/run.py ]; then
   # GPU_CHECK_BENCH_ARGS, e.g. "--only gelu,softmax --no-compile"
   # shellcheck disable=SC2086
