@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
 from fuser.codegen.cuda_printer import print_cuda
-from fuser.ir.dialects.fuser import LIBRARY_OPS, FusionOp
+from fuser.ir.dialects.fuser import FusionOp, library_ops
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,7 @@ def library_calls(module: ModuleOp) -> str:
         f"// @{f.sym_name.data}: {op.name} (cuBLAS through torch at run time)"
         for f in module.walk()
         if isinstance(f, FusionOp)
-        for op in f.body.block.ops
-        if isinstance(op, LIBRARY_OPS)
+        for op in library_ops(f)
     ]
     return "\n// Library calls, no generated kernel:\n" + "\n".join(lines) + "\n" if lines else ""
 

@@ -225,20 +225,21 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.operator_support import OperatorSupport
 
+    del example_inputs
+    reasons = {node: unsupported_reason(node) for node in _nodes_of(gm)}
+
     class _Support(OperatorSupport):
         def is_node_supported(self, submodules: Any, node: Any) -> bool:
-            return node.op == "call_function" and unsupported_reason(node) is None
+            return node.op == "call_function" and reasons.get(node, "") is None
 
-    del example_inputs
     report = GraphReport(kind)
     free = _free_ops()
-    for node in _nodes_of(gm):
-        reason = unsupported_reason(node)
+    for node, reason in reasons.items():
         if reason is not None and node.target not in free:
             report.torch_ops.append((op_name(node.target), reason))
     partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
-    # A partition of getitems or views alone would only move metadata: leave it to torch.
+    # A partition of getitems alone would only unpack tuples: leave it to torch.
     partitions = [p for p in partitions if any(_computes(n) for n in p.nodes)]
     fused = partitioner.fuse_partitions(partitions)
     for node in list(fused.graph.nodes):

@@ -22,6 +22,7 @@ pointwise tail is one generated kernel.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -43,7 +44,9 @@ def _torch() -> Any:
     return torch
 
 
+@functools.cache
 def _dtypes() -> dict[Any, DataType]:
+    """torch's dtypes that fuser computes, as ``DataType``s (built once)."""
     torch = _torch()
     return {
         torch.float32: DataType.Float, torch.float16: DataType.Half, torch.bfloat16: DataType.BFloat16,
@@ -81,6 +84,15 @@ def _shape(node: Any) -> list[int]:
     return [int(d) for d in node.meta["val"].shape]
 
 
+def _in_shape(node: Any) -> list[Any]:
+    """The traced shape of ``node``'s first operand."""
+    return list(node.args[0].meta["val"].shape)
+
+
+def _in_rank(node: Any) -> int:
+    return len(node.args[0].meta["val"].shape)
+
+
 def _dims(dims: Any, rank: int) -> list[int]:
     if dims is None or (isinstance(dims, list | tuple) and len(dims) == 0):
         return list(range(rank))
@@ -89,14 +101,14 @@ def _dims(dims: Any, rank: int) -> list[int]:
 
 
 def _sum(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
-    rank = len(node.args[0].meta["val"].shape)
+    rank = _in_rank(node)
     # ``dtype``: torch sums in it (a bf16 input summed into f32 is not rounded to bf16).
     out = fd.ops.sum(_cast_to(fd, x, node) if dtype is not None else x, _dims(dims, rank), keepdim=keepdim)
     return _cast_to(fd, out, node)
 
 
 def _mean(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
-    shape = list(node.args[0].meta["val"].shape)
+    shape = _in_shape(node)
     ds = _dims(dims, len(shape))
     count = math.prod(int(shape[d]) for d in ds)
     x = _cast_to(fd, x, node) if dtype is not None else x
@@ -104,15 +116,15 @@ def _mean(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, keepdim: bo
 
 
 def _amax(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, keepdim: bool = False) -> Any:
-    return fd.ops.max(x, _dims(dims, len(node.args[0].meta["val"].shape)), keepdim=keepdim)
+    return fd.ops.max(x, _dims(dims, _in_rank(node)), keepdim=keepdim)
 
 
 def _amin(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, keepdim: bool = False) -> Any:
-    return fd.ops.min(x, _dims(dims, len(node.args[0].meta["val"].shape)), keepdim=keepdim)
+    return fd.ops.min(x, _dims(dims, _in_rank(node)), keepdim=keepdim)
 
 
 def _var_mean(fd: FusionDefinition, node: Any, x: Any, dims: Any = None, *, correction: Any = 1, keepdim: bool = False) -> Any:
-    rank = len(node.args[0].meta["val"].shape)
+    rank = _in_rank(node)
     return fd.ops.var_mean(x, _dims(dims, rank), correction=1 if correction is None else correction, keepdim=keepdim)
 
 
@@ -140,12 +152,12 @@ def _permute(fd: FusionDefinition, node: Any, x: Any, dims: Any) -> Any:
 
 
 def _t(fd: FusionDefinition, node: Any, x: Any) -> Any:
-    rank = len(node.args[0].meta["val"].shape)
+    rank = _in_rank(node)
     return x if rank < 2 else fd.ops.permute(x, [1, 0])
 
 
 def _transpose(fd: FusionDefinition, node: Any, x: Any, d0: int, d1: int) -> Any:
-    rank = len(node.args[0].meta["val"].shape)
+    rank = _in_rank(node)
     dims = list(range(rank))
     d0, d1 = d0 % rank, d1 % rank
     dims[d0], dims[d1] = dims[d1], dims[d0]
@@ -154,7 +166,7 @@ def _transpose(fd: FusionDefinition, node: Any, x: Any, d0: int, d1: int) -> Any
 
 def _expand(fd: FusionDefinition, node: Any, x: Any, sizes: Any, implicit: bool = False) -> Any:
     out = _shape(node)
-    rank_in = len(node.args[0].meta["val"].shape)
+    rank_in = _in_rank(node)
     return fd.ops.broadcast_in_dim(x, out, list(range(len(out) - rank_in, len(out))))
 
 
@@ -171,7 +183,7 @@ def _clone(fd: FusionDefinition, node: Any, x: Any, **kwargs: Any) -> Any:
 
 
 def _slice(fd: FusionDefinition, node: Any, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
-    shape = list(node.args[0].meta["val"].shape)
+    shape = _in_shape(node)
     d = dim % len(shape)
     s, e, st = slice(start, end, step).indices(int(shape[d]))
     starts = [0] * len(shape)
@@ -208,7 +220,7 @@ def _mm(fd: FusionDefinition, node: Any, a: Any, b: Any) -> Any:
 
 
 def _addmm(fd: FusionDefinition, node: Any, bias: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
-    if beta != 1 or alpha != 1 or len(node.args[0].meta["val"].shape) > 1:
+    if beta != 1 or alpha != 1 or _in_rank(node) > 1:
         raise TranslationError("addmm with beta, alpha or a 2-D bias")
     return fd.ops.linear(a, fd.ops.permute(b, [1, 0]), bias)
 

@@ -68,7 +68,7 @@ def run_segment_on_cpu(
     from fuser.runtime.schedule_segment import schedule_segment
     from fuser.runtime.signature import Signature, kernel_layouts
 
-    if any(isinstance(op, F.LIBRARY_OPS) for op in fusion.body.block.ops):
+    if F.library_ops(fusion):
         # A library segment (a matrix product): no kernel; the reference computes it.
         from fuser.ir.reference import run_fusion
 

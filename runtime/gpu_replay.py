@@ -235,10 +235,7 @@ class _Builder:
         for v in ret:
             if v in self.scalars:
                 raise _NotReplayable
-            place = self.place(v)
-            root = self.places[self.program.inputs[place.root]] if place.root < self.num_inputs else None
-            whole = root == place if root is not None else self._is_whole_allocation(place)
-            returns.append((place.root, None if whole else place))
+            returns.append(self._window(self.place(v)))
         self._allocate_returned_views(returns)
         used = {r for s in self.steps if s[0] == _LAUNCH for r, _ in s[3]}
         used |= {r for s in self.steps if s[0] == _LAUNCH for p, r, _ in s[2] if p}

@@ -202,6 +202,7 @@ class _Source:
         }
         self.mode = mode
         self.kernels = 0
+        self.libraries = 0
 
     def flush(self, after: Sequence[str] = ()) -> None:
         """Write the pending launches in one locked block (then ``after``, still in
@@ -266,7 +267,8 @@ def _library_line(
 ) -> None:
     """One library call (a matrix product, ``fuser.runtime.library_ops``): its operands
     and output are torch tensors (an input, an allocation, or a view of one)."""
-    j = sum(1 for k in src.ns if k.startswith("_lib"))
+    j = src.libraries
+    src.libraries += 1
     src.ns[f"_lib{j}"] = call
 
     def ref(r: int, place: Any, k: int) -> str:

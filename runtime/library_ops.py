@@ -33,10 +33,7 @@ __all__ = ["LibraryCall", "library_segment", "torch_view"]
 
 def library_segment(fusion: F.FusionOp) -> Operation | None:
     """The library op a segment runs (its only op besides ``fuser.output``), or None."""
-    for op in fusion.body.block.ops:
-        if isinstance(op, F.LIBRARY_OPS):
-            return op
-    return None
+    return next(iter(F.library_ops(fusion)), None)
 
 
 def _torch() -> Any:
@@ -91,7 +88,6 @@ class LibraryCall:
         self.torch = _torch()
         if self.torch is None:
             raise RuntimeError(f"{op.name} runs through cuBLAS in torch, and torch is not installed")
-        self._raw_stream = getattr(self.torch._C, "_cuda_getCurrentRawStream", None)
 
     def launch(self, args: Sequence[Any], outs: Sequence[Any], stream: int) -> None:
         """Run it as ``hir.launch`` does: ``args`` are the segment's inputs."""
@@ -102,8 +98,7 @@ class LibraryCall:
         ts = [torch_view(x) for x in operands]
         o = torch_view(out)
         device = o.device.index or 0
-        current = self._raw_stream(device) if self._raw_stream is not None else None
-        if current == stream and torch.cuda.current_device() == device:
+        if ga.current_stream("torch", device) == stream and torch.cuda.current_device() == device:
             self._run(ts, o)  # already torch's current stream: no stream switch
             return
         with torch.cuda.device(device), torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):

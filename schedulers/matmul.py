@@ -18,19 +18,14 @@ on the CPU the reference interpreter computes it.
 
 from __future__ import annotations
 
-from xdsl.ir import BlockArgument, Operation
+from xdsl.ir import BlockArgument
 
-from fuser.ir.dialects.fuser import LIBRARY_OPS, FusionOp, OutputOp
+from fuser.ir.dialects.fuser import FusionOp, OutputOp, library_ops
 
 from .analysis.sizes import ConcreteSizes
 from .base import Reject, Scheduler
 from .params import NoParams
 from .target import GpuTarget
-
-
-def library_ops(fusion: FusionOp) -> list[Operation]:
-    """The ops of ``fusion`` that only a library runs (``fuser.matmul``, ``fuser.linear``)."""
-    return [op for op in fusion.body.block.ops if isinstance(op, LIBRARY_OPS)]
 
 
 def library_op_reject(fusion: FusionOp) -> Reject | None:

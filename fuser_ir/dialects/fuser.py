@@ -2484,7 +2484,7 @@ class LinearOp(FuserOp):
             n = sw[0] if tw.rank == 2 else 1
             if bias.rank > 1 or (bias.rank == 1 and bias.get_shape()[0] not in (n, DYN) and n != DYN):
                 raise InferError(
-                    f"bias has shape {fmt_shape(bias.get_shape())}; it must be 0-d or [{fmt_extent_or_dyn(n)}] "
+                    f"bias has shape {fmt_shape(bias.get_shape())}; it must be 0-d or {fmt_shape([n])} "
                     "(the weight's output features)"
                 )
         return TensorType(out, _same_dtype(named))
@@ -2493,12 +2493,13 @@ class LinearOp(FuserOp):
         return [self.out_type(self.input.type, self.weight.type, None if self.bias is None else self.bias.type)]
 
 
-def fmt_extent_or_dyn(n: int) -> str:
-    return "?" if n == DYN else str(n)
-
-
 LIBRARY_OPS: tuple[type[Operation], ...] = (MatmulOp, LinearOp)
 """Ops that a library call runs in a segment of their own (never a generated kernel)."""
+
+
+def library_ops(fusion: FusionOp) -> list[Operation]:
+    """The ops of ``fusion`` that only a library runs (``LIBRARY_OPS``)."""
+    return [op for op in fusion.body.block.ops if isinstance(op, LIBRARY_OPS)]
 
 
 VIEW_OPS: tuple[type[Operation], ...] = (
