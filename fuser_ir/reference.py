@@ -463,6 +463,13 @@ def evaluate_op(op: Operation, args: list[Value]) -> list[Value]:
 def _evaluate(op: Operation, args: list[Value]) -> list[Value]:
     if isinstance(op, F.ConstantOp):
         return [_finish(op, np.asarray(op.python_value))]
+    if isinstance(op, F.ReshardOp):
+        if op.is_local:
+            raise InterpreterError(
+                f"fuser.reshard: a local {op.kind} moves data between devices; only a host "
+                "program with a communicator runs it (lower-communications)"
+            )
+        return [np.array(args[0], copy=True)]  # one device: every sharding holds it all
     if isinstance(op, F.UnaryOp):
         return [_eval_unary(op, args[0])]
     if isinstance(op, F.BinaryOp):

@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import (
@@ -86,6 +87,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from fuser.ir.dialects.func_like import FuncLikeOp
+from fuser.ir.dialects.sharding import ShardingAttr, ShardingError
 from fuser.ir.dtypes import DType, float_result, is_element_type, result_type
 from fuser.ir.reshape_analysis import (
     STEP_KINDS,
@@ -2493,8 +2495,106 @@ class LinearOp(FuserOp):
         return [self.out_type(self.input.type, self.weight.type, None if self.bias is None else self.bias.type)]
 
 
+# =====================================================================================
+# Resharding (multi-device fusions)
+# =====================================================================================
+
+
+@irdl_op_definition
+class ReshardOp(FuserOp):
+    """``%y = fuser.reshard %x {from = #iterdomain.sharding<[0, 1], DIDx = 0>,
+    to = #iterdomain.sharding<[0, 1]>} : (T) -> T``: ``%x`` distributed another way
+    (nvFuser's resharding ``set``). On one device it is a copy; across the devices of
+    the mesh it is a communication, by the pair of shardings (``kind``):
+
+    ===================  ====================  ==================================
+    from                 to                    kind
+    ===================  ====================  ==================================
+    ``DIDx = a``         replicated            ``allgather`` along ``a``
+    ``partial``          replicated            ``allreduce`` (sum)
+    ``partial``          ``DIDx = a``          ``reduce_scatter`` along ``a``
+    replicated           ``DIDx = a``          ``slice``: each device keeps its part
+    ===================  ====================  ==================================
+
+    ``propagate-shardings`` makes every resharding such an op, segmentation gives each
+    one a segment of its own and ``lower-communications`` turns it into the ``hir``
+    communication. Types are global (operand and result alike) until
+    ``localize-shardings`` marks the op ``local``: then they are per-device shapes,
+    and the op is a communication that only a host program with a communicator runs.
+    """
+
+    name = "fuser.reshard"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    src = prop_def(ShardingAttr, prop_name="from")
+    dst = prop_def(ShardingAttr, prop_name="to")
+    local = opt_prop_def(UnitAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self, input: SSAValue, src: ShardingAttr, dst: ShardingAttr, result_type: Attribute | None = None
+    ) -> None:
+        props: dict[str, Attribute] = {"from": src, "to": dst}
+        super().__init__(operands=[input], properties=props, result_types=[result_type or input.type])
+
+    @property
+    def is_local(self) -> bool:
+        return self.local is not None
+
+    @property
+    def kind(self) -> str:
+        """``allgather``, ``allreduce``, ``reduce_scatter`` or ``slice``."""
+        src, dst = self.src, self.dst
+        if src.is_partial:
+            return "allreduce" if dst.is_replicated else "reduce_scatter"
+        return "allgather" if dst.is_replicated else "slice"
+
+    def infer(self) -> list[Attribute]:
+        t = _tensor_operand(self, self.input, "input")
+        try:
+            if not self.is_local:
+                self.src.local_shape(t.get_shape())
+                self.dst.local_shape(t.get_shape())
+                return [TensorType(t.get_shape(), t.element_type)]
+            shape = self.dst.local_shape(self.src.global_shape(t.get_shape()))
+        except ShardingError as e:
+            raise InferError(str(e)) from None
+        return [TensorType(shape, t.element_type)]
+
+    def verify_(self) -> None:
+        src, dst = self.src, self.dst
+        if src.mesh != dst.mesh:
+            raise VerifyException(
+                f"fuser.reshard: from mesh {src.mesh.devices} and to mesh {dst.mesh.devices} "
+                "differ; resharding across meshes is not supported"
+            )
+        if dst.is_partial:
+            raise VerifyException("fuser.reshard: the result cannot be partial sums")
+        if src == dst:
+            raise VerifyException(f"fuser.reshard: from and to are the same sharding ({src.describe()})")
+        if src.axis is not None and dst.axis is not None:
+            raise VerifyException(
+                f"fuser.reshard: from axis {src.axis} to axis {dst.axis} is an all-to-all, "
+                "which is not supported; gather first"
+            )
+        super().verify_()
+
+
+COMMUNICATION_OPS: tuple[type[Operation], ...] = (ReshardOp,)
+"""Ops that move data between devices: a segment of their own, lowered to ``hir``
+communications (``lower-communications``)."""
+
+
 LIBRARY_OPS: tuple[type[Operation], ...] = (MatmulOp, LinearOp)
 """Ops that a library call runs in a segment of their own (never a generated kernel)."""
+
+
+def communication_ops(fusion: FusionOp) -> list[Operation]:
+    """The ops of ``fusion`` that move data between devices (``COMMUNICATION_OPS``)."""
+    return [op for op in fusion.body.block.ops if isinstance(op, COMMUNICATION_OPS)]
 
 
 def library_ops(fusion: FusionOp) -> list[Operation]:
@@ -2521,6 +2621,7 @@ Fuser = Dialect(
         FullOp,
         IotaOp,
         SizeOp,
+        ReshardOp,
         UniformOp,
         NormalOp,
         *UNARY_OP_CLASSES.values(),

@@ -130,11 +130,21 @@ from fuser.ir.dialects.fuser import (
     slice_properties,
     sliced_shape,
 )
+from fuser.ir.dialects.sharding import DeviceMeshAttr
 from fuser.ir.dtypes import is_element_type
 from fuser.ir.shapes import DYN, ShapeError, fmt_shape, normalize_dim
 
 __all__ = [
+    "COMMUNICATIONS",
     "AliasOp",
+    "AllgatherOp",
+    "AllreduceOp",
+    "BroadcastFromOp",
+    "CommunicationOp",
+    "RecvOp",
+    "ReduceScatterOp",
+    "SendOp",
+    "ShardOp",
     "AliasSelectOp",
     "AllocateOp",
     "BroadcastOp",
@@ -144,6 +154,7 @@ __all__ = [
     "Hir",
     "HostViewOp",
     "LaunchOp",
+    "MeshPositionOp",
     "PermuteOp",
     "ProgramOp",
     "ReshapeOp",
@@ -1016,6 +1027,227 @@ class StreamForIndexOp(IRDLOperation):
             raise VerifyException(f"hir.stream_for_index: num_streams {n} must be positive")
 
 
+# =====================================================================================
+# Communications (multi-device programs)
+# =====================================================================================
+
+
+class CommunicationOp(IRDLOperation):
+    """Base of the collectives and point-to-point transfers between the devices of a
+    mesh (nvFuser's ``Communication``). Every device of ``mesh`` runs the same
+    program, and so the same op; tensors are that device's local buffers. The result
+    is written into a buffer the program allocated (destination passing, as NCCL
+    does), so these ops have no SSA results. Run by a host evaluator with a
+    communicator (``fuser.runtime.communicator``): gloo between CPU processes, NCCL
+    between GPUs."""
+
+    mesh = prop_def(DeviceMeshAttr)
+
+    KIND: ClassVar[str] = ""
+    """nvFuser's name of the communication."""
+
+    def axis_value(self) -> int | None:
+        a = self.properties.get("axis")
+        return a.value.data if isinstance(a, IntegerAttr) else None
+
+    def _pair(self, input: SSAValue, output: SSAValue) -> tuple[TensorType, TensorType]:
+        ti, to = _tensor(self, input, "input"), _tensor(self, output, "output")
+        if ti.element_type != to.element_type or ti.rank != to.rank:
+            raise VerifyException(
+                f"{self.name}: input {ti} and output {to} differ in element type or rank"
+            )
+        return ti, to
+
+    def _scaled(self, small: TensorType, big: TensorType, axis: int, what: str) -> None:
+        """``big`` is ``small`` with ``axis`` times the mesh size."""
+        if not 0 <= axis < small.rank:
+            raise VerifyException(f"{self.name}: axis {axis} is out of range for rank {small.rank}")
+        d = self.mesh.size
+        for a, (x, y) in enumerate(zip(small.get_shape(), big.get_shape(), strict=True)):
+            want = x * d if (a == axis and x != DYN) else x
+            if DYN not in (x, y) and want != y:
+                raise VerifyException(
+                    f"{self.name}: {what} {fmt_shape(big.get_shape())} must be "
+                    f"{fmt_shape(small.get_shape())} with axis {axis} times the {d} devices"
+                )
+
+
+class _AlongAxisOp(CommunicationOp):
+    """A communication of ``%in`` into ``%out`` along ``axis`` (shared fields)."""
+
+    input = operand_def(TensorType)
+    output = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $output attr-dict `:` type($input) `,` type($output)"
+
+    def __init__(self, input: SSAValue, output: SSAValue, mesh: DeviceMeshAttr, axis: int) -> None:
+        super().__init__(operands=[input, output], properties={"mesh": mesh, "axis": IntegerAttr(axis, i64)})
+
+
+@irdl_op_definition
+class AllgatherOp(_AlongAxisOp):
+    """``hir.allgather %in, %out {mesh = #iterdomain.mesh<[0, 1]>, axis = 0 : i64}``:
+    every device receives the concatenation, along ``axis``, of every device's
+    ``%in`` (in mesh order)."""
+
+    name = "hir.allgather"
+    KIND: ClassVar[str] = "allgather"
+
+    def verify_(self) -> None:
+        ti, to = self._pair(self.input, self.output)
+        self._scaled(ti, to, self.axis.value.data, "output")
+
+
+@irdl_op_definition
+class AllreduceOp(CommunicationOp):
+    """``hir.allreduce %in, %out {mesh = #iterdomain.mesh<[0, 1]>}``: every device
+    receives the elementwise sum of every device's ``%in``."""
+
+    name = "hir.allreduce"
+    KIND: ClassVar[str] = "allreduce"
+    input = operand_def(TensorType)
+    output = operand_def(TensorType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $output attr-dict `:` type($input) `,` type($output)"
+
+    def __init__(self, input: SSAValue, output: SSAValue, mesh: DeviceMeshAttr) -> None:
+        super().__init__(operands=[input, output], properties={"mesh": mesh})
+
+    def verify_(self) -> None:
+        ti, to = self._pair(self.input, self.output)
+        if not types_compatible(ti, to):
+            raise VerifyException(f"{self.name}: input {ti} and output {to} must have one shape")
+
+
+@irdl_op_definition
+class ReduceScatterOp(_AlongAxisOp):
+    """``hir.reduce_scatter %in, %out {mesh = ..., axis = 0 : i64}``: the device at mesh
+    position ``p`` receives part ``p`` (along ``axis``) of the sum of every device's
+    ``%in``."""
+
+    name = "hir.reduce_scatter"
+    KIND: ClassVar[str] = "reduce_scatter"
+
+    def verify_(self) -> None:
+        ti, to = self._pair(self.input, self.output)
+        self._scaled(to, ti, self.axis.value.data, "input")
+
+
+@irdl_op_definition
+class ShardOp(_AlongAxisOp):
+    """``hir.shard %in, %out {mesh = ..., axis = 0 : i64}``: the device at mesh position
+    ``p`` copies part ``p`` (along ``axis``) of its replicated ``%in``; nothing moves
+    between devices."""
+
+    name = "hir.shard"
+    KIND: ClassVar[str] = "slice"
+
+    def verify_(self) -> None:
+        ti, to = self._pair(self.input, self.output)
+        self._scaled(to, ti, self.axis.value.data, "input")
+
+
+@irdl_op_definition
+class BroadcastFromOp(CommunicationOp):
+    """``hir.broadcast_from %in, %out root(%r : index) {mesh = ...}``: every device
+    receives into ``%out`` the ``%in`` of the device at mesh position ``%r`` (which
+    copies its own)."""
+
+    name = "hir.broadcast_from"
+    KIND: ClassVar[str] = "broadcast"
+    input = operand_def(TensorType)
+    output = operand_def(TensorType)
+    root = operand_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$input `,` $output `root` `(` $root `:` type($root) `)` attr-dict `:` type($input) `,` type($output)"
+    )
+
+    def __init__(self, input: SSAValue, output: SSAValue, root: SSAValue, mesh: DeviceMeshAttr) -> None:
+        super().__init__(operands=[input, output, root], properties={"mesh": mesh})
+
+    def verify_(self) -> None:
+        ti, to = self._pair(self.input, self.output)
+        if not types_compatible(ti, to):
+            raise VerifyException(f"{self.name}: input {ti} and output {to} must have one shape")
+        if not is_host_int_type(self.root.type):
+            raise VerifyException(f"{self.name}: root must be an index or integer, got {self.root.type}")
+
+
+@irdl_op_definition
+class SendOp(CommunicationOp):
+    """``hir.send %in to(%p : index) {mesh = ...}``: send ``%in`` to the device at mesh
+    position ``%p``, which runs the matching ``hir.recv``."""
+
+    name = "hir.send"
+    KIND: ClassVar[str] = "send"
+    input = operand_def(TensorType)
+    peer = operand_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `to` `(` $peer `:` type($peer) `)` attr-dict `:` type($input)"
+
+    def __init__(self, input: SSAValue, peer: SSAValue, mesh: DeviceMeshAttr) -> None:
+        super().__init__(operands=[input, peer], properties={"mesh": mesh})
+
+    def verify_(self) -> None:
+        if not is_host_int_type(self.peer.type):
+            raise VerifyException(f"{self.name}: peer must be an index or integer, got {self.peer.type}")
+
+
+@irdl_op_definition
+class RecvOp(CommunicationOp):
+    """``hir.recv %out from(%p : index) {mesh = ...}``: receive into ``%out`` what the
+    device at mesh position ``%p`` sends."""
+
+    name = "hir.recv"
+    KIND: ClassVar[str] = "recv"
+    output = operand_def(TensorType)
+    peer = operand_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$output `from` `(` $peer `:` type($peer) `)` attr-dict `:` type($output)"
+
+    def __init__(self, output: SSAValue, peer: SSAValue, mesh: DeviceMeshAttr) -> None:
+        super().__init__(operands=[output, peer], properties={"mesh": mesh})
+
+    def verify_(self) -> None:
+        if not is_host_int_type(self.peer.type):
+            raise VerifyException(f"{self.name}: peer must be an index or integer, got {self.peer.type}")
+
+
+@irdl_op_definition
+class MeshPositionOp(IRDLOperation):
+    """``%p = hir.mesh_position {mesh = #iterdomain.mesh<[0, 1]>} : index``: the
+    position in ``mesh`` of the device running the program (nvFuser's device index),
+    for programs whose peers depend on who runs them (a ring of sends and receives)."""
+
+    name = "hir.mesh_position"
+    mesh = prop_def(DeviceMeshAttr)
+    result = result_def(IndexType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, mesh: DeviceMeshAttr) -> None:
+        super().__init__(properties={"mesh": mesh}, result_types=[IndexType()])
+
+
+COMMUNICATIONS: tuple[type[CommunicationOp], ...] = (
+    AllgatherOp,
+    AllreduceOp,
+    ReduceScatterOp,
+    ShardOp,
+    BroadcastFromOp,
+    SendOp,
+    RecvOp,
+)
+
+
 Hir = Dialect(
     "hir",
     [
@@ -1036,6 +1268,8 @@ Hir = Dialect(
         SetCurrentStreamOp,
         SynchronizeStreamOp,
         StreamForIndexOp,
+        *COMMUNICATIONS,
+        MeshPositionOp,
     ],
     [StreamType],
 )

@@ -22,8 +22,14 @@ before ``fuser.output`` (the reference interpreter ignores these ops)::
 An id has the type ``!iterdomain.id<EXTENT[, ITER_TYPE][, PARALLEL_TYPE]>``: the
 extent is a static size or ``?``; the iter type (``iteration`` by default,
 ``reduction``, ``broadcast``, ``symbolic``) and the parallel type (``serial`` by
-default, ``BIDx``..``TIDz``, ``vectorize``, ``unroll``, ``unswitch``, ``stream``) are
-printed only when they are not the default.
+default, ``BIDx``..``TIDz``, ``vectorize``, ``unroll``, ``unswitch``, ``stream``,
+``DIDx``) are printed only when they are not the default.
+
+Multi-device fusions (issue 17) shard tensors across the devices of a mesh:
+``iterdomain.shard %t {sharding = #iterdomain.sharding<[0, 1], DIDx = 0>} : T`` binds
+logical axis 0 of ``%t`` to ``DIDx`` over devices 0 and 1 (``fuser.ir.dialects.
+sharding``: ``#iterdomain.mesh``, ``#iterdomain.sharding``). ``DIDx`` is a device
+axis, never a loop of a kernel: ``iterdomain.parallelize`` rejects it.
 
 A reshape (seed 003) is visible as transforms: ``iterdomain.root`` gives a
 ``fuser.reshape`` result the ids of its input's axes, splits and merges take them to
@@ -62,6 +68,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -85,6 +92,7 @@ from fuser.ir.dialects.fuser import (
     VarOp,
     WelfordOp,
 )
+from fuser.ir.dialects.sharding import DeviceMeshAttr, ShardingAttr, ShardingError
 from fuser.ir.shapes import DYN, normalize_dim
 
 _OpT = TypeVar("_OpT", bound=Operation)
@@ -117,6 +125,7 @@ class ParallelType(StrEnum):
     unroll = "unroll"
     unswitch = "unswitch"
     stream = "stream"
+    DIDx = "DIDx"
 
 
 class MemoryType(StrEnum):
@@ -832,6 +841,11 @@ class ParallelizeOp(IRDLOperation):
                 f"{self.name}: unknown parallel type '{p}' (expected one of "
                 f"{', '.join(ParallelType.__members__)})"
             )
+        if p == ParallelType.DIDx:
+            raise VerifyException(
+                f"{self.name}: DIDx is a device axis, not a kernel loop; shard the tensor "
+                "with iterdomain.shard"
+            )
         _serial_input(self, t, "input")
         _check_result(
             self,
@@ -1277,8 +1291,50 @@ class LoopOp(_DeclareOp):
             )
 
 
+# =====================================================================================
+# Device shardings
+# =====================================================================================
+
+
+@irdl_op_definition
+class ShardOp(IRDLOperation):
+    """``iterdomain.shard %t {sharding = #iterdomain.sharding<[0, 1], DIDx = 0>} : T``:
+    how ``%t`` is distributed over the devices of a mesh (nvFuser's
+    ``set_device_mesh`` plus a ``DIDx``-parallelized logical id).
+
+    A user declares the shardings of inputs (and of any tensor whose sharding it
+    wants fixed: an output's is what ``execute`` returns); ``propagate-shardings``
+    declares every other tensor's. A tensor has at most one. Like the loop ops it
+    computes nothing: the reference interpreter ignores it, so a sharded fusion means
+    what the same fusion on one device means."""
+
+    name = "iterdomain.shard"
+
+    tensor = operand_def(TensorType)
+    sharding = prop_def(ShardingAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$tensor attr-dict `:` type($tensor)"
+
+    def __init__(self, tensor: SSAValue, sharding: ShardingAttr) -> None:
+        super().__init__(operands=[tensor], properties={"sharding": sharding})
+
+    def verify_(self) -> None:
+        t = _tensor_type(self, self.tensor)
+        try:
+            self.sharding.local_shape(t.get_shape())
+        except ShardingError as e:
+            raise VerifyException(f"{self.name}: {e}") from None
+        _at_most_one_use(self, ShardOp)
+
+
+def shardings_of(fusion: Operation) -> dict[SSAValue, ShardingAttr]:
+    """The declared sharding of each tensor of ``fusion`` (``iterdomain.shard``)."""
+    return {op.tensor: op.sharding for op in fusion.walk() if isinstance(op, ShardOp)}
+
+
 IterDomain = Dialect(
     "iterdomain",
-    [LogicalOp, RootOp, SplitOp, MergeOp, ResizeOp, ParallelizeOp, LoopOp, RfactorOp],
-    [IterDomainType],
+    [LogicalOp, RootOp, SplitOp, MergeOp, ResizeOp, ParallelizeOp, LoopOp, RfactorOp, ShardOp],
+    [IterDomainType, DeviceMeshAttr, ShardingAttr],
 )
