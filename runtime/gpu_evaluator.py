@@ -34,6 +34,12 @@ Semantics (those of ``fuser.runtime.host_evaluator``, on device memory):
   go; ``hir.synchronize_stream %s`` records an event on ``%s`` and makes the current
   stream wait for it (``cuStreamWaitEvent``: no host synchronization).
 
+* **communications** (``hir.allgather``, ``hir.send``, ...) go through
+  ``communicator`` (``fuser.runtime.communicator.Communicator``: NCCL, one process per
+  GPU of the mesh), ordered on the current stream: the collective waits for the work
+  queued before it and the stream waits for the collective. They need torch tensors
+  (torch.distributed's arrays): pass torch CUDA tensors as the program's inputs.
+
 The host never waits for the device: ``run`` returns when the work is queued on the
 caller's stream (the program's final ``synchronize_stream`` ops join the workers
 back into it). Bad inputs raise ``ValueError`` naming the input; run-time errors
@@ -45,7 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -64,6 +70,9 @@ from fuser.runtime.gpu_arrays import (
     view_strides,
 )
 from fuser.runtime.program_walker import HostIrError, HostProgramWalker
+
+if TYPE_CHECKING:
+    from fuser.runtime.communicator import Communicator
 
 __all__ = ["GpuEvaluator", "GpuStream", "Launcher", "run_program_gpu"]
 
@@ -109,11 +118,13 @@ class GpuEvaluator(HostProgramWalker):
         launcher: Launcher,
         num_streams: int = 4,
         device: int = 0,
+        communicator: Communicator | None = None,
     ) -> None:
         self.module = module
         self.launcher = launcher
         self.num_streams = num_streams
         self.device = device
+        self.communicator = communicator
         self._init_walker()
         self._pool: list[drv.Stream] = []
         self._events: list[drv.Event] = []
@@ -257,6 +268,18 @@ class GpuEvaluator(HostProgramWalker):
             )
         return outs if outs is not None else results
 
+    # ---- communications -----------------------------------------------------------
+    def _communication_array(self, x: Any, op: H.CommunicationOp, what: str) -> Any:
+        if not _is_torch(x):
+            raise HostIrError(
+                f"{op.name}: the {what} is a {type(x).__name__}; communication on the GPU "
+                "needs torch CUDA tensors (pass torch tensors as the program's inputs)"
+            )
+        return x
+
+    def _communication_stream(self) -> int | None:
+        return self._current.handle
+
     # ---- views --------------------------------------------------------------------
     def _view_reshape(self, x: Any, new: list[int]) -> Any:
         shape = list(self._shape_of(x))
@@ -330,6 +353,8 @@ def run_program_gpu(
     preallocated_outputs: Sequence[Any | None] | None = None,
     *,
     num_streams: int = 4,
+    communicator: Communicator | None = None,
 ) -> list[Any]:
     """Run ``hir.program @name`` on the GPU; see the module docstring."""
-    return GpuEvaluator(module, launcher, num_streams).run(inputs, name, preallocated_outputs)
+    ev = GpuEvaluator(module, launcher, num_streams, communicator=communicator)
+    return ev.run(inputs, name, preallocated_outputs)

@@ -24,9 +24,13 @@ Semantics:
   ``preallocated_outputs[k]`` when one is given (written in place, and returned).
 * ``hir.deallocate`` drops the value: any later access raises ``HostIrError``.
 * streams do nothing on the CPU but are tracked: ``HostEvaluator.stream_log`` lists
-  ``(event, stream_id)`` for every stream op and launch, in execution order. The
-  user's stream is ``Stream(0)``; ``hir.stream_for_index %i`` is the pool stream
-  ``Stream(1 + i % num_streams)``.
+  ``(event, stream_id)`` for every stream op, launch and communication (``("allgather",
+  0)``, ``("send", 1)``, ...), in execution order. The user's stream is ``Stream(0)``;
+  ``hir.stream_for_index %i`` is the pool stream ``Stream(1 + i % num_streams)``.
+* communications (``hir.allgather``, ``hir.send``, ...) need ``communicator``, a
+  ``fuser.runtime.communicator.Communicator`` (gloo between CPU processes: one process
+  per device of the mesh, each running the program on its local arrays); without one,
+  a program that communicates is an error before it starts.
 
 Bad inputs raise ``ValueError`` naming the input; run-time errors raise
 ``HostIrError`` (a ``ValueError``) naming the op. The program walk itself (environment,
@@ -38,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -50,6 +54,9 @@ from fuser.ir.dtypes import DType
 from fuser.ir.reference import run_fusion
 from fuser.ir.shapes import DYN
 from fuser.runtime.program_walker import HostIrError, HostProgramWalker
+
+if TYPE_CHECKING:
+    from fuser.runtime.communicator import Communicator
 
 Value = Any  # np.ndarray, int, float, bool or Stream
 
@@ -68,7 +75,8 @@ USER_STREAM = Stream(0)
 
 @dataclass
 class HostEvaluator(HostProgramWalker):
-    """Runs the ``hir.program`` symbols of ``module``; keeps the stream log."""
+    """Runs the ``hir.program`` symbols of ``module``; keeps the stream log;
+    communicates through ``communicator`` (see the module docstring)."""
 
     backend: ClassVar[str] = "host"
     _integer_types: ClassVar[tuple[type, ...]] = (int, np.integer)
@@ -77,6 +85,7 @@ class HostEvaluator(HostProgramWalker):
     module: ModuleOp
     num_streams: int = 4
     stream_log: list[tuple[str, int]] = field(default_factory=list)
+    communicator: Communicator | None = None
 
     def __post_init__(self) -> None:
         self._init_walker()
@@ -242,6 +251,8 @@ def run_program(
     preallocated_outputs: Sequence[np.ndarray | None] | None = None,
     *,
     num_streams: int = 4,
+    communicator: Communicator | None = None,
 ) -> list[Value]:
     """Run ``hir.program @name`` of ``module`` on ``inputs``; see the module docstring."""
-    return HostEvaluator(module, num_streams).run(inputs, name, preallocated_outputs)
+    ev = HostEvaluator(module, num_streams, communicator=communicator)
+    return ev.run(inputs, name, preallocated_outputs)

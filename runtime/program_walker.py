@@ -21,6 +21,17 @@ its arrays and streams::
         def _view_reshape(self, op, x, new): ...       # one hook per hir view op
         ...
 
+Communications (``hir.allgather``, ``hir.allreduce``, ``hir.reduce_scatter``,
+``hir.shard``, ``hir.broadcast_from``, ``hir.send``, ``hir.recv``: ``H.COMMUNICATIONS``)
+go to ``_communicate``, which runs them with ``self.communicator``
+(``fuser.runtime.communicator.Communicator``, one process per device of the mesh) on
+the current stream (``_communication_stream``; a backend checks its arrays with
+``_communication_array``). A program that communicates fails before its first op
+when there is no communicator or a mesh is not the communicator's processes. A run of
+consecutive ``hir.send``/``hir.recv`` ops of a block is posted as one exchange (one
+NCCL group), so a ring that sends and then receives cannot deadlock. ``hir.shard``
+moves nothing: the device at mesh position ``p`` copies part ``p`` of its input.
+
 Run-time errors raise ``HostIrError`` (a ``ValueError``) naming the op.
 """
 
@@ -28,7 +39,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
@@ -38,6 +49,9 @@ from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.ir.dtypes import DType
 from fuser.ir.shapes import DYN, normalize_dim
+
+if TYPE_CHECKING:
+    from fuser.runtime.communicator import Communicator
 
 __all__ = ["HostIrError", "HostProgramWalker"]
 
@@ -86,6 +100,8 @@ class HostProgramWalker(ABC):
 
     module: ModuleOp
     num_streams: int
+    communicator: Communicator | None = None
+    """Runs the communication ops; None: a program that communicates is an error."""
 
     def _init_walker(self) -> None:
         if self.num_streams <= 0:
@@ -95,6 +111,7 @@ class HostProgramWalker(ABC):
         self._alias: dict[SSAValue, SSAValue] = {}
         self._prealloc: dict[Operation, Any] = {}
         self._current: Any = None
+        self._posted: set[Operation] = set()
 
     # ---- entry point --------------------------------------------------------------
     def program(self, name: str) -> H.ProgramOp:
@@ -112,6 +129,8 @@ class HostProgramWalker(ABC):
         program = self.program(name)
         self._prepare(inputs, preallocated_outputs)
         args = self._check_inputs(program, inputs)
+        self._check_communications(program)
+        self._posted = set()
         self._env = dict(zip(program.inputs, args, strict=True))
         self._dropped = set()
         self._alias = {op.value: op.target for op in program.walk() if isinstance(op, H.AliasOp)}
@@ -279,6 +298,11 @@ class HostProgramWalker(ABC):
             return [self._allocate(op)]
         if isinstance(op, H.LaunchOp):
             return self._launch(op)
+        if isinstance(op, H.CommunicationOp):
+            self._communicate(op)
+            return []
+        if isinstance(op, H.MeshPositionOp):
+            return [self._call(op, self._require_communicator(op).position, op.mesh)]
         if isinstance(op, H.HostViewOp):
             return [self._view(op)]
         if isinstance(op, H.GetCurrentStreamOp):
@@ -366,6 +390,126 @@ class HostProgramWalker(ABC):
     @abstractmethod
     def _launch(self, op: H.LaunchOp) -> list[Any]:
         """Runs the fusion of ``op``; returns its results."""
+
+    # ---- communications -----------------------------------------------------------
+    def _require_communicator(self, op: H.CommunicationOp | H.MeshPositionOp) -> Communicator:
+        if self.communicator is None:
+            raise HostIrError(
+                f"{op.name}: this program communicates between devices; run it with a "
+                "communicator (fuser.runtime.communicator.Communicator, under "
+                "torch.distributed)"
+            )
+        return self.communicator
+
+    def _check_communications(self, program: H.ProgramOp) -> None:
+        """Before the program runs: a communicator whose processes are every mesh."""
+        for op in program.walk():
+            if isinstance(op, H.CommunicationOp | H.MeshPositionOp):
+                comm = self._require_communicator(op)
+                try:
+                    comm.check_mesh(op.mesh, op.name)
+                except ValueError as e:
+                    raise HostIrError(str(e)) from e
+
+    def _communication_array(self, x: Any, op: H.CommunicationOp, what: str) -> Any:
+        """``x``, the ``what`` buffer of ``op``, as the communicator takes it; a
+        ``HostIrError`` when it cannot (nothing to check by default)."""
+        return x
+
+    def _communication_stream(self) -> int | None:
+        """The raw stream handle communications are ordered with (None: no streams)."""
+        return None
+
+    def _position(self, op: H.CommunicationOp, v: SSAValue, what: str) -> int:
+        p = self._int(v, op)
+        if not 0 <= p < op.mesh.size:
+            raise HostIrError(
+                f"{op.name}: {what} {p} is not a position of mesh {op.mesh.devices} "
+                f"(0..{op.mesh.size - 1})"
+            )
+        return p
+
+    def _p2p_run(self, op: H.SendOp | H.RecvOp) -> list[H.SendOp | H.RecvOp]:
+        """``op`` and the ``hir.send``/``hir.recv`` ops right after it in its block."""
+        run: list[H.SendOp | H.RecvOp] = [op]
+        nxt = op.next_op
+        while isinstance(nxt, H.SendOp | H.RecvOp):
+            run.append(nxt)
+            nxt = nxt.next_op
+        return run
+
+    def _communicate(self, op: H.CommunicationOp) -> None:
+        """Runs the communication ``op`` with ``self.communicator``."""
+        if op in self._posted:  # posted with the hir.send/hir.recv before it
+            self._posted.discard(op)
+            return
+        comm = self._require_communicator(op)
+        stream = self._communication_stream()
+        if isinstance(op, H.SendOp | H.RecvOp):
+            run = self._p2p_run(op)
+            sends: list[tuple[Any, int]] = []
+            recvs: list[tuple[Any, int]] = []
+            for o in run:
+                self._log(o.name.removeprefix("hir."), self._current)
+                peer = self._position(o, o.peer, "peer")
+                if peer == self._call(o, comm.position, o.mesh):
+                    raise HostIrError(f"{o.name}: peer {peer} is this device's own position")
+                if isinstance(o, H.SendOp):
+                    buf = self._communication_array(self._read(o.input, o), o, "input")
+                    sends.append((buf, peer))
+                else:
+                    buf = self._communication_array(self._read(o.output, o), o, "output")
+                    recvs.append((buf, peer))
+            self._posted.update(run[1:])
+            names = "/".join(dict.fromkeys(o.name for o in run))  # hir.send/hir.recv
+            self._call(names, comm.exchange, sends, recvs, stream)
+            return
+        self._log(op.name.removeprefix("hir."), self._current)
+        assert isinstance(
+            op, H.AllgatherOp | H.AllreduceOp | H.ReduceScatterOp | H.ShardOp | H.BroadcastFromOp
+        )
+        inp = self._communication_array(self._read(op.input, op), op, "input")
+        out = self._communication_array(self._read(op.output, op), op, "output")
+        if isinstance(op, H.ShardOp):
+            self._shard(op, inp, out, self._call(op, comm.position, op.mesh))
+        elif isinstance(op, H.AllgatherOp):
+            self._call(op, comm.allgather, inp, out, op.axis.value.data, stream)
+        elif isinstance(op, H.AllreduceOp):
+            self._call(op, comm.allreduce, inp, out, stream)
+        elif isinstance(op, H.ReduceScatterOp):
+            self._call(op, comm.reduce_scatter, inp, out, op.axis.value.data, stream)
+        elif isinstance(op, H.BroadcastFromOp):
+            root = self._position(op, op.root, "root")
+            self._call(op, comm.broadcast, inp, out, root, stream)
+        else:
+            raise AssertionError(op.name)  # the assert above lists every other op
+
+    @staticmethod
+    def _call(op: Operation | str, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``; its ``ValueError`` or ``RuntimeError`` (torch.distributed's)
+        becomes a ``HostIrError`` naming ``op``."""
+        try:
+            return fn(*args)
+        except (ValueError, RuntimeError) as e:
+            if isinstance(e, HostIrError):
+                raise
+            name = op if isinstance(op, str) else op.name
+            raise HostIrError(f"{name}: {e}") from e
+
+    def _shard(self, op: H.ShardOp, inp: Any, out: Any, position: int) -> None:
+        """``hir.shard``: copies part ``position`` (along the op's axis) of ``inp``."""
+        shape = list(self._shape_of(inp))
+        axis, d = op.axis.value.data, op.mesh.size
+        if shape[axis] % d:
+            raise HostIrError(
+                f"hir.shard: axis {axis} of the input {shape} does not divide among the {d} "
+                "devices of the mesh"
+            )
+        n = shape[axis] // d
+        starts, ends = [0] * len(shape), list(shape)
+        starts[axis], ends[axis] = position * n, (position + 1) * n
+        part = self._view_slice(inp, starts, ends, [1] * len(shape))
+        self._copy_into(out, part, op, "the output")
 
     # ---- views --------------------------------------------------------------------
     def _view(self, op: H.HostViewOp) -> Any:
