@@ -59,6 +59,8 @@ class CompiledSegment:
     source: str
     kernels: list[Any] = field(default_factory=list)  # fuser.runtime.cuda_driver.Kernel
     scratch_bytes: list[int] = field(default_factory=list)
+    device: int = 0
+    """The GPU its kernels are loaded on (its scratch buffers live there too)."""
 
     def __post_init__(self) -> None:
         # Per kernel, where each argument sits in [*inputs, *outputs, *scratch].
@@ -119,10 +121,12 @@ class FusionCompiler:
     """Compiled segments by (segment name, input layouts, output layouts, scalar size
     values). One compiler belongs to one program (a ``GpuProgram``, a stream
     evaluator), whose module keeps its segment fusions and gives them unique names:
-    there is no process-wide compiler and no cache keyed by object identity."""
+    there is no process-wide compiler and no cache keyed by object identity. Its
+    kernels are loaded on ``device`` (the program's GPU)."""
 
-    def __init__(self, target: Any = None) -> None:
+    def __init__(self, target: Any = None, device: int = 0) -> None:
         self.target = target
+        self.device = device
         self._cache: dict[tuple, CompiledSegment] = {}
         self._lock = threading.Lock()
         self.compiles = 0
@@ -164,33 +168,34 @@ class FusionCompiler:
                 raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
             source = print_cuda(*lowered.modules())
         compiled = compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
-        module = drv.load_module(compiled.image)
+        module = drv.load_module(compiled.image, self.device)
         kernels = [module.kernel(k.name, kernel_signature(fusion, k.args)) for k in lowered.kernels]
         self.compiles += 1
         scratch = [s.numel * s.dtype.itemsize for s in lowered.scratch]
-        return CompiledSegment(fusion, lowered, source, kernels, scratch)
+        return CompiledSegment(fusion, lowered, source, kernels, scratch, self.device)
 
 
 class ScratchPool:
-    """Device scratch buffers reused across launches, per stream and size: work on
-    one stream runs in order, so a buffer handed back after a launch is free for the
-    next launch on the same stream."""
+    """Device scratch buffers reused across launches, per device, stream and size:
+    work on one stream runs in order, so a buffer handed back after a launch is free
+    for the next launch on the same stream. (Stream handles repeat across devices:
+    the legacy default stream is 0 on every one.)"""
 
     def __init__(self) -> None:
-        self._free: dict[tuple[int, int], list[Any]] = {}
+        self._free: dict[tuple[int, int, int], list[Any]] = {}
 
-    def take(self, nbytes: int, zero: bool, stream: int) -> Any:
+    def take(self, nbytes: int, zero: bool, stream: int, device: int = 0) -> Any:
         from fuser.runtime import cuda_driver as drv
         from fuser.runtime.gpu_arrays import DeviceArray
 
-        bufs = self._free.setdefault((stream, nbytes), [])
-        buf = bufs.pop() if bufs else DeviceArray([max(nbytes, 1)], DType.bool)
+        bufs = self._free.setdefault((device, stream, nbytes), [])
+        buf = bufs.pop() if bufs else DeviceArray([max(nbytes, 1)], DType.bool, device=device)
         if zero and nbytes:
             drv.memset_d8(buf.ptr, 0, nbytes, stream)
         return buf
 
-    def give(self, nbytes: int, buf: Any, stream: int) -> None:
-        self._free.setdefault((stream, nbytes), []).append(buf)
+    def give(self, nbytes: int, buf: Any, stream: int, device: int = 0) -> None:
+        self._free.setdefault((device, stream, nbytes), []).append(buf)
 
 
 _scratch = ScratchPool()
@@ -281,9 +286,13 @@ def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[
     if not seg.scratch_bytes:
         seg.launch(inputs, outputs, stream, ())
         return
-    bufs = [_scratch.take(n, s.zero_init, stream) for n, s in zip(seg.scratch_bytes, seg.lowered.scratch, strict=True)]
+    device = seg.device
+    bufs = [
+        _scratch.take(n, s.zero_init, stream, device)
+        for n, s in zip(seg.scratch_bytes, seg.lowered.scratch, strict=True)
+    ]
     try:
         seg.launch(inputs, outputs, stream, [b.ptr for b in bufs])
     finally:
         for n, b in zip(seg.scratch_bytes, bufs, strict=True):
-            _scratch.give(n, b, stream)
+            _scratch.give(n, b, stream, device)

@@ -564,6 +564,7 @@ class Kernel:
             bx, by, bz = block, 1, 1
         else:
             bx, by, bz = (*block, 1, 1)[:3]
+        ensure_context(self.module.device)  # another GPU's allocation may have switched it
         if shared_mem > self._dynamic_limit:
             self.set_max_dynamic_shared_memory(shared_mem)
         if type(stream) is not int:

@@ -149,7 +149,7 @@ class GpuPlan:
         self.segment = None
         self.tensor_inputs = [i is not None for i in infos]
         self.aliases = list(term.get_alias_inputs())
-        self.compiler = FusionCompiler()
+        self.compiler = FusionCompiler(device=self.device)
         if self.launches:
             outs = self._allocate()
             _, self.segment = launch_fusion(fusion, flat, outs, None, self.compiler)

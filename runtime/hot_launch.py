@@ -339,6 +339,7 @@ def _launch_lines(
     # handed back once the launches are queued, as ``run_compiled`` does.
     src.flush()
     src.ns["_take"], src.ns["_give"] = _scratch.take, _scratch.give
-    src.lines += [f"sc{first}_{j} = _take({n}, {bool(z.zero_init)}, s)" for j, (n, z) in enumerate(scratch)]
+    dev = seg.device
+    src.lines += [f"sc{first}_{j} = _take({n}, {bool(z.zero_init)}, s, {dev})" for j, (n, z) in enumerate(scratch)]
     src.pending += lines
-    src.flush(after=[f"_give({n}, sc{first}_{j}, s)" for j, (n, _) in enumerate(scratch)])
+    src.flush(after=[f"_give({n}, sc{first}_{j}, s, {dev})" for j, (n, _) in enumerate(scratch)])

@@ -249,12 +249,12 @@ def test_scratch_buffers_come_from_the_pool(monkeypatch: pytest.MonkeyPatch) -> 
             self.events: list[Any] = []
             self.bufs: dict[int, Any] = {}
 
-        def take(self, n: int, zero: bool, stream: int) -> Any:
-            self.events.append(("take", n, zero, stream))
+        def take(self, n: int, zero: bool, stream: int, device: int) -> Any:
+            self.events.append(("take", n, zero, stream, device))
             return self.bufs.setdefault(n, types.SimpleNamespace(ptr=0x9000 + n))
 
-        def give(self, n: int, buf: Any, stream: int) -> None:
-            self.events.append(("give", n, stream))
+        def give(self, n: int, buf: Any, stream: int, device: int) -> None:
+            self.events.append(("give", n, stream, device))
 
     pool = Pool()
     monkeypatch.setattr(compile_fusion, "_scratch", pool)
