@@ -699,7 +699,7 @@ class _FusionScheduler:
         return ScheduleFusionsError(f"schedule-fusions: {self.name}: {msg}")
 
     def run(self) -> None:
-        if self.kind in ("expr_eval", "matmul"):
+        if self.kind in ("expr_eval", "matmul", "communication"):
             return  # host scalars; a library call
         if self.kind == "no_op":
             if not self._materialization():

@@ -158,7 +158,7 @@ def forwarded_ops(fusion: F.FusionOp) -> frozenset[Operation]:
             continue
         if any(isinstance(u.operation, F.OutputOp | F.SegmentSetOp) for u in op.results[0].uses):
             continue  # returned, or a boundary the definition asks for
-        if any(isinstance(u.operation, F.LIBRARY_OPS) for u in op.results[0].uses):
+        if any(isinstance(u.operation, F.LIBRARY_OPS + F.COMMUNICATION_OPS) for u in op.results[0].uses):
             continue  # a library call (matmul) runs its op alone: a kernel writes its operand
         out.add(op)
     return frozenset(out)

@@ -16,9 +16,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, OutputOp, TensorType
 
 from .analysis.sizes import ConcreteSizes
 from .params import Params
@@ -35,6 +35,23 @@ class Reject:
         return self.reason
 
 
+def alone_reject(fusion: FusionOp, op: Operation, runs: str) -> Reject | None:
+    """Why ``op`` is not alone in ``fusion``: it must be the fusion's only op, on
+    fusion inputs only, its result the only output (the segments a library call or a
+    communication runs; ``runs`` names who runs it)."""
+    ops = [o for o in fusion.body.block.ops if not isinstance(o, OutputOp)]
+    if len(ops) != 1:
+        others = sorted({o.name for o in ops if o is not op})
+        return Reject(f"{op.name} shares the fusion with {', '.join(others)}; {runs} runs it alone")
+    for i, v in enumerate(op.operands):
+        if not isinstance(v, BlockArgument):
+            return Reject(f"operand #{i} of {op.name} is computed in the fusion, not an input")
+    outs = fusion.output_op.values
+    if not outs or any(v is not op.results[0] for v in outs):
+        return Reject(f"the fusion's outputs are not just the result of {op.name}")
+    return None
+
+
 class Scheduler(ABC):
     kind: ClassVar[str]
     launches_kernel: ClassVar[bool] = True
@@ -42,6 +59,9 @@ class Scheduler(ABC):
     """Whether it takes ``fuser.matmul``/``fuser.linear`` (only the ``matmul``
     scheduler: a library call runs them); ``select_among`` rejects a fusion holding
     one for every other scheduler."""
+    runs_communications: ClassVar[bool] = False
+    """Whether it takes ``fuser.reshard`` (only the ``communication`` scheduler);
+    ``select_among`` rejects a fusion holding one for every other scheduler."""
 
     @classmethod
     @abstractmethod

@@ -19,6 +19,7 @@ from .analysis.output_groups import half_fusion, split_by_reduction_kind
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
 from .analysis.sizes import ConcreteSizes, bind_sizes
 from .base import Reject, Scheduler, ceil_div, vector_width
+from .communication import CommunicationScheduler
 from .inner_persistent import InnerPersistentScheduler
 from .matmul import MatmulScheduler
 from .no_op import ExprEvalScheduler, NoOpScheduler
@@ -43,6 +44,7 @@ HALF_SCHEDULERS: tuple[type[Scheduler], ...] = (
     NoOpScheduler,
     ExprEvalScheduler,
     MatmulScheduler,
+    CommunicationScheduler,
     ReductionScheduler,
     TransposeScheduler,
     PointwiseScheduler,

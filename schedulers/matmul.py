@@ -18,12 +18,10 @@ on the CPU the reference interpreter computes it.
 
 from __future__ import annotations
 
-from xdsl.ir import BlockArgument
-
-from fuser.ir.dialects.fuser import FusionOp, OutputOp, library_ops
+from fuser.ir.dialects.fuser import FusionOp, library_ops
 
 from .analysis.sizes import ConcreteSizes
-from .base import Reject, Scheduler
+from .base import Reject, Scheduler, alone_reject
 from .params import NoParams
 from .target import GpuTarget
 
@@ -42,21 +40,10 @@ class MatmulScheduler(Scheduler):
 
     @classmethod
     def can_schedule_compile_time(cls, fusion: FusionOp) -> Reject | None:
-        ops = [op for op in fusion.body.block.ops if not isinstance(op, OutputOp)]
         lib = library_ops(fusion)
         if not lib:
             return Reject("the fusion has no matmul or linear")
-        if len(ops) != 1:
-            others = sorted({op.name for op in ops if op is not lib[0]})
-            return Reject(f"{lib[0].name} shares the fusion with {', '.join(others)}; a library call runs it alone")
-        op = ops[0]
-        for i, v in enumerate(op.operands):
-            if not isinstance(v, BlockArgument):
-                return Reject(f"operand #{i} of {op.name} is computed in the fusion, not an input")
-        outs = fusion.output_op.values
-        if any(v is not op.results[0] for v in outs) or not outs:
-            return Reject(f"the fusion's outputs are not just the result of {op.name}")
-        return None
+        return alone_reject(fusion, lib[0], "a library call")
 
     @classmethod
     def heuristic(cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> NoParams:

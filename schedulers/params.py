@@ -138,6 +138,7 @@ PARAMS_TYPES: dict[str, type] = {
     "no_op": NoParams,
     "expr_eval": NoParams,
     "matmul": NoParams,
+    "communication": NoParams,
     "pointwise": PointwiseParams,
     "reduction": ReductionParams,
     "inner_persistent": ReductionParams,

@@ -7,12 +7,14 @@ then run-time check) schedules it:
 2. ``expr_eval``: only scalar (host) outputs; no kernel.
 3. ``matmul``: one ``matmul``/``linear`` alone, run by a BLAS library (every other
    scheduler rejects a fusion holding one).
-4. ``reduction``: reductions without persistent buffers.
-5. ``transpose``: two groups with different innermost axes.
-6. ``pointwise``: no reduction.
-7. ``inner_persistent``: inner reductions with persistent buffers.
-8. ``outer_persistent``: outer reductions with persistent buffers.
-9. ``inner_outer_persistent``: both, reducing complementary axes.
+4. ``communication``: one ``fuser.reshard`` alone, a data movement between devices
+   (every other scheduler rejects a fusion holding one).
+5. ``reduction``: reductions without persistent buffers.
+6. ``transpose``: two groups with different innermost axes.
+7. ``pointwise``: no reduction.
+8. ``inner_persistent``: inner reductions with persistent buffers.
+9. ``outer_persistent``: outer reductions with persistent buffers.
+10. ``inner_outer_persistent``: both, reducing complementary axes.
 
 The three persistent schedulers share their checks (``persistent``) and each takes
 exactly one reduction type, so their order among themselves does not change the

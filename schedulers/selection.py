@@ -11,6 +11,7 @@ from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.sizes import ConcreteSizes
 from .base import Scheduler
+from .communication import communication_reject
 from .matmul import library_op_reject
 from .params import Params
 from .target import GpuTarget
@@ -43,9 +44,13 @@ def select_among(
     """The first of ``schedulers`` (in their order) that accepts ``fusion``."""
     rejections: list[tuple[str, str]] = []
     library = library_op_reject(fusion)
+    comm = communication_reject(fusion)
     for s in schedulers:
-        reject = (None if s.runs_library_ops else library) or s.can_schedule_compile_time(fusion) or (
-            s.can_schedule_run_time(fusion, sizes, target)
+        reject = (
+            (None if s.runs_communications else comm)
+            or (None if s.runs_library_ops else library)
+            or s.can_schedule_compile_time(fusion)
+            or s.can_schedule_run_time(fusion, sizes, target)
         )
         if reject is None:
             return Selection(s, s.heuristic(fusion, sizes, target), tuple(rejections))

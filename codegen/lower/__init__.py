@@ -86,7 +86,7 @@ def lower_segment(
         # A user schedule without transforms: its serial loop nest.
         fusion = serial_schedule(fusion)
     if not has_loop_nest(fusion):
-        if scheduled_kind(fusion, "") in ("no_op", "expr_eval", "matmul"):
+        if scheduled_kind(fusion, "") in ("no_op", "expr_eval", "matmul", "communication"):
             # Host work with nothing to materialize (schedule-fusions wrote no loop
             # nest: every output is an input, or a scalar), or a library call (a
             # matrix product): no generated kernel.

@@ -6,7 +6,7 @@
 fuser.fusion @f(%x : !fuser.tensor<4xf32>) -> !fuser.tensor<4xf32> attributes {fuser.schedule = {kind = "TIDx"}} {
   fuser.output %x : !fuser.tensor<4xf32>
 }
-// CHECK: fuser.fusion @f: fuser.schedule: kind must be one of no_op, expr_eval, matmul, pointwise, reduction, inner_persistent, outer_persistent, inner_outer_persistent, transpose, got "TIDx"
+// CHECK: fuser.fusion @f: fuser.schedule: kind must be one of no_op, expr_eval, matmul, communication, pointwise, reduction, inner_persistent, outer_persistent, inner_outer_persistent, transpose, got "TIDx"
 
 // -----
 

@@ -5,7 +5,7 @@
 
 // CHECK-LABEL: fuser.fusion @softmax(%x: !fuser.tensor<4x1024xf32>) -> !fuser.tensor<4x1024xf32>
 // CHECK-SAME: fuser.schedule = {kind = "inner_persistent"
-// CHECK-SAME: fuser.schedule_rejections = {no_op = "not alias-only: output #0 is computed by fuser.div", expr_eval = "output #0 is a tensor; only scalar outputs are host work", matmul = "the fusion has no matmul or linear", reduction = "the fusion has 2 persistent buffer(s); a persistent scheduler keeps them", transpose = "the fusion has reductions", pointwise = "the fusion has reductions (fuser.max, fuser.sum)"}
+// CHECK-SAME: fuser.schedule_rejections = {no_op = "not alias-only: output #0 is computed by fuser.div", expr_eval = "output #0 is a tensor; only scalar outputs are host work", matmul = "the fusion has no matmul or linear", communication = "the fusion has no fuser.reshard", reduction = "the fusion has 2 persistent buffer(s); a persistent scheduler keeps them", transpose = "the fusion has reductions", pointwise = "the fusion has reductions (fuser.max, fuser.sum)"}
 
 // BIG: error: select-schedulers: no scheduler accepts @softmax on h100:
 // BIG-NEXT: no_op: not alias-only: output #0 is computed by fuser.div
