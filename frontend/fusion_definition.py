@@ -22,7 +22,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Region
 
-from fuser.frontend import execution, printing, profiling, user_schedule
+from fuser.frontend import execution, multidevice, printing, profiling, user_schedule
 from fuser.frontend.building import (
     as_int,
     as_ints,
@@ -526,7 +526,12 @@ class FusionDefinition:
         ``execute_options.check_execute_options`` (``device``, ``print_repro``, the
         NVFUSER_ENABLE/DISABLE option lists, ...). A cache hit on torch CUDA tensors
         with every keyword at its default goes through the signature's generated
-        launcher when it has one (``execution.hot_execute``)."""
+        launcher when it has one (``execution.hot_execute``). A subclass defining
+        ``multidevice_schedule()`` runs on every device of its mesh: each rank's shards
+        in, its output shards out (``fuser.frontend.multidevice``)."""
+        if multidevice.defines_multidevice_schedule(self):
+            self._ensure_defined()
+            return multidevice.execute(self, inputs)
         entry = self._entry
         if (  # a cache hit with every keyword at its default: the hot launcher, if any
             entry is not None and entry.hot and executor is None and num_streams is None and device is None

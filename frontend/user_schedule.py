@@ -84,6 +84,7 @@ class ParallelType(enum.Enum):
     unswitch = I.ParallelType.unswitch
     serial = I.ParallelType.serial
     stream = I.ParallelType.stream
+    mesh_x = I.ParallelType.DIDx
 
 NOT_DEFINED = "User schedule is not defined."
 
@@ -112,6 +113,9 @@ class ScheduleOperators:
         self._fd = fd
         self._current: UserSchedule | None = None
         self._schedules: dict[int, tuple[Any, list[tuple[str, tuple[Any, ...]]]]] = {}
+        self._multidevice: Any = None
+        """The ``MultiDeviceRecorder`` while ``multidevice_schedule()`` runs
+        (``fuser.frontend.multidevice``)."""
 
     def user_schedule_ir(self) -> str:
         """The fusion of the last user schedule made for this definition, or
@@ -122,6 +126,10 @@ class ScheduleOperators:
 
     # ---- transforms ------------------------------------------------------------------
     def split(self, arg: Any, dim: int, factor: int, inner_split: bool = True) -> None:
+        if self._multidevice is not None:
+            p, rank = self._device_position("split", arg)
+            self._multidevice.split(p, rank, dim, factor, inner_split)
+            return
         self._apply("split", arg, (dim, factor, inner_split))
 
     def merge(self, arg: Any, dim: int) -> None:
@@ -133,7 +141,36 @@ class ScheduleOperators:
     def parallelize(self, tensor: Any, axis: int, parallel_type: Any) -> None:
         if not isinstance(parallel_type, ParallelType):
             raise ValueError(f"fd.sched.parallelize: {parallel_type!r} is not a ParallelType")
+        if parallel_type is ParallelType.mesh_x or self._multidevice is not None:
+            if self._multidevice is None or parallel_type is not ParallelType.mesh_x:
+                raise ValueError(
+                    "fd.sched.parallelize: mesh_x (a device axis) only in multidevice_schedule(), and "
+                    "only mesh_x there"
+                )
+            p, rank = self._device_position("parallelize", tensor)
+            self._multidevice.parallelize(p, rank, axis)
+            return
         self._apply("parallelize", tensor, (axis, parallel_type.value))
+
+    _parallelize = parallelize
+
+    # ---- multi-device (fuser.frontend.multidevice) ----------------------------------
+    def _create_device_mesh(self, devices: Any) -> Any:
+        from fuser.frontend.multidevice import DeviceMesh
+
+        return DeviceMesh(devices)
+
+    def _set_device_mesh(self, tensor: Any, mesh: Any) -> None:
+        if self._multidevice is None:
+            raise RuntimeError("fd.sched._set_device_mesh: only inside multidevice_schedule()")
+        p, _ = self._device_position("_set_device_mesh", tensor)
+        self._multidevice.set_device_mesh(p, mesh)
+
+    def _device_position(self, call: str, tensor: Any) -> tuple[int, int]:
+        p = self._position(call, tensor)
+        t = _values(self._fd._state.block)[p].type
+        assert isinstance(t, TensorType)
+        return p, t.rank
 
     def transform_like(self, tensor: Any, selected_tensors: Sequence[Any] = ()) -> None:
         """Replay ``tensor``'s splits, merges and reorders on ``selected_tensors`` (every

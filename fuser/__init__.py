@@ -74,6 +74,7 @@ _install_source_finder()
 if TYPE_CHECKING:
     from fuser.frontend import (
         DataType,
+        DeviceMesh,
         Fusion,
         FusionCache,
         FusionDefinition,
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DataType",
+    "DeviceMesh",
     "Fusion",
     "FusionCache",
     "FusionDefinition",

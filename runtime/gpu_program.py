@@ -97,7 +97,7 @@ class GpuProgram:
         self.exe = exe
         infos = [ga.array_info(x) for x in flat if ga.is_gpu_array(x)]
         self.device = infos[0].device if infos else 0
-        self.compiler = FusionCompiler(exe.target)
+        self.compiler = FusionCompiler(exe.target, self.device)
         self.evaluator = _Evaluator(
             exe.module, self._launch, num_streams, self.device, torch_buffers=torch_outputs
         )
@@ -107,6 +107,8 @@ class GpuProgram:
         product), or None for a segment of generated kernels."""
         self._replay: Replay | None = None
         self.runs = 0
+        if any(isinstance(op, H.CommunicationOp) for op in exe.program.walk()):
+            self._replay_ok = False  # communications are not replay steps: walk every run
 
     hot_checked = False
     """Whether the frontend tried to build this program's hot launcher

@@ -1,0 +1,163 @@
+"""nvFuser's multi-device frontend: ``multidevice_schedule()`` on a
+``FusionDefinition`` subclass, ``DeviceMesh``, ``ParallelType.mesh_x``, and
+``execute`` on each rank's shards (issue 17)::
+
+    class Mlp(FusionDefinition):
+        def definition(self):
+            self.x = self.define_tensor([8, 16])
+            self.w1 = self.define_tensor([32, 16])
+            self.w2 = self.define_tensor([16, 32])
+            h = self.ops.gelu(self.ops.linear(self.x, self.w1))
+            self.add_output(self.ops.linear(h, self.w2))
+
+        def multidevice_schedule(self):
+            mesh = DeviceMesh(range(2))
+            for t in (self.x, self.w1, self.w2):
+                self.sched._set_device_mesh(t, mesh)
+            self.sched.parallelize(self.w1, 0, ParallelType.mesh_x)  # column parallel
+            self.sched.split(self.w2, 1, 2, False)                    # [32] -> [2, 16]
+            self.sched.parallelize(self.w2, 1, ParallelType.mesh_x)   # row parallel
+
+    # in every process of torchrun (or a gloo group on the CPU):
+    (y,) = Mlp().execute([x, w1_shard, w2_shard])   # each rank's shards in, its shards out
+
+A tensor given a mesh without a ``mesh_x`` axis is replicated; tensors without a mesh
+get their sharding by propagation. ``split(t, axis, d, inner_split=False)`` followed by
+``parallelize(t, axis, mesh_x)`` shards logical ``axis`` over the ``d`` devices (as
+nvFuser's outer split by the mesh size); ``parallelize`` alone does the same (the
+axis's local extent is its extent divided by ``d``). The declarations become
+``iterdomain.shard`` ops of the fusion, which ``fuser.runtime.multidevice`` compiles
+per device. ``execute`` needs ``torch.distributed`` initialized (the communicator is
+its default group): numpy arrays and CPU tensors run on the CPU over gloo, torch CUDA
+tensors on the GPU over NCCL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from xdsl.ir import SSAValue
+
+from fuser.ir.dialects import iterdomain as I
+from fuser.ir.dialects.fuser import TensorType
+from fuser.ir.dialects.sharding import ShardingAttr
+
+if TYPE_CHECKING:
+    from fuser.frontend.fusion_definition import FusionDefinition
+    from fuser.runtime.multidevice import MultiDeviceFusion
+
+__all__ = ["DeviceMesh", "MultiDeviceRecorder", "defines_multidevice_schedule", "execute"]
+
+
+class DeviceMesh:
+    """nvFuser's ``DeviceMesh``: a one-dimensional list of device ids (ranks)."""
+
+    def __init__(self, devices: Iterable[Any]) -> None:
+        if hasattr(devices, "tolist"):
+            devices = devices.tolist()
+        self.devices = [int(d) for d in devices]
+        if not self.devices or len(set(self.devices)) != len(self.devices) or min(self.devices) < 0:
+            raise ValueError(f"DeviceMesh: devices must be distinct non-negative ids, got {self.devices}")
+
+    @property
+    def size(self) -> int:
+        return len(self.devices)
+
+    def __repr__(self) -> str:
+        return f"DeviceMesh({self.devices})"
+
+
+class MultiDeviceRecorder:
+    """What ``multidevice_schedule()`` declares, by tensor position."""
+
+    def __init__(self) -> None:
+        self.meshes: dict[int, DeviceMesh] = {}
+        self.axes: dict[int, int] = {}
+        self.splits: dict[int, tuple[int, int]] = {}
+
+    def set_device_mesh(self, position: int, mesh: Any) -> None:
+        if not isinstance(mesh, DeviceMesh):
+            raise ValueError(f"fd.sched._set_device_mesh: {mesh!r} is not a DeviceMesh")
+        self.meshes[position] = mesh
+
+    def split(self, position: int, rank: int, dim: int, factor: int, inner_split: bool) -> None:
+        d = dim % rank
+        if inner_split:
+            raise NotImplementedError(
+                "fd.sched.split in multidevice_schedule: only an outer split by the mesh size "
+                "(inner_split=False) shards an axis"
+            )
+        self.splits[position] = (d, factor)
+
+    def parallelize(self, position: int, rank: int, axis: int) -> None:
+        mesh = self.meshes.get(position)
+        if mesh is None:
+            raise ValueError("fd.sched.parallelize(..., mesh_x): give the tensor a mesh first (_set_device_mesh)")
+        split = self.splits.get(position)
+        if split is not None:
+            d, factor = split
+            if axis % (rank + 1) != d:
+                raise NotImplementedError(
+                    f"fd.sched.parallelize: after an outer split of axis {d}, only the outer axis {d} "
+                    f"is a device axis; got axis {axis}"
+                )
+            if factor != mesh.size:
+                raise ValueError(
+                    f"fd.sched.split: the outer split factor {factor} must be the mesh size {mesh.size}"
+                )
+            self.axes[position] = d
+        else:
+            self.axes[position] = axis % rank
+        if position in self.axes and len({a for p, a in self.axes.items() if p == position}) > 1:
+            raise ValueError("fd.sched.parallelize: a tensor has one device axis")
+
+    def shardings(self) -> dict[int, ShardingAttr]:
+        return {p: ShardingAttr(m.devices, self.axes.get(p)) for p, m in self.meshes.items()}
+
+
+def defines_multidevice_schedule(fd: FusionDefinition) -> bool:
+    """Whether ``fd``'s class defines nvFuser's ``multidevice_schedule`` hook."""
+    return callable(getattr(fd, "multidevice_schedule", None))
+
+
+def _values(block: Any) -> list[SSAValue]:
+    return [*block.args, *(r for op in block.ops for r in op.results)]
+
+
+def build(fd: FusionDefinition) -> MultiDeviceFusion:
+    """Run ``fd.multidevice_schedule()`` and make the sharded fusion."""
+    from fuser.runtime.multidevice import MultiDeviceFusion
+
+    fusion = fd.fusion().clone()
+    recorder = MultiDeviceRecorder()
+    fd.sched._multidevice = recorder  # noqa: SLF001
+    try:
+        fd.multidevice_schedule()  # type: ignore[attr-defined]
+    finally:
+        fd.sched._multidevice = None  # noqa: SLF001
+    shardings = recorder.shardings()
+    if not shardings:
+        raise ValueError("multidevice_schedule: no tensor was given a device mesh (fd.sched._set_device_mesh)")
+    values = _values(fusion.body.block)
+    block = fusion.body.block
+    for p, s in sorted(shardings.items()):
+        v = values[p]
+        assert isinstance(v.type, TensorType)
+        block.insert_op_before(I.ShardOp(v, s), fusion.output_op)
+    fusion.verify()
+    return MultiDeviceFusion(fusion)
+
+
+def execute(fd: FusionDefinition, inputs: Sequence[Any], communicator: Any = None) -> list[Any]:
+    """``fd.execute`` of a definition with ``multidevice_schedule``: this rank's shards
+    in, its output shards out."""
+    md = fd.__dict__.get("_multidevice_fusion")
+    if md is None:
+        md = build(fd)
+        fd.__dict__["_multidevice_fusion"] = md
+    if communicator is None:
+        from fuser.runtime.communicator import Communicator
+
+        communicator = Communicator()
+    return md.run(list(inputs), communicator)

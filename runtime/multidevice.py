@@ -1,0 +1,249 @@
+"""Multi-device execution: a sharded fusion compiled for, and run by, every device of
+its mesh (nvFuser's ``MultiDeviceExecutor``; issue 17).
+
+One process runs per device (``torchrun``, or ``tests/multidevice/harness.py`` on the
+CPU); every process compiles the same fusion and runs the same host program on its
+own shards, and the program's ``hir`` communications meet across the processes
+through a ``fuser.runtime.communicator.Communicator`` (NCCL between GPUs, gloo
+between CPU processes)::
+
+    md = MultiDeviceFusion(fusion)             # iterdomain.shard declarations in it
+    comm = Communicator()                      # torch.distributed's default group
+    local = md.shard_inputs(full_inputs, comm.rank)   # or each rank's own shards
+    outs = md.run(local, comm)                 # this rank's outputs (local shards)
+    md.local_fusion                            # what each device computes
+    md.executable(local).module                # its host program: launches, collectives
+
+The pipeline: ``propagate-shardings``, ``localize-shardings`` on the fusion, then the
+driver's (``fuser.runtime.driver``) on the local fusion with ``lower-communications``
+after ``segment`` (and ``overlap-allgather-matmul`` when ``overlap_chunks`` is set)::
+
+    canonicalize, strip-bookend-views, mark-aliases, segment, lower-communications,
+    [overlap-allgather-matmul{chunks=N},] select-schedulers{debug=true}, schedule-fusions
+
+On the CPU every launch runs the reference interpreter; on the GPU (torch CUDA
+inputs) the generated kernels and cuBLAS, the communications on the current stream.
+Conflicting shardings, a mesh larger than the world (or than the visible GPUs) and
+inputs that are not this rank's shard are errors before anything runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import DiagnosticException
+
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects.sharding import DeviceMeshAttr, ShardingAttr
+from fuser.ir.shapes import DYN
+from fuser.runtime.driver import CompileError, Executable, compile
+from fuser.runtime.signature import Signature
+
+__all__ = ["MULTIDEVICE_PASSES", "MultiDeviceFusion", "shard_array"]
+
+MULTIDEVICE_PASSES: tuple[str, ...] = (
+    "canonicalize",
+    "strip-bookend-views",
+    "mark-aliases",
+    "segment",
+    "lower-communications",
+    "select-schedulers{debug=true}",
+    "schedule-fusions",
+)
+"""The driver's pipeline on a localized fusion: ``lower-communications`` after
+``segment``."""
+
+
+def shard_array(x: Any, sharding: ShardingAttr, position: int) -> Any:
+    """The part of ``x`` (numpy array or torch tensor, the global value) that the
+    device at mesh ``position`` holds under ``sharding`` (contiguous)."""
+    a = sharding.axis
+    if a is None:
+        return x
+    n = x.shape[a]
+    if n % sharding.size:
+        raise ValueError(f"axis {a} of shape {list(x.shape)} is not divisible by the {sharding.size} devices")
+    c = n // sharding.size
+    index = (slice(None),) * a + (slice(position * c, (position + 1) * c),)
+    part = x[index]
+    return part.contiguous() if hasattr(part, "contiguous") else part.copy()
+
+
+@dataclass
+class MultiDeviceFusion:
+    """A fusion with ``iterdomain.shard`` declarations, compiled per device (module
+    docstring). ``overlap_chunks``: run ``overlap-allgather-matmul{chunks=N}`` (None:
+    gather, then multiply)."""
+
+    fusion: F.FusionOp
+    overlap_chunks: int | None = None
+    _local: F.FusionOp | None = field(default=None, init=False, repr=False)
+    _compiled: dict[Signature, Executable] = field(default_factory=dict, init=False, repr=False)
+    _gpu: dict[int, Any] = field(default_factory=dict, init=False, repr=False)
+    """Per executable (by id), its ``GpuProgram`` (kernels compiled once) and the stream
+    it runs on."""
+
+    # ---- what each device runs ------------------------------------------------------
+    @property
+    def local_fusion(self) -> F.FusionOp:
+        """The fusion every device runs on its shards (after ``propagate-shardings``
+        and ``localize-shardings``)."""
+        if self._local is None:
+            self._local = _localize(self.fusion)
+        return self._local
+
+    @property
+    def mesh(self) -> DeviceMeshAttr:
+        mesh = self.local_fusion.attributes.get("fuser.mesh")
+        assert isinstance(mesh, DeviceMeshAttr)
+        return mesh
+
+    def _shardings(self, key: str) -> list[ShardingAttr | None]:
+        attr = self.local_fusion.attributes.get(key)
+        assert isinstance(attr, ArrayAttr)
+        return [s if isinstance(s, ShardingAttr) else None for s in attr.data]
+
+    @property
+    def input_shardings(self) -> list[ShardingAttr | None]:
+        """Per input, its sharding (None: a scalar)."""
+        return self._shardings("fuser.input_shardings")
+
+    @property
+    def output_shardings(self) -> list[ShardingAttr]:
+        return [s for s in self._shardings("fuser.output_shardings") if s is not None]
+
+    @property
+    def passes(self) -> tuple[str, ...]:
+        if self.overlap_chunks is None:
+            return MULTIDEVICE_PASSES
+        i = MULTIDEVICE_PASSES.index("lower-communications") + 1
+        overlap = f"overlap-allgather-matmul{{chunks={self.overlap_chunks}}}"
+        return (*MULTIDEVICE_PASSES[:i], overlap, *MULTIDEVICE_PASSES[i:])
+
+    def executable(self, local_inputs: Sequence[Any]) -> Executable:
+        """The compiled host program for these local inputs' shapes (cached)."""
+        sig = Signature.of(self.local_fusion, list(local_inputs))
+        exe = self._compiled.get(sig)
+        if exe is None:
+            exe = compile(self.local_fusion, sig, passes=self.passes)
+            self._compiled[sig] = exe
+        return exe
+
+    # ---- data -----------------------------------------------------------------------
+    def shard_inputs(self, inputs: Sequence[Any], rank: int) -> list[Any]:
+        """Each input's part on device ``rank`` (global values in, local shards out)."""
+        position = self._position(rank)
+        out = []
+        for x, s in zip(inputs, self.input_shardings, strict=True):
+            out.append(x if s is None else shard_array(x, s, position))
+        return out
+
+    def _position(self, rank: int) -> int:
+        p = self.mesh.position(rank)
+        if p is None:
+            raise ValueError(f"rank {rank} is not a device of mesh {self.mesh.devices}")
+        return p
+
+    # ---- running --------------------------------------------------------------------
+    def run(self, local_inputs: Sequence[Any], communicator: Any) -> list[Any]:
+        """Run this rank's host program on its local inputs; returns its outputs (each
+        the local shard of the output's sharding). numpy inputs run on the CPU,
+        torch CUDA tensors on the GPU."""
+        self._check_world(communicator)
+        inputs = list(local_inputs)
+        self._check_inputs(inputs)
+        exe = self.executable(inputs)
+        from fuser.runtime import gpu_arrays as ga
+
+        if any(ga.is_gpu_array(x) for x in inputs):
+            return self._run_gpu(exe, inputs, communicator)
+        from fuser.runtime.host_evaluator import run_program
+
+        return run_program(exe.module, _numpy(inputs), "main", communicator=communicator)
+
+    def _run_gpu(self, exe: Executable, inputs: list[Any], communicator: Any) -> list[Any]:
+        import torch
+
+        from fuser.runtime.gpu_program import GpuProgram
+
+        prog = self._gpu.get(id(exe))
+        if prog is None:
+            # One pool stream per chunk of the overlapped loops (d x chunks), so no two
+            # chunks share one (a chunk's GEMM would wait for another's transfer).
+            streams = max(4, self.mesh.size * (self.overlap_chunks or 1))
+            prog = GpuProgram(exe, inputs, torch_outputs=True, num_streams=streams)  # walked every run
+            self._gpu[id(exe)] = (prog, torch.cuda.Stream(prog.device))
+        prog, stream = self._gpu[id(exe)]
+        prog.evaluator.communicator = communicator
+        # The program runs on a stream of its own, after the caller's work and before
+        # the caller's later work (never on the legacy default stream, which NCCL's
+        # stream-ordered waits do not order reliably with).
+        caller = torch.cuda.current_stream(prog.device)
+        stream.wait_stream(caller)
+        with torch.cuda.stream(stream):
+            outs = prog.run(inputs)
+        caller.wait_stream(stream)
+        for o in outs:
+            if isinstance(o, torch.Tensor) and o.is_cuda:
+                o.record_stream(caller)
+        return outs
+
+    def _check_world(self, communicator: Any) -> None:
+        mesh = self.mesh
+        world = communicator.size
+        if mesh.size > world or max(mesh.devices) >= world:
+            raise ValueError(
+                f"the fusion's mesh {mesh.devices} needs {max(mesh.devices) + 1} processes; the world "
+                f"has {world}"
+            )
+
+    def _check_inputs(self, inputs: list[Any]) -> None:
+        types = self.local_fusion.function_type.inputs.data
+        if len(inputs) != len(types):
+            raise ValueError(f"the fusion takes {len(types)} inputs, got {len(inputs)}")
+        for i, (x, t, s) in enumerate(zip(inputs, types, self.input_shardings, strict=True)):
+            if not isinstance(t, F.TensorType) or s is None:
+                continue
+            shape = list(getattr(x, "shape", ()))
+            want = t.get_shape()
+            if len(shape) != len(want) or any(w not in (DYN, g) for w, g in zip(want, shape, strict=True)):
+                raise ValueError(
+                    f"input #{i}: expected this rank's shard of shape {list(want)} ({s.describe()}), "
+                    f"got shape {shape}"
+                )
+
+
+def _numpy(inputs: list[Any]) -> list[Any]:
+    out = []
+    for x in inputs:
+        if type(x).__module__.startswith("torch"):
+            from fuser.runtime.torch_arrays import torch_to_numpy
+
+            out.append(torch_to_numpy(x))
+        else:
+            out.append(x)
+    return out
+
+
+def _localize(fusion: F.FusionOp) -> F.FusionOp:
+    from xdsl.passes import PassPipeline
+
+    from fuser.ir.context import make_context
+    from fuser.passes import all_passes
+
+    clone = fusion.clone()
+    module = ModuleOp(Region(Block()))
+    module.body.block.add_op(clone)
+    try:
+        PassPipeline.parse_spec(all_passes(), "propagate-shardings,localize-shardings").apply(make_context(), module)
+        module.verify()
+    except (DiagnosticException, ValueError) as e:
+        raise CompileError(f"cannot shard @{fusion.sym_name.data}: {e}") from None
+    if "fuser.mesh" not in clone.attributes:
+        raise CompileError(f"cannot shard @{fusion.sym_name.data}: it declares no sharding (iterdomain.shard)")
+    clone.detach()
+    return clone
