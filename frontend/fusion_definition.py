@@ -530,6 +530,19 @@ class FusionDefinition:
         ``multidevice_schedule()`` runs on every device of its mesh: each rank's shards
         in, its output shards out (``fuser.frontend.multidevice``)."""
         if multidevice.defines_multidevice_schedule(self):
+            given = {
+                "executor": executor, "num_streams": num_streams, "device": device,
+                "override_user_schedule": override_user_schedule or None,
+                "capture_debug_output": capture_debug_output or None, "print_repro": print_repro or None,
+                "profile": profile or None, "save_repro_inputs": save_repro_inputs or None,
+                "_enable_options": list(_enable_options) or None, "_disable_options": list(_disable_options) or None,
+            }
+            unsupported = sorted(k for k, v in given.items() if v is not None)
+            if unsupported:
+                raise ValueError(
+                    f"execute: {', '.join(unsupported)} is not supported for a definition with "
+                    "multidevice_schedule (each rank runs its shards)"
+                )
             self._ensure_defined()
             return multidevice.execute(self, inputs)
         entry = self._entry

@@ -82,13 +82,12 @@ class MultiDeviceRecorder:
         self.meshes[position] = mesh
 
     def split(self, position: int, rank: int, dim: int, factor: int, inner_split: bool) -> None:
-        d = dim % rank
         if inner_split:
             raise NotImplementedError(
                 "fd.sched.split in multidevice_schedule: only an outer split by the mesh size "
                 "(inner_split=False) shards an axis"
             )
-        self.splits[position] = (d, factor)
+        self.splits[position] = (_axis("fd.sched.split", dim, rank), factor)
 
     def parallelize(self, position: int, rank: int, axis: int) -> None:
         mesh = self.meshes.get(position)
@@ -97,7 +96,7 @@ class MultiDeviceRecorder:
         split = self.splits.get(position)
         if split is not None:
             d, factor = split
-            if axis % (rank + 1) != d:
+            if _axis("fd.sched.parallelize", axis, rank + 1) != d:
                 raise NotImplementedError(
                     f"fd.sched.parallelize: after an outer split of axis {d}, only the outer axis {d} "
                     f"is a device axis; got axis {axis}"
@@ -106,14 +105,25 @@ class MultiDeviceRecorder:
                 raise ValueError(
                     f"fd.sched.split: the outer split factor {factor} must be the mesh size {mesh.size}"
                 )
-            self.axes[position] = d
         else:
-            self.axes[position] = axis % rank
-        if position in self.axes and len({a for p, a in self.axes.items() if p == position}) > 1:
-            raise ValueError("fd.sched.parallelize: a tensor has one device axis")
+            d = _axis("fd.sched.parallelize", axis, rank)
+        if self.axes.get(position, d) != d:
+            raise ValueError(
+                f"fd.sched.parallelize: the tensor's device axis is already {self.axes[position]}; a "
+                "one-dimensional mesh shards one axis"
+            )
+        self.axes[position] = d
 
     def shardings(self) -> dict[int, ShardingAttr]:
         return {p: ShardingAttr(m.devices, self.axes.get(p)) for p, m in self.meshes.items()}
+
+
+def _axis(call: str, axis: int, rank: int) -> int:
+    """``axis`` of a rank-``rank`` tensor, from the end when negative; a ValueError
+    naming ``call`` when out of range."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"{call}: axis {axis} is out of range for a rank-{rank} tensor")
+    return axis % rank
 
 
 def defines_multidevice_schedule(fd: FusionDefinition) -> bool:

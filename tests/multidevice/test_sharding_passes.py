@@ -177,6 +177,53 @@ def test_frontend_mesh_x_outside_multidevice_schedule_is_an_error() -> None:
         fd.sched.parallelize(t, 0, ParallelType.mesh_x)
 
 
+def test_frontend_multidevice_schedule_errors() -> None:
+    from fuser import DeviceMesh, FusionDefinition, ParallelType
+    from fuser.frontend.multidevice import build
+
+    def definition(schedule: object) -> FusionDefinition:
+        class Fd(FusionDefinition):
+            def definition(self) -> None:
+                self.x = self.define_tensor([8, 4])
+                self.add_output(self.ops.neg(self.x))
+
+            def multidevice_schedule(self) -> None:
+                schedule(self)  # type: ignore[operator]
+
+        return Fd()
+
+    def out_of_range(fd: object) -> None:
+        fd.sched._set_device_mesh(fd.x, DeviceMesh([0, 1]))  # type: ignore[attr-defined]
+        fd.sched.parallelize(fd.x, 2, ParallelType.mesh_x)  # type: ignore[attr-defined]
+
+    def two_axes(fd: object) -> None:
+        fd.sched._set_device_mesh(fd.x, DeviceMesh([0, 1]))  # type: ignore[attr-defined]
+        fd.sched.parallelize(fd.x, 0, ParallelType.mesh_x)  # type: ignore[attr-defined]
+        fd.sched.parallelize(fd.x, 1, ParallelType.mesh_x)  # type: ignore[attr-defined]
+
+    def wrong_factor(fd: object) -> None:
+        fd.sched._set_device_mesh(fd.x, DeviceMesh([0, 1]))  # type: ignore[attr-defined]
+        fd.sched.split(fd.x, 0, 4, False)  # type: ignore[attr-defined]
+        fd.sched.parallelize(fd.x, 0, ParallelType.mesh_x)  # type: ignore[attr-defined]
+
+    def no_mesh(fd: object) -> None:
+        fd.sched.parallelize(fd.x, 0, ParallelType.mesh_x)  # type: ignore[attr-defined]
+
+    cases = [
+        (out_of_range, "axis 2 is out of range for a rank-2 tensor"),
+        (two_axes, "the tensor's device axis is already 0"),
+        (wrong_factor, "the outer split factor 4 must be the mesh size 2"),
+        (no_mesh, "give the tensor a mesh first"),
+    ]
+    for schedule, message in cases:
+        with pytest.raises(ValueError, match=message):
+            build(definition(schedule))
+
+    fd = definition(lambda fd: fd.sched._set_device_mesh(fd.x, DeviceMesh([0, 1])))  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="profile is not supported for a definition with multidevice_schedule"):
+        fd.execute([np.zeros((8, 4), np.float32)], profile=True)
+
+
 def test_conflicting_shardings_fail_before_running() -> None:
     text = """
     fuser.fusion @f(%a: !fuser.tensor<8x8xf32>, %b: !fuser.tensor<8x8xf32>) -> !fuser.tensor<8x8xf32> {
