@@ -21,6 +21,10 @@
     # in every process of torchrun (or a gloo group on the CPU):
     (y,) = Mlp().execute([x, w1_shard, w2_shard])   # each rank's shards in, its shards out
 
+``FusionDefinitionWrapper(define)(dtensors)`` is the DTensor entry point (nvFuser's
+wrapper of the same name): the DTensors' meshes and placements are the declarations,
+and the outputs come back as DTensors.
+
 A tensor given a mesh without a ``mesh_x`` axis is replicated; tensors without a mesh
 get their sharding by propagation. ``split(t, axis, d, inner_split=False)`` followed by
 ``parallelize(t, axis, mesh_x)`` shards logical ``axis`` over the ``d`` devices (as
@@ -47,7 +51,13 @@ if TYPE_CHECKING:
     from fuser.frontend.fusion_definition import FusionDefinition
     from fuser.runtime.multidevice import MultiDeviceFusion
 
-__all__ = ["DeviceMesh", "MultiDeviceRecorder", "defines_multidevice_schedule", "execute"]
+__all__ = [
+    "DeviceMesh",
+    "FusionDefinitionWrapper",
+    "MultiDeviceRecorder",
+    "defines_multidevice_schedule",
+    "execute",
+]
 
 
 class DeviceMesh:
@@ -171,3 +181,92 @@ def execute(fd: FusionDefinition, inputs: Sequence[Any], communicator: Any = Non
 
         communicator = Communicator()
     return md.run(list(inputs), communicator)
+
+
+class FusionDefinitionWrapper:
+    """nvFuser's ``FusionDefinitionWrapper``: a single-device definition run on DTensors.
+
+    ::
+
+        def define(fd):
+            x = fd.define_tensor([-1, -1])
+            w = fd.define_tensor([-1, -1])
+            fd.add_output(fd.ops.linear(x, w))
+
+        out = FusionDefinitionWrapper(define)([x_dtensor, w_dtensor])   # DTensors
+
+    Each input's mesh and placement (``Shard(d)`` or ``Replicate()`` on a
+    one-dimensional ``DeviceMesh`` whose ranks are the world's, in order) become its
+    ``iterdomain.shard`` declaration; propagation decides the rest, and each output
+    comes back as a DTensor with the placement its sharding says. One compiled
+    ``MultiDeviceFusion`` is kept per mesh and placements of the inputs."""
+
+    def __init__(self, define_fusion: Any) -> None:
+        self.define_fusion = define_fusion
+        self._cache: dict[tuple[Any, ...], MultiDeviceFusion] = {}
+
+    def __call__(self, in_dtensors: Sequence[Any], communicator: Any = None) -> list[Any]:
+        from torch.distributed.tensor import DTensor
+
+        for i, dt in enumerate(in_dtensors):
+            if not isinstance(dt, DTensor):
+                raise ValueError(f"input #{i}: expected a DTensor, got {type(dt).__name__}")
+        shardings = [_sharding_of(dt, i) for i, dt in enumerate(in_dtensors)]
+        key = tuple((str(s), tuple(dt.shape), str(dt.dtype)) for s, dt in zip(shardings, in_dtensors, strict=True))
+        md = self._cache.get(key)
+        if md is None:
+            md = self._cache[key] = self._build(shardings)
+        if communicator is None:
+            from fuser.runtime.communicator import Communicator
+
+            communicator = Communicator()
+        outs = md.run([dt.to_local() for dt in in_dtensors], communicator)
+        mesh = in_dtensors[0].device_mesh
+        return [_as_dtensor(o, s, mesh) for o, s in zip(outs, md.output_shardings, strict=True)]
+
+    def _build(self, shardings: list[ShardingAttr]) -> MultiDeviceFusion:
+        from fuser.frontend.fusion_definition import FusionDefinition
+        from fuser.runtime.multidevice import MultiDeviceFusion
+
+        with FusionDefinition() as fd:
+            self.define_fusion(fd)
+        fusion = fd.fusion().clone()
+        block = fusion.body.block
+        tensors = [a for a in block.args if isinstance(a.type, TensorType)]
+        if len(tensors) != len(shardings):
+            raise ValueError(f"the definition takes {len(tensors)} tensors, got {len(shardings)} DTensors")
+        for i, (a, s) in enumerate(zip(tensors, shardings, strict=True)):
+            assert isinstance(a.type, TensorType)
+            if s.axis is not None and s.axis >= a.type.rank:
+                raise ValueError(f"input #{i}: Shard({s.axis}) of a rank-{a.type.rank} tensor")
+            block.insert_op_before(I.ShardOp(a, s), fusion.output_op)
+        fusion.verify()
+        return MultiDeviceFusion(fusion)
+
+
+def _sharding_of(dt: Any, i: int) -> ShardingAttr:
+    """A DTensor's placement as a sharding (1-D meshes, Shard or Replicate)."""
+    mesh = dt.device_mesh
+    if mesh.ndim != 1 or len(dt.placements) != 1:
+        raise ValueError(f"input #{i}: only one-dimensional device meshes are supported, got {mesh}")
+    devices = [int(r) for r in mesh.mesh.flatten().tolist()]
+    placement = dt.placements[0]
+    if placement.is_shard():
+        return ShardingAttr(devices, placement.dim % dt.ndim)
+    if placement.is_replicate():
+        return ShardingAttr(devices)
+    raise ValueError(f"input #{i}: placement {placement} is not supported (Shard or Replicate)")
+
+
+def _as_dtensor(local: Any, sharding: ShardingAttr, mesh: Any) -> Any:
+    import torch
+    from torch.distributed.tensor import DTensor, Replicate, Shard
+
+    if not isinstance(local, torch.Tensor):
+        from fuser.runtime.torch_arrays import numpy_to_torch
+
+        local = numpy_to_torch(local)
+    placement = Replicate() if sharding.axis is None else Shard(sharding.axis)
+    shape = torch.Size(sharding.global_shape(list(local.shape)))
+    stride = torch.empty(shape, device="meta").stride()
+    return DTensor.from_local(local, mesh, [placement], run_check=False, shape=shape, stride=stride)

@@ -168,6 +168,49 @@ def _rank_frontend(rank: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(y), np.tanh(x @ w1.T) @ w2.T
 
 
+def _rank_dtensors(rank: int, size: int) -> dict[str, Any]:
+    """The MLP through ``FusionDefinitionWrapper`` on DTensors (gloo, CPU)."""
+    import torch
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    from fuser.frontend.multidevice import FusionDefinitionWrapper
+
+    del rank
+    mesh = init_device_mesh("cpu", (size,))
+    g = torch.Generator().manual_seed(5)
+    x, w1, w2 = (torch.randn(*s, generator=g) for s in ((8, 16), (32, 16), (16, 32)))
+
+    def define(fd: Any) -> None:
+        tx, t1, t2 = (fd.define_tensor([-1, -1]) for _ in range(3))
+        h = fd.ops.tanh(fd.ops.linear(tx, t1))
+        fd.add_output(fd.ops.linear(h, t2))
+        fd.add_output(h)
+
+    ins = [distribute_tensor(x, mesh, [Replicate()]), distribute_tensor(w1, mesh, [Shard(0)]),
+           distribute_tensor(w2, mesh, [Shard(1)])]
+    wrapper = FusionDefinitionWrapper(define)
+    y, h = wrapper(ins)
+    y2, _ = wrapper(ins)  # the compiled fusion of these placements, again
+    want_h = torch.tanh(x @ w1.T)
+    return {
+        "y": (y.full_tensor().numpy(), (want_h @ w2.T).numpy()),
+        "y again": (y2.full_tensor().numpy(), (want_h @ w2.T).numpy()),
+        "h": (h.full_tensor().numpy(), want_h.numpy()),
+        "placements": ([repr(p) for p in y.placements], [repr(p) for p in h.placements]),
+        "compiled": len(wrapper._cache),
+    }
+
+
+def test_dtensors_through_the_wrapper_on_two_cpu_ranks() -> None:
+    for out in run_ranks(2, _rank_dtensors, timeout=240):
+        for name in ("y", "y again", "h"):
+            got, want = out[name]
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=name)
+        assert out["placements"] == (["Replicate()"], ["Shard(dim=1)"])
+        assert out["compiled"] == 1
+
+
 @pytest.mark.parametrize(("size", "overlap"), [(2, None), (4, 2)])
 def test_fusions_on_cpu_ranks_equal_one_process(size: int, overlap: int | None) -> None:
     results = run_ranks(size, _rank_fusions, overlap, timeout=240)

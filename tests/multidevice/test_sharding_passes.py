@@ -224,6 +224,16 @@ def test_frontend_multidevice_schedule_errors() -> None:
         fd.execute([np.zeros((8, 4), np.float32)], profile=True)
 
 
+def test_wrapper_takes_only_dtensors() -> None:
+    from fuser.frontend.multidevice import FusionDefinitionWrapper
+
+    def define(fd: object) -> None:
+        fd.add_output(fd.ops.neg(fd.define_tensor([-1])))  # type: ignore[attr-defined]
+
+    with pytest.raises(ValueError, match="input #0: expected a DTensor, got ndarray"):
+        FusionDefinitionWrapper(define)([np.zeros(4, np.float32)])
+
+
 def test_conflicting_shardings_fail_before_running() -> None:
     text = """
     fuser.fusion @f(%a: !fuser.tensor<8x8xf32>, %b: !fuser.tensor<8x8xf32>) -> !fuser.tensor<8x8xf32> {
