@@ -11,9 +11,9 @@ inputs), ``execution`` (runtimes and the replaceable executor), ``mlir``
 
 from fuser.frontend.cache import FusionCache
 from fuser.frontend.datatype import DataType
+from fuser.frontend.device_mesh import DeviceMesh
 from fuser.frontend.execution import get_executor, set_executor
 from fuser.frontend.fusion_definition import Fusion, FusionDefinition
-from fuser.frontend.multidevice import DeviceMesh
 from fuser.frontend.state import Scalar, Tensor, Vector
 from fuser.frontend.torch_backend import explain
 from fuser.frontend.user_schedule import ParallelType

@@ -38,11 +38,12 @@ tensors on the GPU over NCCL.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
 
+from fuser.frontend.device_mesh import DeviceMesh
 from fuser.ir.dialects import iterdomain as I
 from fuser.ir.dialects.fuser import TensorType
 from fuser.ir.dialects.sharding import ShardingAttr
@@ -58,24 +59,6 @@ __all__ = [
     "defines_multidevice_schedule",
     "execute",
 ]
-
-
-class DeviceMesh:
-    """nvFuser's ``DeviceMesh``: a one-dimensional list of device ids (ranks)."""
-
-    def __init__(self, devices: Iterable[Any]) -> None:
-        if hasattr(devices, "tolist"):
-            devices = devices.tolist()
-        self.devices = [int(d) for d in devices]
-        if not self.devices or len(set(self.devices)) != len(self.devices) or min(self.devices) < 0:
-            raise ValueError(f"DeviceMesh: devices must be distinct non-negative ids, got {self.devices}")
-
-    @property
-    def size(self) -> int:
-        return len(self.devices)
-
-    def __repr__(self) -> str:
-        return f"DeviceMesh({self.devices})"
 
 
 class MultiDeviceRecorder:
@@ -225,10 +208,10 @@ class FusionDefinitionWrapper:
         return [_as_dtensor(o, s, mesh) for o, s in zip(outs, md.output_shardings, strict=True)]
 
     def _build(self, shardings: list[ShardingAttr]) -> MultiDeviceFusion:
-        from fuser.frontend.fusion_definition import FusionDefinition
+        from fuser.frontend.cache import FusionCache
         from fuser.runtime.multidevice import MultiDeviceFusion
 
-        with FusionDefinition() as fd:
+        with FusionCache.definition()() as fd:  # FusionDefinition (a layer above)
             self.define_fusion(fd)
         fusion = fd.fusion().clone()
         block = fusion.body.block

@@ -156,7 +156,7 @@ class ScheduleOperators:
 
     # ---- multi-device (fuser.frontend.multidevice) ----------------------------------
     def _create_device_mesh(self, devices: Any) -> Any:
-        from fuser.frontend.multidevice import DeviceMesh
+        from fuser.frontend.device_mesh import DeviceMesh
 
         return DeviceMesh(devices)
 

@@ -22,9 +22,11 @@ after ``segment`` (and ``overlap-allgather-matmul`` when ``overlap_chunks`` is s
     [overlap-allgather-matmul{chunks=N},] select-schedulers{debug=true}, schedule-fusions
 
 On the CPU every launch runs the reference interpreter; on the GPU (torch CUDA
-inputs) the generated kernels and cuBLAS, the communications on the current stream.
-Conflicting shardings, a mesh larger than the world (or than the visible GPUs) and
-inputs that are not this rank's shard are errors before anything runs.
+inputs) the generated kernels and cuBLAS, the program on a stream of its own (after
+the caller's work, before the caller's later work) and each communication on the
+program's current stream. Conflicting shardings, a mesh larger than the world (one
+process per device) and inputs that are not this rank's shard are errors before
+anything runs.
 """
 
 from __future__ import annotations
