@@ -291,13 +291,15 @@ class _Lowering:
         self.row_outs: dict[SSAValue, SSAValue] = {}
         """Outputs of a reduction's shape (up to extent-1 axes): stored once per row
         after the stages, at the reduction's index."""
+        staged_set = set(staged_values)
         for v in self.outs:
+            staged_v = v in staged_set
             rows = [r for r in reductions if r is v or (
-                v not in staged_values and same_elements(self.shapes[v], self.shapes[r])
+                not staged_v and same_elements(self.shapes[v], self.shapes[r])
             )]
             if rows:
                 self.row_outs[v] = rows[0]
-            elif v in staged_values:
+            elif staged_v:
                 raise self.error(
                     f"output {tensor_name(v)} is computed at a loop; outputs computed at a loop are "
                     "reductions (stored by their stage) so far"
