@@ -38,14 +38,15 @@ tensors on the GPU over NCCL.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
 
 from fuser.frontend.device_mesh import DeviceMesh
+from fuser.frontend.user_schedule import block_values
 from fuser.ir.dialects import iterdomain as I
-from fuser.ir.dialects.fuser import TensorType
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 from fuser.ir.dialects.sharding import ShardingAttr
 
 if TYPE_CHECKING:
@@ -124,14 +125,18 @@ def defines_multidevice_schedule(fd: FusionDefinition) -> bool:
     return callable(getattr(fd, "multidevice_schedule", None))
 
 
-def _values(block: Any) -> list[SSAValue]:
-    return [*block.args, *(r for op in block.ops for r in op.results)]
+def _sharded(fusion: FusionOp, declarations: Iterable[tuple[SSAValue, ShardingAttr]]) -> MultiDeviceFusion:
+    """``fusion`` with an ``iterdomain.shard`` per declaration, verified and wrapped."""
+    from fuser.runtime.multidevice import MultiDeviceFusion
+
+    for v, s in declarations:
+        fusion.body.block.insert_op_before(I.ShardOp(v, s), fusion.output_op)
+    fusion.verify()
+    return MultiDeviceFusion(fusion)
 
 
 def build(fd: FusionDefinition) -> MultiDeviceFusion:
     """Run ``fd.multidevice_schedule()`` and make the sharded fusion."""
-    from fuser.runtime.multidevice import MultiDeviceFusion
-
     fusion = fd.fusion().clone()
     recorder = MultiDeviceRecorder()
     fd.sched._multidevice = recorder  # noqa: SLF001
@@ -142,14 +147,8 @@ def build(fd: FusionDefinition) -> MultiDeviceFusion:
     shardings = recorder.shardings()
     if not shardings:
         raise ValueError("multidevice_schedule: no tensor was given a device mesh (fd.sched._set_device_mesh)")
-    values = _values(fusion.body.block)
-    block = fusion.body.block
-    for p, s in sorted(shardings.items()):
-        v = values[p]
-        assert isinstance(v.type, TensorType)
-        block.insert_op_before(I.ShardOp(v, s), fusion.output_op)
-    fusion.verify()
-    return MultiDeviceFusion(fusion)
+    values = block_values(fusion.body.block)  # the positions fd.sched names tensors by
+    return _sharded(fusion, ((values[p], s) for p, s in sorted(shardings.items())))
 
 
 def execute(fd: FusionDefinition, inputs: Sequence[Any], communicator: Any = None) -> list[Any]:
@@ -209,7 +208,6 @@ class FusionDefinitionWrapper:
 
     def _build(self, shardings: list[ShardingAttr]) -> MultiDeviceFusion:
         from fuser.frontend.cache import FusionCache
-        from fuser.runtime.multidevice import MultiDeviceFusion
 
         with FusionCache.definition()() as fd:  # FusionDefinition (a layer above)
             self.define_fusion(fd)
@@ -222,9 +220,7 @@ class FusionDefinitionWrapper:
             assert isinstance(a.type, TensorType)
             if s.axis is not None and s.axis >= a.type.rank:
                 raise ValueError(f"input #{i}: Shard({s.axis}) of a rank-{a.type.rank} tensor")
-            block.insert_op_before(I.ShardOp(a, s), fusion.output_op)
-        fusion.verify()
-        return MultiDeviceFusion(fusion)
+        return _sharded(fusion, zip(tensors, shardings, strict=True))
 
 
 def _sharding_of(dt: Any, i: int) -> ShardingAttr:

@@ -168,7 +168,7 @@ class ScheduleOperators:
 
     def _device_position(self, call: str, tensor: Any) -> tuple[int, int]:
         p = self._position(call, tensor)
-        t = _values(self._fd._state.block)[p].type
+        t = block_values(self._fd._state.block)[p].type
         assert isinstance(t, TensorType)
         return p, t.rank
 
@@ -217,7 +217,7 @@ class ScheduleOperators:
             raise ValueError(f"fd.sched.{call}: {tensor!r} is not a tensor of this definition")
         if not isinstance(value.type, TensorType):
             raise ValueError(f"fd.sched.{call}: {tensor!r} is not a tensor")
-        return _values(self._fd._state.block).index(value)
+        return block_values(self._fd._state.block).index(value)
 
     def _schedule(self, call: str, tensor: Any) -> tuple[Any, list[tuple[str, tuple[Any, ...]]]]:
         return self._schedule_at(call, self._position(call, tensor))
@@ -227,8 +227,8 @@ class ScheduleOperators:
 
         sched = self._current_schedule(call)
         if position not in self._schedules:
-            mine = _values(self._fd._state.block)
-            values = _values(sched.fusion.body.block)
+            mine = block_values(self._fd._state.block)
+            values = block_values(sched.fusion.body.block)
             if len(mine) != len(values) or mine[position].type != values[position].type:
                 raise NotImplementedError(
                     f"fd.sched.{call}: the fusion was rewritten for these inputs (reshapes decided "
@@ -253,7 +253,7 @@ class ScheduleOperators:
         sched = self._current_schedule(call)
         ref_position = self._position(call, tensor)
         _, record = self._schedules.get(ref_position, (None, []))
-        values = _values(sched.fusion.body.block)
+        values = block_values(sched.fusion.body.block)
         shape = values[ref_position].type.get_shape()  # type: ignore[attr-defined]
         if selected:
             targets = [self._position(call, t) for t in selected]
@@ -299,7 +299,9 @@ _REDUCTIONS = frozenset({"fuser.sum", "fuser.prod", "fuser.max", "fuser.min", "f
                          "fuser.welford", "fuser.argmax", "fuser.argmin"})
 
 
-def _values(block: Block) -> list[SSAValue]:
+def block_values(block: Block) -> list[SSAValue]:
+    """The values of a fusion body in definition order: how ``fd.sched`` names a tensor
+    by position (its arguments, then every op's results)."""
     return [*block.args, *(r for op in block.ops for r in op.results)]
 
 

@@ -57,10 +57,11 @@ class BindSizesError(DiagnosticException):
     """Sizes that do not fit a fusion; the message names the pass and the fusion."""
 
 
-def _bound(t: Attribute, shape: tuple[int, ...]) -> Attribute:
+def with_extents(t: Attribute, shape: tuple[int, ...]) -> Attribute:
     """``t`` with extents ``shape``; the layout stays, except that an axis bound to
     extent 1 has no contiguity (``none``, as nvFuser gives size-1 axes: no stride
-    of it is ever used), so a layout that was row-major stays row-major."""
+    of it is ever used), so a layout that was row-major stays row-major. Shared with
+    ``localize-shardings`` (per-device extents)."""
     if not isinstance(t, TensorType):
         return t
     contiguity = None
@@ -72,8 +73,9 @@ def _bound(t: Attribute, shape: tuple[int, ...]) -> Attribute:
     return TensorType(shape, t.element_type, contiguity, stride_order)
 
 
-def _retype(v: SSAValue, shape: tuple[int, ...]) -> None:
-    new = _bound(v.type, shape)
+def retype(v: SSAValue, shape: tuple[int, ...]) -> None:
+    """Give ``v`` the extents ``shape`` (``with_extents``)."""
+    new = with_extents(v.type, shape)
     if new is not v.type:
         v._type = new  # noqa: SLF001 - xDSL has no public setter for a value's type
 
@@ -87,7 +89,7 @@ def bind_fusion(fusion: FusionOp, given: dict[int, tuple[int, ...]], pass_name: 
     block = fusion.body.block
     for i, arg in enumerate(fusion.inputs):
         if isinstance(arg.type, TensorType):
-            _retype(arg, sizes.shape(arg))
+            retype(arg, sizes.shape(arg))
         elif i in given and len(given[i]) == 1 and arg.uses:
             # a scalar's value is part of the signature: its uses read a constant
             const = ConstantOp(given[i][0], DType.from_xdsl(arg.type))
@@ -98,7 +100,7 @@ def bind_fusion(fusion: FusionOp, given: dict[int, tuple[int, ...]], pass_name: 
             continue
         for r in op.results:
             if r in sizes:
-                _retype(r, sizes.shape(r))
+                retype(r, sizes.shape(r))
         # what the op infers from its bound operands is what the verifier checks: an
         # extent a size operand gives (reshape's, expand's sizes) stays symbolic
         try:
@@ -108,12 +110,12 @@ def bind_fusion(fusion: FusionOp, given: dict[int, tuple[int, ...]], pass_name: 
         for r, t in zip(op.results, inferred, strict=True):
             if isinstance(t, TensorType) and isinstance(r.type, TensorType):
                 bound = r.type.get_shape()
-                _retype(r, tuple(DYN if e == DYN else b for e, b in zip(t.get_shape(), bound, strict=True)))
+                retype(r, tuple(DYN if e == DYN else b for e, b in zip(t.get_shape(), bound, strict=True)))
     outputs = [v.type for v in fusion.output_op.returned_values()]
     declared = fusion.function_type.outputs.data
     fusion.function_type = FunctionType.from_lists(
         [a.type for a in fusion.inputs],
-        [_bound(d, o.get_shape()) if isinstance(o, TensorType) else d for d, o in zip(declared, outputs, strict=True)],
+        [with_extents(d, o.get_shape()) if isinstance(o, TensorType) else d for d, o in zip(declared, outputs, strict=True)],
     )
 
 

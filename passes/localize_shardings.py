@@ -43,7 +43,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import iterdomain as I
 from fuser.ir.dialects.sharding import ShardingAttr, ShardingError
-from fuser.ir.shapes import DYN
+from fuser.ir.shapes import DYN, normalize_dim
+from fuser.passes.bind_sizes import retype
 
 __all__ = ["INPUT_SHARDINGS", "MESH", "OUTPUT_SHARDINGS", "LocalizeShardings", "localize_shardings"]
 
@@ -56,26 +57,17 @@ class LocalizeError(DiagnosticException):
     """A sharded fusion this pass cannot localize; names the op."""
 
 
-def _local(t: Attribute, s: ShardingAttr, what: str) -> Attribute:
+def _localize(v: SSAValue, s: ShardingAttr, what: str) -> None:
+    """Give the tensor ``v`` its per-device extents under ``s`` (layout kept, as
+    ``bind-sizes`` keeps it: ``with_extents``)."""
+    t = v.type
     if not isinstance(t, F.TensorType):
-        return t
+        return
     try:
         shape = s.local_shape(t.get_shape())
     except ShardingError as e:
         raise LocalizeError(f"localize-shardings: {what}: {e}") from None
-    if shape == list(t.get_shape()):
-        return t
-    layout = {}
-    if t.contiguity.data:
-        layout["contiguity"] = list(t.get_contiguity())
-    if t.stride_order.data:
-        layout["stride_order"] = list(t.get_stride_order())
-    return F.TensorType(shape, t.element_type, **layout)
-
-
-def _retype(v: SSAValue, t: Attribute) -> None:
-    if t is not v.type:
-        v._type = t  # noqa: SLF001 - xDSL has no public setter for a value's type
+    retype(v, tuple(shape))
 
 
 def _local_shape_property(op: Operation, s: ShardingAttr) -> None:
@@ -116,7 +108,7 @@ def localize_shardings(fusion: F.FusionOp) -> bool:
         if isinstance(a.type, F.TensorType):
             s = sharding(a, f"input #{a.index}")
             ins.append(s)
-            _retype(a, _local(a.type, s, f"{name} input #{a.index}"))
+            _localize(a, s, f"{name} input #{a.index}")
         else:
             ins.append(UnitAttr())
     for op in list(block.ops):
@@ -126,7 +118,8 @@ def localize_shardings(fusion: F.FusionOp) -> bool:
             continue
         if isinstance(op, F.SizeOp):
             s = sh.get(op.input)
-            if s is not None and s.axis is not None and op.dim.value.data % max(1, op.input.type.rank) == s.axis:
+            rank = op.input.type.rank  # type: ignore[attr-defined]
+            if s is not None and s.axis is not None and normalize_dim(op.dim.value.data, rank) == s.axis:
                 raise LocalizeError(
                     f"localize-shardings: {name}: fuser.size of axis {s.axis}, which is sharded: its "
                     "value would be the local extent"
@@ -139,7 +132,7 @@ def localize_shardings(fusion: F.FusionOp) -> bool:
                 continue
             s = sharding(r, f"result #{i} of {op.name}")
             _local_shape_property(op, s)
-            _retype(r, _local(r.type, s, f"{name} {op.name}"))
+            _localize(r, s, f"{name} {op.name}")
     outs: list[Attribute] = []
     for i, v in enumerate(fusion.output_op.values):
         s = sharding(v, f"output #{i}")

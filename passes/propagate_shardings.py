@@ -314,23 +314,34 @@ class _Propagation:
             self.reshard_after(add, add.result, self.replicated, want)
         return bare
 
+    def contraction(
+        self, op: Operation, names: tuple[str, str], axes: tuple[int | None, int | None], ks: tuple[int, int]
+    ) -> ShardingAttr | None:
+        """Partial sums when the contracted axis (``ks``: of the two operands) is
+        sharded, the other operand sliced along its contracted axis to match; None
+        when it is not."""
+        (a, b), (ka, kb) = axes, ks
+        if a != ka and b != kb:
+            return None
+        if a not in (None, ka) or b not in (None, kb):
+            raise self.conflict(
+                op, f"{names[0]} is sharded on axis {a} and {names[1]} on axis {b}: only the "
+                "contracted axis may be sharded on both"
+            )
+        if a is None:
+            self.reshard_before(op, 0, self.sharded(ka))
+        if b is None:
+            self.reshard_before(op, 1, self.sharded(kb))
+        return self.partial
+
     def linear(self, op: F.LinearOp) -> ShardingAttr:
         tx, tw = op.input.type, op.weight.type
         assert isinstance(tx, F.TensorType) and isinstance(tw, F.TensorType)
         x, w = self.of(op.input).axis, self.of(op.weight).axis
-        k_x, k_w = tx.rank - 1, tw.rank - 1
         out_rank = tx.rank - 1 + (1 if tw.rank == 2 else 0)
-        if x == k_x or w == k_w:  # the contraction is sharded: partial sums
-            if x not in (None, k_x) or w not in (None, k_w):
-                raise self.conflict(
-                    op, f"the input is sharded on axis {x} and the weight on axis {w}: only the "
-                    "contracted axis may be sharded on both"
-                )
-            if x is None:
-                self.reshard_before(op, 0, self.sharded(k_x))
-            if w is None:
-                self.reshard_before(op, 1, self.sharded(k_w))
-            return self.partial
+        partial = self.contraction(op, ("the input", "the weight"), (x, w), (tx.rank - 1, tw.rank - 1))
+        if partial is not None:
+            return partial
         if x is not None and w is not None:
             raise self.conflict(
                 op, f"the input is sharded on axis {x} and the weight on axis {w} (output features): "
@@ -353,18 +364,9 @@ class _Propagation:
         a, b = self.of(op.a).axis, self.of(op.b).axis
         if ta.rank < 2 or tb.rank != 2:
             raise self.conflict(op, "a sharded matmul needs a matrix (or batch of them) times a 2-D matrix")
-        k_a, k_b = ta.rank - 1, 0
-        if a == k_a or b == k_b:
-            if a not in (None, k_a) or b not in (None, k_b):
-                raise self.conflict(
-                    op, f"operand a is sharded on axis {a} and operand b on axis {b}: only the "
-                    "contracted axis may be sharded on both"
-                )
-            if a is None:
-                self.reshard_before(op, 0, self.sharded(k_a))
-            if b is None:
-                self.reshard_before(op, 1, self.sharded(k_b))
-            return self.partial
+        partial = self.contraction(op, ("operand a", "operand b"), (a, b), (ta.rank - 1, 0))
+        if partial is not None:
+            return partial
         if a is not None and b is not None:
             raise self.conflict(op, f"operand a is sharded on axis {a} and operand b on axis {b}: a 2-D sharding")
         if a is not None:

@@ -172,14 +172,14 @@ class MultiDeviceFusion:
 
         from fuser.runtime.gpu_program import GpuProgram
 
-        prog = self._gpu.get(id(exe))
-        if prog is None:
+        entry = self._gpu.get(id(exe))
+        if entry is None:
             # One pool stream per chunk of the overlapped loops (d x chunks), so no two
             # chunks share one (a chunk's GEMM would wait for another's transfer).
             streams = max(4, self.mesh.size * (self.overlap_chunks or 1))
             prog = GpuProgram(exe, inputs, torch_outputs=True, num_streams=streams)  # walked every run
-            self._gpu[id(exe)] = (prog, torch.cuda.Stream(prog.device))
-        prog, stream = self._gpu[id(exe)]
+            entry = self._gpu[id(exe)] = (prog, torch.cuda.Stream(prog.device))
+        prog, stream = entry
         prog.evaluator.communicator = communicator
         # The program runs on a stream of its own, after the caller's work and before
         # the caller's later work (never on the legacy default stream, which NCCL's

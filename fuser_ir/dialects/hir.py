@@ -1058,6 +1058,16 @@ class CommunicationOp(IRDLOperation):
             )
         return ti, to
 
+    def _same_shape(self, input: SSAValue, output: SSAValue) -> None:
+        ti, to = self._pair(input, output)
+        if not types_compatible(ti, to):
+            raise VerifyException(f"{self.name}: input {ti} and output {to} must have one shape")
+
+    def _position(self, v: SSAValue, what: str) -> None:
+        """``v`` is a mesh position: an index or integer."""
+        if not is_host_int_type(v.type):
+            raise VerifyException(f"{self.name}: {what} must be an index or integer, got {v.type}")
+
     def _scaled(self, small: TensorType, big: TensorType, axis: int, what: str) -> None:
         """``big`` is ``small`` with ``axis`` times the mesh size."""
         if not 0 <= axis < small.rank:
@@ -1117,9 +1127,7 @@ class AllreduceOp(CommunicationOp):
         super().__init__(operands=[input, output], properties={"mesh": mesh})
 
     def verify_(self) -> None:
-        ti, to = self._pair(self.input, self.output)
-        if not types_compatible(ti, to):
-            raise VerifyException(f"{self.name}: input {ti} and output {to} must have one shape")
+        self._same_shape(self.input, self.output)
 
 
 @irdl_op_definition
@@ -1171,11 +1179,8 @@ class BroadcastFromOp(CommunicationOp):
         super().__init__(operands=[input, output, root], properties={"mesh": mesh})
 
     def verify_(self) -> None:
-        ti, to = self._pair(self.input, self.output)
-        if not types_compatible(ti, to):
-            raise VerifyException(f"{self.name}: input {ti} and output {to} must have one shape")
-        if not is_host_int_type(self.root.type):
-            raise VerifyException(f"{self.name}: root must be an index or integer, got {self.root.type}")
+        self._same_shape(self.input, self.output)
+        self._position(self.root, "root")
 
 
 @irdl_op_definition
@@ -1195,8 +1200,7 @@ class SendOp(CommunicationOp):
         super().__init__(operands=[input, peer], properties={"mesh": mesh})
 
     def verify_(self) -> None:
-        if not is_host_int_type(self.peer.type):
-            raise VerifyException(f"{self.name}: peer must be an index or integer, got {self.peer.type}")
+        self._position(self.peer, "peer")
 
 
 @irdl_op_definition
@@ -1216,8 +1220,7 @@ class RecvOp(CommunicationOp):
         super().__init__(operands=[output, peer], properties={"mesh": mesh})
 
     def verify_(self) -> None:
-        if not is_host_int_type(self.peer.type):
-            raise VerifyException(f"{self.name}: peer must be an index or integer, got {self.peer.type}")
+        self._position(self.peer, "peer")
 
 
 @irdl_op_definition

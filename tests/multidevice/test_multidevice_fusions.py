@@ -94,14 +94,10 @@ def _fusion(text: str, size: int) -> Any:
 
 
 def _full_inputs(fusion: Any) -> list[np.ndarray]:
-    from fuser.ir.dialects import fuser as F
+    """Every rank's same global inputs (one seed)."""
+    from tests.test_schedule_fusions import random_inputs
 
-    rng = np.random.default_rng(7)
-    out = []
-    for t in fusion.function_type.inputs.data:
-        assert isinstance(t, F.TensorType)
-        out.append(rng.standard_normal(t.get_shape()).astype(np.float32))
-    return out
+    return random_inputs(fusion, 7)
 
 
 def _strip(fusion: Any) -> Any:

@@ -20,6 +20,7 @@ from fuser.ir.reference import run_fusion
 from fuser.passes import all_passes
 from fuser.runtime.driver import CompileError
 from fuser.runtime.multidevice import MultiDeviceFusion, shard_array
+from tests.test_schedule_fusions import random_inputs
 
 LIT = Path(__file__).parents[1] / "filecheck" / "multidevice"
 
@@ -32,15 +33,6 @@ def _fusions(text: str) -> list[F.FusionOp]:
 
 def _chunks(path: Path) -> list[str]:
     return [c for c in path.read_text().split("// -----") if "fuser.fusion" in c]
-
-
-def _inputs(fusion: F.FusionOp, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for t in fusion.function_type.inputs.data:
-        assert isinstance(t, F.TensorType)
-        out.append(rng.standard_normal(t.get_shape()).astype(t.dtype.to_numpy()))
-    return out
 
 
 def _apply(fusion: F.FusionOp, spec: str) -> F.FusionOp:
@@ -62,7 +54,7 @@ def test_propagation_keeps_the_meaning(name: str, index: int, text: str) -> None
     for fusion in _fusions(text):
         after = _apply(fusion, "propagate-shardings")
         for seed in range(3):
-            xs = _inputs(fusion, seed)
+            xs = random_inputs(fusion, seed)
             want = run_fusion(fusion, xs)
             got = run_fusion(after, xs)
             for w, g in zip(want, got, strict=True):
@@ -120,7 +112,7 @@ def test_tensor_parallel_mlp_simulated(d: int) -> None:
     single-device result on every device (replicated output)."""
     (fusion,) = _fusions(MLP.replace("MESH", str(list(range(d)))))
     md = MultiDeviceFusion(fusion)
-    full = _inputs(fusion, 0)
+    full = random_inputs(fusion, 0)
     (want,) = run_fusion(fusion, full)
     for outs in _simulate(md, full):
         np.testing.assert_allclose(outs[0], want, rtol=1e-5, atol=1e-5)
@@ -259,7 +251,7 @@ class _World:
 def test_mesh_larger_than_the_world_fails_before_running() -> None:
     (fusion,) = _fusions(MLP.replace("MESH", "[0, 1, 2, 3]"))
     md = MultiDeviceFusion(fusion)
-    local = md.shard_inputs(_inputs(fusion, 0), 0)
+    local = md.shard_inputs(random_inputs(fusion, 0), 0)
     with pytest.raises(ValueError, match=r"mesh \[0, 1, 2, 3\] needs 4 processes; the world has 2"):
         md.run(local, communicator=_World(2))
 
@@ -267,6 +259,6 @@ def test_mesh_larger_than_the_world_fails_before_running() -> None:
 def test_wrong_shard_shape_names_the_input() -> None:
     (fusion,) = _fusions(MLP.replace("MESH", "[0, 1]"))
     md = MultiDeviceFusion(fusion)
-    full = _inputs(fusion, 0)  # global shapes, not this rank's shards
+    full = random_inputs(fusion, 0)  # global shapes, not this rank's shards
     with pytest.raises(ValueError, match=r"input #1: expected this rank's shard of shape \[16, 16\]"):
         md.run(full, communicator=_World(2))
