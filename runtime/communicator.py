@@ -53,6 +53,7 @@ import torch
 import torch.distributed as dist
 
 from fuser.ir.dialects.sharding import DeviceMeshAttr
+from fuser.runtime import gpu_arrays as ga
 from fuser.runtime.torch_arrays import numpy_to_torch, torch_to_numpy
 
 __all__ = ["Array", "Communicator"]
@@ -270,10 +271,11 @@ class Communicator:
         """Where the work of one method is queued: on ``stream`` for CUDA tensors."""
         if stream is None or device.type != "cuda":
             return nullcontext()
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        if torch.cuda.current_device() == index and torch.cuda.current_stream(index).cuda_stream == stream:
+        current = torch.cuda.current_device()
+        index = device.index if device.index is not None else current
+        if current == index and ga.current_stream("torch", index) == stream:
             return nullcontext()  # torch's current stream already: its own stream object
-        return torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device))
+        return torch.cuda.stream(ga.torch_stream(stream, index))
 
     @staticmethod
     def _finish(work: Any) -> None:

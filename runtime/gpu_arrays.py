@@ -445,7 +445,7 @@ def output_kind(infos: Sequence[ArrayInfo]) -> str:
 __all__ = [
     "ArrayError", "ArrayInfo", "DeviceArray", "array_info", "contiguous_strides", "data_ptr",
     "current_stream", "dlpack_info", "empty", "is_gpu_array", "output_kind", "torch_dtype",
-    "view_strides",
+    "torch_stream", "view_strides",
 ]
 
 
@@ -465,3 +465,21 @@ def current_stream(kind: str, device: int = 0) -> int:
             )
         return _raw_stream(device)
     return drv.current_stream()
+
+
+_torch_streams: dict[tuple[int, int], Any] = {}
+
+
+def torch_stream(handle: int, device: int) -> Any:
+    """A ``torch.cuda.ExternalStream`` of the raw stream ``handle`` on ``device`` (one
+    object per handle: building one costs about 25 us, and a replay switches torch to
+    the same few streams on every call)."""
+    s = _torch_streams.get((handle, device))
+    if s is None:
+        import torch
+
+        # (handle 0: the legacy default stream, torch's own object for it)
+        s = torch.cuda.default_stream(device) if handle == 0 else torch.cuda.ExternalStream(handle, device=device)
+        _torch_streams[(handle, device)] = s
+    return s
+

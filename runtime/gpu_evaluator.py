@@ -67,6 +67,7 @@ from fuser.runtime.gpu_arrays import (
     array_info,
     contiguous_strides,
     torch_dtype,
+    torch_stream,
     view_strides,
 )
 from fuser.runtime.program_walker import HostIrError, HostProgramWalker
@@ -216,7 +217,7 @@ class GpuEvaluator(HostProgramWalker):
         if _is_torch(target):
             import torch
 
-            with torch.cuda.stream(torch.cuda.ExternalStream(self._current.handle)):
+            with torch.cuda.stream(torch_stream(self._current.handle, self.device)):
                 target.copy_(value)
             return
         if target.ptr == value.ptr and target.strides_elements == value.strides_elements:
@@ -248,7 +249,7 @@ class GpuEvaluator(HostProgramWalker):
         if _is_torch(buf):
             import torch
 
-            with torch.cuda.stream(torch.cuda.ExternalStream(self._current.handle)):
+            with torch.cuda.stream(torch_stream(self._current.handle, self.device)):
                 buf.zero_()
         elif buf.nbytes:
             drv.memset_d8(buf.ptr, 0, buf.nbytes, self._current.handle)

@@ -18,13 +18,16 @@ from the signature is decided once:
   program's own ``FusionCompiler``. A launch whose tensors have no element (zero-size
   extents: nothing for a kernel to do, and a reduction over an empty axis only
   produces identities) runs its segment with the reference interpreter on host copies.
-* **the replay**: after the first run, a straight-line program (host views,
-  ``hir.allocate`` of static shapes, ``hir.launch ... outs(...)``, ``hir.alias``,
-  ``hir.deallocate``, ``hir.return``: what ``segment`` emits without stream loops)
-  is replayed on later runs by a ``fuser.runtime.gpu_replay.Replay``: host views are
-  composed into pointer offsets when the program is built, so a call only reads
-  pointers, allocates the outputs and launches. The input checks are the
-  signature's (the cache key). Any other program is walked every time.
+* **the replay**: after the first run, a program of host views, ``hir.allocate`` of
+  static shapes, ``hir.launch ... outs(...)``, ``hir.alias``, ``hir.deallocate``,
+  stream loops and communications (what ``segment``, the stream lowering and
+  ``lower-communications`` emit) is replayed on later runs by a
+  ``fuser.runtime.gpu_replay.Replay``: host views are composed into pointer offsets
+  and loops unrolled when the replay is built, so a call only reads pointers,
+  allocates the outputs, switches streams, communicates and launches. The input
+  checks are the signature's (the cache key); a replay that communicates is taken
+  only with the communicator it was built with (the evaluator's). Any other program
+  is walked every time.
 """
 
 from __future__ import annotations
@@ -35,12 +38,11 @@ from typing import Any
 import numpy as np
 
 from fuser.ir.dialects import fuser as F
-from fuser.ir.dialects import hir as H
 from fuser.runtime import gpu_arrays as ga
 from fuser.runtime.compile_fusion import CompiledSegment, FusionCompiler, launch_fusion
 from fuser.runtime.driver import Executable
 from fuser.runtime.gpu_evaluator import GpuEvaluator
-from fuser.runtime.gpu_replay import Place, Replay
+from fuser.runtime.gpu_replay import Replay
 from fuser.runtime.library_ops import LibraryCall, library_segment
 
 __all__ = ["GpuProgram"]
@@ -107,8 +109,6 @@ class GpuProgram:
         product), or None for a segment of generated kernels."""
         self._replay: Replay | None = None
         self.runs = 0
-        if any(isinstance(op, H.CommunicationOp) for op in exe.program.walk()):
-            self._replay_ok = False  # communications are not replay steps: walk every run
 
     hot_checked = False
     """Whether the frontend tried to build this program's hot launcher
@@ -139,11 +139,13 @@ class GpuProgram:
     def run(self, flat: Sequence[Any], first: bool = False) -> list[Any]:
         del first
         self.runs += 1
-        if self._replay is not None:
-            return self._replay(flat)
+        replay = self._replay
+        if replay is not None and (replay.communicator is None or replay.communicator is self.evaluator.communicator):
+            return replay(flat)
         args = [x.item() if hasattr(x, "item") and not ga.is_gpu_array(x) else x for x in flat]
         outs = self.evaluator.run(args)
-        if self.runs == 1:
+        if self.runs == 1 or replay is not None:
+            # (again after a walk with another communicator: its position may differ)
             self._replay = self._build_replay(flat)
         return outs
 
@@ -197,18 +199,4 @@ class GpuProgram:
     def _build_replay(self, flat: Sequence[Any]) -> Replay | None:
         if not self._replay_ok:
             return None
-        places: list[Place | None] = []
-        for k, x in enumerate(flat):
-            if ga.is_gpu_array(x):
-                info = ga.array_info(x)
-                places.append(Place(k, 0, tuple(info.shape), tuple(info.strides)))
-            else:
-                places.append(None)
-        ev = self.evaluator
-
-        def view(op: H.HostViewOp, x: ga.DeviceArray) -> ga.DeviceArray:
-            hook, args = ev._view_call(op, list(x.shape))  # noqa: SLF001 - the walk's own view rules
-            return hook(x, *args)
-
-        kind = "torch" if ev._torch else "fuser"  # noqa: SLF001 - the first run's buffer kind: fixed by the signature
-        return Replay.build(self.exe.program, places, self._launched, view, kind, self.device, self._library)
+        return Replay.after_walk(self.evaluator, self.exe.program, flat, self._launched, self._library)

@@ -31,11 +31,35 @@ For example (``transpose_bookend_views``: the bookend views moved to the host)::
 replays as: allocate an 8192x768 tensor; launch ``seg0`` with the input's pointer
 and the new tensor's pointer; return the tensor.
 
-A program with anything else (stream loops, host integer arithmetic, size operands,
-an in-place write through an alias that is not the launch's own out buffer, a
-launch run on the host for zero-size tensors, a view the build cannot prove is a
-view) is not replayable: ``Replay.build`` returns None and the program is walked
-every time.
+Stream-parallel and multi-device programs replay too (seed 001's stream loops,
+issue 17's communications). Everything they compute on the host is fixed by the
+signature and the process, so the build evaluates it once:
+
+* **host integers** (``arith`` constants and arithmetic, ``fuser.size`` of a tensor,
+  ``hir.mesh_position``: this process's place in the mesh) are folded, and every
+  ``hir.for`` (its bounds are such integers) is unrolled into its iterations'
+  steps; ``hir.alias_select`` at a folded index is one more place;
+* **streams**: ``hir.set_current_stream`` becomes a step switching the stream the
+  following steps are queued on (0: the caller's current stream, read per call;
+  ``k + 1``: the evaluator's pool stream ``k``), ``hir.synchronize_stream`` a step
+  recording one event on the source stream and making the current stream wait for
+  it (the events are made once, on the first call, and recorded again every call);
+* **communications** (``hir.allgather``, ``hir.send``/``hir.recv`` runs posted as one
+  exchange, ...) become one step each, calling the communicator the replay was
+  built with on the current stream, with the arrays of their places.
+
+For example, the ring of ``overlap-allgather-matmul{chunks=1}`` on 2 devices,
+``hir.for %i = 1 to 2 { set_current_stream (pool %i); synchronize_stream (caller);
+send; recv; set_current_stream (caller) }`` followed by the GEMM loops, replays on
+rank 0 as: stream 2; wait for stream 0; exchange (send rows 0, receive rows 1);
+stream 0; stream 1; wait for stream 0; GEMM of rows 0; stream 0; wait for stream 1;
+stream 2; GEMM of rows 1; stream 0; wait for stream 2.
+
+A program with anything else (a host integer from a scalar input, size operands of
+views and allocations, an in-place write through an alias that is not the launch's
+own out buffer, a launch run on the host for zero-size tensors, a view the build
+cannot prove is a view, a communication without a communicator) is not replayable:
+``Replay.build`` returns None and the program is walked every time.
 """
 
 from __future__ import annotations
@@ -44,8 +68,10 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from fuser.ir.dialects import fuser as F
@@ -56,7 +82,10 @@ from fuser.runtime import cuda_driver as drv
 from fuser.runtime import gpu_arrays as ga
 from fuser.runtime.compile_fusion import CompiledSegment, run_compiled
 from fuser.runtime.library_ops import LibraryCall
-from fuser.runtime.program_walker import HostIrError, stride_order_of
+from fuser.runtime.program_walker import HOST_ARITH, HostIrError, stride_order_of
+
+if TYPE_CHECKING:
+    from fuser.runtime.gpu_evaluator import GpuEvaluator
 
 __all__ = ["Place", "Replay"]
 
@@ -109,6 +138,10 @@ class Replay:
         kind: str,
         device: int,
         num_inputs: int | None = None,
+        pool: Sequence[int] = (),
+        num_events: int = 0,
+        communicator: Any = None,
+        buffers: Mapping[int, tuple[tuple[int, ...], tuple[int, ...], DType]] | None = None,
     ) -> None:
         self.num_roots = num_roots
         self.num_inputs = num_inputs
@@ -119,6 +152,14 @@ class Replay:
         self.returns = returns
         self.kind = kind
         self.device = device
+        self.pool = list(pool)
+        """The raw handles of the pool streams the steps use (stream ``k + 1``)."""
+        self.num_events = num_events
+        self._events: list[drv.Event] = []
+        self.communicator = communicator
+        """The communicator the communication steps call (None: the program has none)."""
+        self.buffers = dict(buffers or {})
+        """Per allocated root, the (shape, strides, dtype) its ``_ALLOCATE`` step makes."""
 
     # ---- building -----------------------------------------------------------------
     @classmethod
@@ -131,16 +172,55 @@ class Replay:
         kind: str,
         device: int,
         library: Mapping[str, LibraryCall | None] | None = None,
+        *,
+        pool: Callable[[int], int] | None = None,
+        num_streams: int = 1,
+        communicator: Any = None,
     ) -> Replay | None:
         """The replay of ``program`` for inputs at ``input_places`` (None: a scalar),
         with the segments compiled by the first run (``launched``, by fusion name;
         None for one run on the host) and its library calls (``library``: matrix
         products); ``view_hook`` applies a host view op to a metadata-only DeviceArray
-        (the evaluator's own view rules). None when the program is not replayable."""
+        (the evaluator's own view rules). Stream programs need ``pool`` (the raw
+        handle of the evaluator's pool stream ``k``) and its ``num_streams``;
+        programs that communicate, the ``communicator`` they run with. None when the
+        program is not replayable."""
         try:
-            return _Builder(program, input_places, launched, view_hook, kind, device, library or {}).build()
+            builder = _Builder(program, input_places, launched, view_hook, kind, device, library or {})
+            builder.pool, builder.num_streams, builder.communicator = pool, num_streams, communicator
+            return builder.build()
         except (_NotReplayable, HostIrError):
             return None
+
+    @classmethod
+    def after_walk(
+        cls,
+        evaluator: GpuEvaluator,
+        program: H.ProgramOp,
+        flat: Sequence[Any],
+        launched: Mapping[str, CompiledSegment | None] | None = None,
+        library: Mapping[str, LibraryCall | None] | None = None,
+    ) -> Replay | None:
+        """The replay of ``program`` after ``evaluator`` walked it on ``flat``: its
+        view rules, buffer kind, pool streams and communicator (``build``)."""
+        places: list[Place | None] = []
+        for k, x in enumerate(flat):
+            if ga.is_gpu_array(x):
+                info = ga.array_info(x)
+                places.append(Place(k, 0, tuple(info.shape), tuple(info.strides)))
+            else:
+                places.append(None)
+
+        def view(op: H.HostViewOp, x: ga.DeviceArray) -> ga.DeviceArray:
+            hook, args = evaluator._view_call(op, list(x.shape))  # noqa: SLF001 - the walk's own view rules
+            return hook(x, *args)
+
+        kind = "torch" if evaluator._torch else "fuser"  # noqa: SLF001 - the walk's buffer kind: fixed by the signature
+        return cls.build(
+            program, places, launched or {}, view, kind, evaluator.device, library,
+            pool=lambda k: evaluator.pool_stream(k).ptr, num_streams=evaluator.num_streams,
+            communicator=evaluator.communicator,
+        )
 
     # ---- running ------------------------------------------------------------------
     def __call__(self, flat: Sequence[Any]) -> list[Any]:
@@ -153,6 +233,9 @@ class Replay:
         for k in self.pointer_inputs:
             ptrs[k] = ga.data_ptr(env[k])
         stream = ga.current_stream(self.kind, self.device)
+        handles = [stream, *self.pool]
+        if len(self._events) < self.num_events:
+            self._events = [drv.Event(timing=False, device=self.device) for _ in range(self.num_events)]
         for step in self.steps:
             tag = step[0]
             if tag == _LAUNCH:
@@ -176,12 +259,71 @@ class Replay:
                     env[out[0]] if out[1] is None else _view(env[out[0]], out[1]),
                     stream,
                 )
-            else:  # _FREE
+            elif tag == _FREE:
                 env[step[1]] = None
+            elif tag == _STREAM:
+                stream = handles[step[1]]
+            elif tag == _SYNC:
+                source = handles[step[1]]
+                if source != stream:
+                    event = self._events[step[2]]
+                    event.record(source)
+                    event.wait(stream)
+            else:  # _CALL
+                try:
+                    step[2]([env[r] if p is None else _view(env[r], p) for r, p in step[3]], stream)
+                except (ValueError, RuntimeError) as e:
+                    raise HostIrError(f"{step[1]}: {e}") from e
         return [env[r] if place is None else _view(env[r], place) for r, place in self.returns]
 
+    # ---- reading it ------------------------------------------------------------------
+    def describe(self) -> str:
+        """The steps, one line each (``r<k>``: root ``k``, inputs first; a window
+        ``r<k>+<offset>:<shape>`` with ``/<strides>`` when they are not row-major;
+        streams by index: 0 the caller's, ``k + 1`` pool stream ``k``)."""
+        lines = []
+        for step in self.steps:
+            tag = step[0]
+            if tag == _LAUNCH:
+                args = ", ".join(f"r{r}+{o}B" if p else f"%{r}" for p, r, o in step[2])
+                outs = ", ".join(f"r{r}+{o}B" for r, o in step[3])
+                lines.append(f"launch @{step[1].fusion.sym_name.data}({args}) outs({outs})")
+            elif tag == _ALLOCATE:
+                lines.append(f"allocate r{step[1]}" + (" zeroed" if step[3] else ""))
+            elif tag == _FREE:
+                lines.append(f"free r{step[1]}")
+            elif tag == _LIBRARY:
+                call = step[1]
+                name = call.fusion.sym_name.data if hasattr(call, "fusion") else call.name
+                args = ", ".join(_describe_window(w) for w in step[2])
+                lines.append(f"library @{name}({args}) outs({_describe_window(step[3])})")
+            elif tag == _STREAM:
+                lines.append(f"stream {step[1]}")
+            elif tag == _SYNC:
+                lines.append(f"wait for stream {step[1]}")
+            else:
+                args = ", ".join(_describe_window(w) for w in step[3])
+                lines.append(f"{step[1]}{step[4]}({args})")
+        return "\n".join(lines)
 
-_LAUNCH, _ALLOCATE, _FREE, _LIBRARY = 0, 1, 2, 3
+
+def _describe_window(window: tuple[int, Place | None]) -> str:
+    root, place = window
+    if place is None:
+        return f"r{root}"
+    text = f"r{root}+{place.offset}:{'x'.join(map(str, place.shape))}"
+    if place.strides != ga.contiguous_strides(place.shape):
+        text += "/" + ",".join(map(str, place.strides))
+    return text
+
+
+_LAUNCH, _ALLOCATE, _FREE, _LIBRARY, _STREAM, _SYNC, _CALL = range(7)
+"""The step kinds: ``(_LAUNCH, segment, args, outs)``, ``(_ALLOCATE, root, make,
+zero)``, ``(_FREE, root)``, ``(_LIBRARY, call, args, out)`` on the current stream;
+``(_STREAM, k)`` makes stream ``k`` current; ``(_SYNC, k, event)`` makes the current
+stream wait for stream ``k``; ``(_CALL, op name, fn, args, detail)`` runs ``fn(arrays,
+stream)`` (a communication) on the arrays of ``args`` (``(root, place or None)``).
+``Replay.describe`` prints them."""
 
 
 class _Builder:
@@ -211,7 +353,18 @@ class _Builder:
                 self.places[arg] = place
         self.num_inputs = len(input_places)
         self.allocations: dict[int, tuple[H.AllocateOp, list[int], DType]] = {}
+        self.buffers: dict[int, tuple[tuple[int, ...], tuple[int, ...], DType]] = {}
         self.steps: list[list[Any]] = []
+        # Stream programs and communications (the module docstring).
+        self.pool: Callable[[int], int] | None = None
+        self.num_streams = 1
+        self.communicator: Any = None
+        self.ints: dict[SSAValue, int] = {}
+        self.streams: dict[SSAValue, int] = {}
+        self.current = 0
+        self.pool_handles: list[int] = []
+        self.num_events = 0
+        self.posted: set[Operation] = set()
 
     def resolve(self, v: SSAValue) -> SSAValue:
         while v in self.alias:
@@ -239,6 +392,7 @@ class _Builder:
         self._allocate_returned_views(returns)
         used = {r for s in self.steps if s[0] == _LAUNCH for r, _ in s[3]}
         used |= {r for s in self.steps if s[0] == _LAUNCH for p, r, _ in s[2] if p}
+        communicates = any(s[0] == _CALL for s in self.steps)
         return Replay(
             self.num_inputs + len(self.allocations),
             sorted(self.scalars.values()),
@@ -248,6 +402,10 @@ class _Builder:
             self.kind,
             self.device,
             self.num_inputs,
+            self.pool_handles,
+            self.num_events,
+            self.communicator if communicates else None,
+            self.buffers,
         )
 
     def _is_whole_allocation(self, place: Place) -> bool:
@@ -260,6 +418,7 @@ class _Builder:
         """An allocation returned only through views, one of which covers it exactly,
         is allocated as that view (module docstring); the others stay views of it."""
         library_roots = {r for s in self.steps if s[0] == _LIBRARY for r, _ in [*s[2], s[3]]}
+        library_roots |= {r for s in self.steps if s[0] == _CALL for r, _ in s[3]}
         for i, (root, place) in enumerate(returns):
             if place is None or root < self.num_inputs or root in library_roots:
                 continue  # (a library call takes its buffers in their own shapes)
@@ -270,12 +429,18 @@ class _Builder:
                 continue
             step = next(s for s in self.steps if s[0] == _ALLOCATE and s[1] == root)
             step[2] = _allocator(self.kind, self.device, list(place.shape), dtype, place.strides)
+            self.buffers[root] = (place.shape, place.strides, dtype)
             returns[i] = (root, None)  # a later view of this root is a view of this buffer
 
     def add(self, op: Operation) -> None:
         if isinstance(op, H.AliasOp):
             return
-        if isinstance(op, H.HostViewOp) and not isinstance(op, H.AliasSelectOp):
+        if self.add_host(op):
+            return
+        if isinstance(op, H.AliasSelectOp):
+            self.add_select(op)
+            return
+        if isinstance(op, H.HostViewOp):
             src = op.view_input()
             if any(True for _ in getattr(op, "sizes", ())) or not isinstance(src.type, F.TensorType):
                 raise _NotReplayable
@@ -295,6 +460,7 @@ class _Builder:
             shape = list(t.get_shape())
             strides = _strides(shape, stride_order_of(t))
             self.allocations[root] = (op, shape, t.dtype)
+            self.buffers[root] = (tuple(shape), strides, t.dtype)
             self.places[op.result] = Place(root, 0, tuple(shape), strides)
             self.steps.append(
                 [_ALLOCATE, root, _allocator(self.kind, self.device, shape, t.dtype, strides), op.is_zero_init]
@@ -310,7 +476,161 @@ class _Builder:
                 raise _NotReplayable
             self.steps.append([_FREE, place.root])
             return
+        if isinstance(op, H.CommunicationOp):
+            self.add_communication(op)
+            return
         raise _NotReplayable
+
+    # ---- host integers, loops and streams: folded at build time -------------------
+    def int_of(self, v: SSAValue) -> int:
+        value = self.ints.get(v)
+        if value is None:
+            raise _NotReplayable  # e.g. a scalar input: not fixed by the signature
+        return value
+
+    def add_host(self, op: Operation) -> bool:
+        """Folds a host integer, unrolls a loop or records a stream op; False for any
+        other op."""
+        if isinstance(op, arith.ConstantOp):
+            if not isinstance(op.value, IntegerAttr):
+                raise _NotReplayable
+            self.ints[op.result] = int(op.value.value.data)
+        elif op.name in HOST_ARITH:
+            a, b = (self.int_of(v) for v in op.operands)
+            if b == 0 and op.name not in ("arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi"):
+                raise _NotReplayable  # the walk reports the division by zero
+            self.ints[op.results[0]] = HOST_ARITH[op.name](a, b)
+        elif isinstance(op, arith.IndexCastOp):
+            self.ints[op.result] = self.int_of(op.input)
+        elif isinstance(op, F.SizeOp):
+            shape = self.place(op.input).shape
+            d = op.dim.value.data
+            self.ints[op.result] = shape[d if d >= 0 else d + len(shape)]
+        elif isinstance(op, H.MeshPositionOp):
+            if self.communicator is None:
+                raise _NotReplayable
+            self.ints[op.result] = self.communicator.position(op.mesh)
+        elif isinstance(op, H.ForOp):
+            lb, ub, step = (self.int_of(v) for v in (op.lb, op.ub, op.step))
+            if step <= 0:
+                raise _NotReplayable
+            for i in range(lb, ub, step):
+                self.ints[op.induction_var] = i
+                for inner in op.body.block.ops:
+                    self.add(inner)
+        elif isinstance(op, H.GetCurrentStreamOp):
+            self.streams[op.results[0]] = self.current
+        elif isinstance(op, H.StreamForIndexOp):
+            if self.pool is None:
+                raise _NotReplayable
+            k = self.int_of(op.index) % (op.get_num_streams() or self.num_streams)
+            while len(self.pool_handles) <= k:
+                self.pool_handles.append(self.pool(len(self.pool_handles)))
+            self.streams[op.results[0]] = k + 1
+        elif isinstance(op, H.SetCurrentStreamOp):
+            k = self.stream_of(op.stream)
+            if k != self.current:
+                self.steps.append([_STREAM, k])
+                self.current = k
+        elif isinstance(op, H.SynchronizeStreamOp):
+            k = self.stream_of(op.stream)
+            if k != self.current:
+                self.steps.append([_SYNC, k, self.num_events])
+                self.num_events += 1
+        else:
+            return False
+        return True
+
+    def stream_of(self, v: SSAValue) -> int:
+        k = self.streams.get(v)
+        if k is None:
+            raise _NotReplayable
+        return k
+
+    def add_select(self, op: H.AliasSelectOp) -> None:
+        """``hir.alias_select`` at a folded index: the place one index along ``axis``."""
+        place = self.place(op.view_input())
+        axis, i = op.get_axis(), self.int_of(op.index)
+        if not 0 <= i < place.shape[axis]:
+            raise _NotReplayable  # the walk reports the index out of range
+        self.places[op.results[0]] = Place(
+            place.root,
+            place.offset + i * place.strides[axis],
+            place.shape[:axis] + place.shape[axis + 1 :],
+            place.strides[:axis] + place.strides[axis + 1 :],
+        )
+
+    # ---- communications --------------------------------------------------------------
+    def add_communication(self, op: H.CommunicationOp) -> None:
+        """One ``_CALL`` step calling the communicator (a ``hir.send``/``hir.recv``
+        run: one exchange, as the walk posts it)."""
+        if op in self.posted:
+            self.posted.discard(op)
+            return
+        comm = self.communicator
+        if comm is None or self.kind != "torch":
+            raise _NotReplayable  # the walk reports what is missing
+        if isinstance(op, H.SendOp | H.RecvOp):
+            run: list[H.SendOp | H.RecvOp] = [op]
+            while isinstance(run[-1].next_op, H.SendOp | H.RecvOp):
+                run.append(run[-1].next_op)  # type: ignore[arg-type]
+            self.posted.update(run[1:])
+            sends = [o for o in run if isinstance(o, H.SendOp)]
+            recvs = [o for o in run if isinstance(o, H.RecvOp)]
+            peers = [self.peer(o) for o in (*sends, *recvs)]
+            ns = len(sends)
+            args = [self.array(o.input) for o in sends] + [self.array(o.output) for o in recvs]
+
+            def exchange(a: list[Any], stream: int) -> None:
+                sent = list(zip(a[:ns], peers[:ns], strict=True))
+                comm.exchange(sent, list(zip(a[ns:], peers[ns:], strict=True)), stream)
+
+            names = "/".join(dict.fromkeys(o.name for o in run))
+            detail = "".join(f" to {p}" for p in peers[:ns]) + "".join(f" from {p}" for p in peers[ns:])
+            self.steps.append([_CALL, names, exchange, args, detail])
+            return
+        inp, out = self.array(op.input), self.array(op.output)
+        fn: Callable[[list[Any], int], None]
+        detail = ""
+        if isinstance(op, H.AllgatherOp | H.ReduceScatterOp):
+            axis = op.axis.value.data
+            method = comm.allgather if isinstance(op, H.AllgatherOp) else comm.reduce_scatter
+            fn, detail = _collective(method, axis), f" axis {axis}"
+        elif isinstance(op, H.AllreduceOp):
+            fn = _collective(comm.allreduce)
+        elif isinstance(op, H.BroadcastFromOp):
+            root = self.int_of(op.root)
+            fn, detail = _collective(comm.broadcast, root), f" root {root}"
+        else:  # hir.shard: this device's part of the input, copied
+            assert isinstance(op, H.ShardOp)
+            inp = self._window(self.shard_part(op))
+            device = self.device
+
+            def fn(a: list[Any], stream: int | None) -> None:
+                _copy(a[1], a[0], stream, device)
+        self.steps.append([_CALL, op.name, fn, [inp, out], detail])
+
+    def array(self, v: SSAValue) -> tuple[int, Place | None]:
+        if not isinstance(v.type, F.TensorType):
+            raise _NotReplayable
+        return self._window(self.place(v))
+
+    def peer(self, op: H.SendOp | H.RecvOp) -> int:
+        p = self.int_of(op.peer)
+        if not 0 <= p < op.mesh.size or p == self.communicator.position(op.mesh):
+            raise _NotReplayable  # the walk reports the bad peer
+        return p
+
+    def shard_part(self, op: H.ShardOp) -> Place:
+        place = self.place(op.input)
+        axis, d = op.axis.value.data, op.mesh.size
+        if place.shape[axis] % d:
+            raise _NotReplayable  # the walk reports it
+        n = place.shape[axis] // d
+        position = self.communicator.position(op.mesh)
+        shape = list(place.shape)
+        shape[axis] = n
+        return Place(place.root, place.offset + position * n * place.strides[axis], tuple(shape), place.strides)
 
     def add_library(self, op: H.LaunchOp, call: LibraryCall) -> None:
         """A library call: its operands and its output as (root, view or None for
@@ -327,7 +647,7 @@ class _Builder:
         p_out = self.place(out)
         if self.resolve(res) is not res and self.place(res) != p_out:
             raise _NotReplayable
-        self.places.setdefault(res, p_out)
+        self.places[res] = p_out
         self.steps.append([_LIBRARY, call, [self._window(p) for p in places], self._window(p_out)])
 
     def _window(self, p: Place) -> tuple[int, Place | None]:
@@ -361,7 +681,7 @@ class _Builder:
             p = self.place(o)
             if self.resolve(r) is not r and self.place(r) != p:
                 raise _NotReplayable  # a write into an alias target that is not this buffer
-            self.places.setdefault(r, p)
+            self.places[r] = p  # (in an unrolled loop: this iteration's)
             assert isinstance(o.type, F.TensorType)
             outs.append((p.root, p.offset * o.type.dtype.itemsize))
         self.steps.append([_LAUNCH, seg, args, outs])
@@ -388,13 +708,44 @@ def _allocator(kind: str, device: int, shape: list[int], dtype: DType, strides: 
     return functools.partial(ga.DeviceArray, shape, dtype, device=device, strides=strides)
 
 
+def _collective(method: Callable[..., None], *extra: Any) -> Callable[[list[Any], int], None]:
+    """A ``_CALL`` function: ``method(input, output, *extra, stream)``."""
+
+    def fn(a: list[Any], stream: int) -> None:
+        method(a[0], a[1], *extra, stream)
+
+    return fn
+
+
 def _zero(buf: Any, ptr: int, stream: int) -> None:
-    """Zero ``buf`` on ``stream`` (the caller's current stream: torch's for torch)."""
+    """Zero ``buf`` on ``stream``."""
     if isinstance(buf, ga.DeviceArray):
         if buf.nbytes:
             drv.memset_d8(ptr, 0, buf.nbytes, stream)
         return
-    buf.zero_()
+    _on_stream(stream, buf.device.index or 0, buf.zero_)
+
+
+def _copy(dst: Any, src: Any, stream: int | None, device: int) -> None:
+    """``dst`` = ``src`` (arrays of one shape) on ``stream``: torch tensors on the GPU;
+    host arrays (``stream`` None: the CPU, where the step functions are tested)."""
+    if tuple(dst.shape) != tuple(src.shape):
+        raise ValueError(f"cannot write shape {list(src.shape)} into a buffer of shape {list(dst.shape)}")
+    if stream is None:
+        dst[...] = src
+        return
+    _on_stream(stream, device, lambda: dst.copy_(src))
+
+
+def _on_stream(stream: int, device: int, fn: Callable[[], Any]) -> None:
+    """``fn()`` with torch's current stream ``stream`` (on ``device``)."""
+    if ga.current_stream("torch", device) == stream:
+        fn()
+        return
+    import torch
+
+    with torch.cuda.stream(ga.torch_stream(stream, device)):
+        fn()
 
 
 def _view(root: Any, place: Place) -> Any:

@@ -240,7 +240,7 @@ def _generate(
         elif tag == _LIBRARY:
             src.flush()
             _library_line(src, n_in, tensors, *step[1:])
-        else:  # pragma: no cover - Replay has four step kinds
+        else:  # streams and communications: the replay runs those programs
             raise NotHot
     src.flush()
     rets: list[str] = []

@@ -101,7 +101,7 @@ class LibraryCall:
         if ga.current_stream("torch", device) == stream and torch.cuda.current_device() == device:
             self._run(ts, o)  # already torch's current stream: no stream switch
             return
-        with torch.cuda.device(device), torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
+        with torch.cuda.device(device), torch.cuda.stream(ga.torch_stream(stream, device)):
             self._run(ts, o)
 
     def _run(self, ts: list[Any], out: Any) -> None:

@@ -85,9 +85,11 @@ class MultiDeviceFusion:
     overlap_chunks: int | None = None
     _local: F.FusionOp | None = field(default=None, init=False, repr=False)
     _compiled: dict[Signature, Executable] = field(default_factory=dict, init=False, repr=False)
-    _gpu: dict[int, Any] = field(default_factory=dict, init=False, repr=False)
-    """Per executable (by id), its ``GpuProgram`` (kernels compiled once) and the stream
-    it runs on."""
+    _gpu: dict[tuple[Any, ...], Any] = field(default_factory=dict, init=False, repr=False)
+    """Per GPU input key (``_gpu_key``), its ``GpuProgram`` (kernels compiled once, its
+    replay), the stream it runs on and the two events joining that stream with the
+    caller's."""
+    _by_value: bool | None = field(default=None, init=False, repr=False)
 
     # ---- what each device runs ------------------------------------------------------
     @property
@@ -157,42 +159,73 @@ class MultiDeviceFusion:
         torch CUDA tensors on the GPU."""
         self._check_world(communicator)
         inputs = list(local_inputs)
-        self._check_inputs(inputs)
-        exe = self.executable(inputs)
         from fuser.runtime import gpu_arrays as ga
 
         if any(ga.is_gpu_array(x) for x in inputs):
-            return self._run_gpu(exe, inputs, communicator)
+            return self._run_gpu(inputs, communicator)
+        self._check_inputs(inputs)
+        exe = self.executable(inputs)
         from fuser.runtime.host_evaluator import run_program
 
         return run_program(exe.module, _numpy(inputs), "main", communicator=communicator)
 
-    def _run_gpu(self, exe: Executable, inputs: list[Any], communicator: Any) -> list[Any]:
+    def _gpu_key(self, inputs: Sequence[Any]) -> tuple[Any, ...]:
+        """What decides a ``GpuProgram`` and its replay: each input's dtype, shape,
+        strides, device and alignment class (scalars by type; by value when they
+        decide sizes)."""
+        from fuser.runtime.gpu_executor import fast_key
+
+        if self._by_value is None:
+            from fuser.schedulers.analysis.sizes import has_size_operands
+
+            self._by_value = has_size_operands(self.local_fusion)
+        return tuple(fast_key(x, self._by_value) for x in inputs)
+
+    def _run_gpu(self, inputs: list[Any], communicator: Any) -> list[Any]:
         import torch
 
+        from fuser.runtime import cuda_driver as drv
+        from fuser.runtime import gpu_arrays as ga
         from fuser.runtime.gpu_program import GpuProgram
 
-        entry = self._gpu.get(id(exe))
+        key = self._gpu_key(inputs)
+        entry = self._gpu.get(key)
         if entry is None:
+            # The inputs' checks and the compilation, once per key: later calls with
+            # the same key replay the program built for these inputs.
+            self._check_inputs(inputs)
+            exe = self.executable(inputs)
             # One pool stream per chunk of the overlapped loops (d x chunks), so no two
             # chunks share one (a chunk's GEMM would wait for another's transfer).
             streams = max(4, self.mesh.size * (self.overlap_chunks or 1))
-            prog = GpuProgram(exe, inputs, torch_outputs=True, num_streams=streams)  # walked every run
-            entry = self._gpu[id(exe)] = (prog, torch.cuda.Stream(prog.device))
-        prog, stream = entry
+            prog = GpuProgram(exe, inputs, torch_outputs=True, num_streams=streams)
+            own = drv.Stream(device=prog.device)
+            events = (drv.Event(timing=False, device=prog.device), drv.Event(timing=False, device=prog.device))
+            entry = self._gpu[key] = (prog, own, events)
+        prog, own, (entered, done) = entry
         prog.evaluator.communicator = communicator
         # The program runs on a stream of its own, after the caller's work and before
         # the caller's later work (never on the legacy default stream, which NCCL's
         # stream-ordered waits do not order reliably with).
-        caller = torch.cuda.current_stream(prog.device)
-        stream.wait_stream(caller)
-        with torch.cuda.stream(stream):
+        caller = ga.current_stream("torch", prog.device)
+        entered.record(caller)
+        entered.wait(own.ptr)
+        with torch.cuda.stream(ga.torch_stream(own.ptr, prog.device)):
             outs = prog.run(inputs)
-        caller.wait_stream(stream)
+        done.record(own.ptr)
+        done.wait(caller)
+        caller_stream = ga.torch_stream(caller, prog.device)
         for o in outs:
             if isinstance(o, torch.Tensor) and o.is_cuda:
-                o.record_stream(caller)
+                o.record_stream(caller_stream)
         return outs
+
+    def replayed(self, local_inputs: Sequence[Any]) -> bool:
+        """Whether runs on the GPU on inputs like ``local_inputs`` replay the host
+        program (``fuser.runtime.gpu_replay``: after the first run), rather than walk
+        it."""
+        entry = self._gpu.get(self._gpu_key(list(local_inputs)))
+        return entry is not None and entry[0].replay is not None
 
     def _check_world(self, communicator: Any) -> None:
         mesh = self.mesh

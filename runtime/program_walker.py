@@ -53,7 +53,7 @@ from fuser.ir.shapes import DYN, normalize_dim
 if TYPE_CHECKING:
     from fuser.runtime.communicator import Communicator
 
-__all__ = ["HostIrError", "HostProgramWalker"]
+__all__ = ["HOST_ARITH", "HostIrError", "HostProgramWalker"]
 
 
 def stride_order_of(t: F.TensorType) -> tuple[int, ...] | None:
@@ -75,7 +75,7 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-_ARITH: dict[str, Callable[[int, int], int]] = {
+HOST_ARITH: dict[str, Callable[[int, int], int]] = {
     "arith.addi": lambda a, b: a + b,
     "arith.subi": lambda a, b: a - b,
     "arith.muli": lambda a, b: a * b,
@@ -85,6 +85,8 @@ _ARITH: dict[str, Callable[[int, int], int]] = {
     "arith.maxsi": max,
     "arith.minsi": min,
 }
+"""The host integer ops of a program and what they compute (C's truncating ``divsi``
+and ``remsi``); the walkers and the replay's build evaluate them the same way."""
 
 
 class HostProgramWalker(ABC):
@@ -319,7 +321,7 @@ class HostProgramWalker(ABC):
             if not isinstance(value, IntegerAttr):
                 raise HostIrError(f"arith.constant: host constants are integers, got {value}")
             return [int(value.value.data)]
-        binary = _ARITH.get(op.name)
+        binary = HOST_ARITH.get(op.name)
         if binary is not None:
             a, b = (self._int(v, op) for v in op.operands)
             try:

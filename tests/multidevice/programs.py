@@ -38,9 +38,12 @@ RESULTS = [
 ]
 
 
-def all_communications(d: int) -> str:
+def all_communications(d: int, peers: str = "inputs") -> str:
     """A program of every communication op on the mesh of ``d`` ranks; the inputs are
-    ``local_inputs(rank, d)``, the results ``RESULTS``."""
+    ``local_inputs(rank, d)``, the results ``RESULTS``. The ring's peers are the
+    program's last two inputs (``peers="inputs"``) or computed from
+    ``hir.mesh_position`` (``"computed"``: the program takes the first three
+    inputs only)."""
     m = mesh(list(range(d)))
     x, big, h = ty([2, 3]), ty([2 * d, 3 * d]), ty([2, 4], "bf16")
     s = "array<i64: 1, 1>"
@@ -50,15 +53,25 @@ def all_communications(d: int) -> str:
         "sh1": ty([2 * d, 3]), "bflat": ty([2 * d, 3]), "wide": ty([2, 5]), "ring": x,
         "hg": ty([2, 4 * d], "bf16"), "hr": h,
     }
+    if peers == "inputs":
+        ring_inputs, ring_peers = ", %next : index, %prev : index", ""
+    else:
+        ring_inputs = ""
+        ring_peers = f"""
+    %pos = hir.mesh_position {{mesh = {m}}} : index
+    %pos1 = arith.addi %pos, %c1 : index
+    %next = arith.remsi %pos1, %cd : index
+    %posl = arith.addi %pos, %clast : index
+    %prev = arith.remsi %posl, %cd : index"""
     results = ", ".join(f"%{n}" for n in RESULTS)
     result_types = ", ".join(types[n] for n in RESULTS)
     return f"""
 builtin.module {{
-  hir.program @main(%x : {x}, %big : {big}, %h : {h}, %next : index, %prev : index) -> ({result_types}) {{
+  hir.program @main(%x : {x}, %big : {big}, %h : {h}{ring_inputs}) -> ({result_types}) {{
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %cd = arith.constant {d} : index
-    %clast = arith.constant {d - 1} : index
+    %clast = arith.constant {d - 1} : index{ring_peers}
     %g0 = hir.allocate : {types["g0"]}
     hir.allgather %x, %g0 {{mesh = {m}, axis = 0 : i64}} : {x}, {types["g0"]}
     %g1 = hir.allocate : {types["g1"]}

@@ -12,6 +12,7 @@ memory (``-1``); the broadcasts run on the evaluator's pool streams, joined back
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -33,13 +34,16 @@ def _no_launch(*args: Any) -> list[Any]:
     raise AssertionError("the program launches nothing")
 
 
-def run_gpu_communications(rank: int, size: int) -> list[np.ndarray]:
-    """A rank of ``test_every_communication_on_gpus``: its outputs, on the host."""
+def run_gpu_communications(rank: int, size: int, replay: bool = False) -> list[np.ndarray]:
+    """A rank of ``test_every_communication_on_gpus``: its outputs, on the host.
+    ``replay``: the program with the ring's peers from ``hir.mesh_position``, walked
+    once, then run by its replay (``fuser.runtime.gpu_replay``) on the late inputs."""
     import torch
 
     from fuser.runtime import cuda_driver as drv
     from fuser.runtime.communicator import Communicator
     from fuser.runtime.gpu_evaluator import GpuEvaluator
+    from fuser.runtime.gpu_replay import Replay
     from fuser.runtime.torch_arrays import numpy_to_torch, torch_to_numpy
 
     comm = Communicator()
@@ -51,24 +55,42 @@ def run_gpu_communications(rank: int, size: int) -> list[np.ndarray]:
     with torch.cuda.stream(stream):
         inputs: list[Any] = [torch.full(tuple(h.shape), -1, dtype=h.dtype, device=device)
                              for h in host]
+    scalars = [] if replay else local[3:]
+    module = parse(all_communications(size, peers="computed" if replay else "inputs"))
+    ev = GpuEvaluator(module, _no_launch, device=rank, communicator=comm)
+    run: Any = ev.run
+    if replay:
+        with drv.use_stream(stream.cuda_stream):
+            ev.run(inputs)  # the walk, on the -1 inputs
+        program = ev.program("main")
+        run = Replay.after_walk(ev, program, inputs)
+        assert run is not None and run.communicator is comm
+    with torch.cuda.stream(stream):
         torch.cuda._sleep(200_000_000)  # ~0.1 s: the inputs are written late
         for x, h in zip(inputs, host, strict=True):
             x.copy_(h, non_blocking=True)
-    ev = GpuEvaluator(parse(all_communications(size)), _no_launch, device=rank, communicator=comm)
-    with drv.use_stream(stream.cuda_stream):  # the evaluator's stream, not torch's
-        outs = ev.run([*inputs, *local[3:]])
+    # The walk runs on the cuda_driver stream (not torch's current one); the replay of
+    # torch buffers on torch's current stream: both `stream`.
+    with drv.use_stream(stream.cuda_stream), torch.cuda.stream(stream) if replay else nullcontext():
+        outs = run([*inputs, *scalars])
     with torch.cuda.stream(stream):
         copies = [o.to("cpu") for o in outs]
     return [torch_to_numpy(c) for c in copies]
 
 
+def _replayed(rank: int, size: int) -> list[np.ndarray]:
+    return run_gpu_communications(rank, size, replay=True)
+
+
+@pytest.mark.parametrize("replay", [False, True], ids=["walk", "replay"])
 @pytest.mark.parametrize("d", [2, 4])
-def test_every_communication_on_gpus(d: int) -> None:
+def test_every_communication_on_gpus(d: int, replay: bool) -> None:
     import torch
 
     if torch.cuda.device_count() < d:
         pytest.skip(f"needs {d} GPUs, found {torch.cuda.device_count()}")
-    for rank, outs in enumerate(run_ranks(d, run_gpu_communications, backend="nccl")):
+    fn = _replayed if replay else run_gpu_communications
+    for rank, outs in enumerate(run_ranks(d, fn, backend="nccl")):
         want = expected_outputs(rank, d)
         for name, got in zip(RESULTS, outs, strict=True):
             assert got.dtype == want[name].dtype, name

@@ -93,11 +93,11 @@ def _fusion(text: str, size: int) -> Any:
     return next(op for op in module.ops if isinstance(op, F.FusionOp))
 
 
-def _full_inputs(fusion: Any) -> list[np.ndarray]:
-    """Every rank's same global inputs (one seed)."""
+def _full_inputs(fusion: Any, seed: int = 0) -> list[np.ndarray]:
+    """Every rank's same global inputs (one seed: ``7 + seed``)."""
     from tests.test_schedule_fusions import random_inputs
 
-    return random_inputs(fusion, 7)
+    return random_inputs(fusion, 7 + seed)
 
 
 def _strip(fusion: Any) -> Any:
@@ -164,8 +164,9 @@ def _rank_frontend(rank: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(y), np.tanh(x @ w1.T) @ w2.T
 
 
-def _rank_dtensors(rank: int, size: int) -> dict[str, Any]:
-    """The MLP through ``FusionDefinitionWrapper`` on DTensors (gloo, CPU)."""
+def _rank_dtensors(rank: int, size: int, device: str = "cpu") -> dict[str, Any]:
+    """The MLP through ``FusionDefinitionWrapper`` on DTensors (gloo on the CPU; NCCL
+    with ``device="cuda"``)."""
     import torch
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
@@ -173,9 +174,9 @@ def _rank_dtensors(rank: int, size: int) -> dict[str, Any]:
     from fuser.frontend.multidevice import FusionDefinitionWrapper
 
     del rank
-    mesh = init_device_mesh("cpu", (size,))
+    mesh = init_device_mesh(device, (size,))
     g = torch.Generator().manual_seed(5)
-    x, w1, w2 = (torch.randn(*s, generator=g) for s in ((8, 16), (32, 16), (16, 32)))
+    x, w1, w2 = (torch.randn(*s, generator=g).to(device) for s in ((8, 16), (32, 16), (16, 32)))
 
     def define(fd: Any) -> None:
         tx, t1, t2 = (fd.define_tensor([-1, -1]) for _ in range(3))
@@ -190,11 +191,12 @@ def _rank_dtensors(rank: int, size: int) -> dict[str, Any]:
     y2, _ = wrapper(ins)  # the compiled fusion of these placements, again
     want_h = torch.tanh(x @ w1.T)
     return {
-        "y": (y.full_tensor().numpy(), (want_h @ w2.T).numpy()),
-        "y again": (y2.full_tensor().numpy(), (want_h @ w2.T).numpy()),
-        "h": (h.full_tensor().numpy(), want_h.numpy()),
+        "y": (y.full_tensor().cpu().numpy(), (want_h @ w2.T).cpu().numpy()),
+        "y again": (y2.full_tensor().cpu().numpy(), (want_h @ w2.T).cpu().numpy()),
+        "h": (h.full_tensor().cpu().numpy(), want_h.cpu().numpy()),
         "placements": ([repr(p) for p in y.placements], [repr(p) for p in h.placements]),
         "compiled": len(wrapper._cache),
+        "local device": str(y.to_local().device),
     }
 
 
@@ -204,7 +206,7 @@ def test_dtensors_through_the_wrapper_on_two_cpu_ranks() -> None:
             got, want = out[name]
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=name)
         assert out["placements"] == (["Replicate()"], ["Shard(dim=1)"])
-        assert out["compiled"] == 1
+        assert out["compiled"] == 1 and out["local device"] == "cpu"
 
 
 @pytest.mark.parametrize(("size", "overlap"), [(2, None), (4, 2)])
