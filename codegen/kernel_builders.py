@@ -96,6 +96,44 @@ def is_half(t: Attribute) -> bool:
     return isinstance(t, Float16Type | BFloat16Type | Float8E4M3FNType | Float8E5M2Type)
 
 
+_DEFAULTS: dict[type[Operation], tuple[dict[str, Attribute], dict[str, Attribute]] | None] = {}
+
+
+def same_type_op(cls: type[Operation], *operands: SSAValue) -> Operation:
+    """``cls(*operands)`` for an op whose result has its first operand's type and
+    whose properties are its constructor's defaults (arith and math arithmetic),
+    built through ``Operation.create`` with the properties and attributes the
+    constructor gave the first one of its class: the same op at a third of the cost
+    (the lowering of a large fusion builds hundreds of thousands of them)."""
+    defaults = _DEFAULTS.get(cls, False)
+    if defaults is False:
+        op = cls(*operands)  # type: ignore[call-arg]
+        typed = len(op.results) == 1 and op.results[0].type == operands[0].type
+        _DEFAULTS[cls] = (dict(op.properties), dict(op.attributes)) if typed else None
+        return op
+    if defaults is None:
+        return cls(*operands)  # type: ignore[call-arg]
+    props, attrs = defaults
+    return cls.create(operands=operands, result_types=[operands[0].type], properties=props, attributes=attrs)
+
+
+_INDEX = IndexType()
+_INDEX_ATTRS: dict[int, IntegerAttr] = {}
+
+
+def index_constant(value: int) -> Operation:
+    """``arith.constant value : index`` (its attribute made once per value)."""
+    attr = _INDEX_ATTRS.get(value)
+    if attr is None:
+        attr = _INDEX_ATTRS[value] = IntegerAttr(value, _INDEX)
+    return arith.ConstantOp.create(properties={"value": attr}, result_types=[_INDEX])
+
+
+def constant(attr: IntegerAttr | FloatAttr) -> Operation:
+    """``arith.constant`` of ``attr`` (without the constructor's argument handling)."""
+    return arith.ConstantOp.create(properties={"value": attr}, result_types=[attr.type])
+
+
 class KernelBuilder:
     """Builds one ``kernel.func``: arguments by name, then ops at the insertion point."""
 
@@ -153,7 +191,7 @@ class KernelBuilder:
             if sym is not None:
                 return sym
         if isinstance(v, int):
-            return self.val(arith.ConstantOp(IntegerAttr(int(v), IndexType())))
+            return self.val(index_constant(int(v)))
         return v
 
     def _symbolic(self, v: SymInt) -> SSAValue | None:
@@ -199,8 +237,10 @@ class KernelBuilder:
 
     def const(self, value: float | int | bool, ty: Attribute) -> SSAValue:
         if isinstance(ty, AnyFloat):
-            return self.val(arith.ConstantOp(FloatAttr(float(value), ty)))
-        return self.val(arith.ConstantOp(IntegerAttr(int(value), ty)))
+            return self.val(constant(FloatAttr(float(value), ty)))
+        if isinstance(ty, IndexType):
+            return self.val(index_constant(int(value)))
+        return self.val(constant(IntegerAttr(int(value), ty)))
 
     def _ibin(self, cls: type[Operation], a: Value, b: Value, fold: Callable[[int, int], int],
               name: str | None, unit: int | None = None, zero: int | None = None) -> Value:
@@ -212,7 +252,7 @@ class KernelBuilder:
             return b
         if zero is not None and (a == zero or b == zero) and cls is arith.MuliOp:
             return 0
-        return self.val(cls(self.index(a), self.index(b)), name)  # type: ignore[call-arg]
+        return self.val(same_type_op(cls, self.index(a), self.index(b)), name)
 
     def add(self, a: Value, b: Value, name: str | None = None) -> Value:
         return self._ibin(arith.AddiOp, a, b, lambda x, y: x + y, name, unit=0)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
+from fuser.codegen.kernel_builders import same_type_op
 from fuser.codegen.lower import complex_ops
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType, compute_dtype
@@ -99,7 +100,7 @@ class RowReduction:
         else:
             cls = {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp,
                    "min": arith.MinSIOp}[self.kind]
-        return b.val(cls(a, v))  # type: ignore[call-arg]
+        return b.val(same_type_op(cls, a, v))
 
     def merge(self, a: list[SSAValue], b: list[SSAValue]) -> list[SSAValue]:
         """Two partial states as one (a Welford state (mean, M2, count) by Chan's

@@ -32,7 +32,7 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from fuser.codegen.kernel_builders import KernelBuilder
+from fuser.codegen.kernel_builders import KernelBuilder, constant, same_type_op
 from fuser.codegen.lower import complex_ops
 from fuser.codegen.lower.common import LoweringError
 from fuser.ir.dialects import fuser as F
@@ -76,8 +76,8 @@ class ScalarEmitter:
         if dt.is_complex:
             return complex_ops.const(self, value, dt)
         if dt.is_float:
-            return self.v(arith.ConstantOp(FloatAttr(float(value), t)))  # type: ignore[arg-type]
-        return self.v(arith.ConstantOp(IntegerAttr(int(bool(value)) if dt.is_bool else int(value), t)))
+            return self.v(constant(FloatAttr(float(value), t)))  # type: ignore[arg-type]
+        return self.v(constant(IntegerAttr(int(bool(value)) if dt.is_bool else int(value), t)))
 
     def constant(self, op: F.ConstantOp) -> SSAValue:
         """A ``fuser.constant`` in its compute type."""
@@ -204,21 +204,22 @@ class ScalarEmitter:
 
     def _float_unary(self, name: str, x: SSAValue, dt: DType) -> SSAValue:
         if name in _FLOAT_UNARY:
-            return self.v(_FLOAT_UNARY[name](x))  # type: ignore[call-arg]
+            return self.v(same_type_op(_FLOAT_UNARY[name], x))
         if name in _FLOAT_INTRINSIC_UNARY:
             return self.intrinsic(name, x)
         one = self.const(1.0, dt)
+        op = same_type_op
         if name == "neg":
-            return self.v(arith.NegfOp(x))
+            return self.v(op(arith.NegfOp, x))
         if name == "reciprocal":
-            return self.v(arith.DivfOp(one, x))
+            return self.v(op(arith.DivfOp, one, x))
         if name in ("sigmoid", "silu"):
-            sig = self.v(arith.DivfOp(one, self.v(arith.AddfOp(one, self.v(mathd.ExpOp(self.v(arith.NegfOp(x))))))))
-            return sig if name == "sigmoid" else self.v(arith.MulfOp(x, sig))
+            sig = self.v(op(arith.DivfOp, one, self.v(op(arith.AddfOp, one, self.v(op(mathd.ExpOp, self.v(op(arith.NegfOp, x))))))))
+            return sig if name == "sigmoid" else self.v(op(arith.MulfOp, x, sig))
         if name == "relu":
-            return self.v(arith.MaximumfOp(x, self.const(0.0, dt)))
+            return self.v(op(arith.MaximumfOp, x, self.const(0.0, dt)))
         if name == "frac":
-            return self.v(arith.SubfOp(x, self.v(mathd.TruncOp(x))))
+            return self.v(op(arith.SubfOp, x, self.v(op(mathd.TruncOp, x))))
         raise LoweringError(f"fuser.{name}: no float lowering")
 
     def _int_unary(self, name: str, x: SSAValue, dt: DType) -> SSAValue:
@@ -270,7 +271,7 @@ class ScalarEmitter:
                    "minimum": arith.MinSIOp, "bitwise_and": arith.AndIOp, "bitwise_or": arith.OrIOp,
                    "bitwise_xor": arith.XOrIOp}  # fmt: skip
         if name in table_i:
-            return self.v(table_i[name](a, b))
+            return self.v(same_type_op(table_i[name], a, b))
         intr = {"div": "trunc_div", "fmod": "fmod", "remainder": "remainder", "pow": "ipow",
                 "bitwise_left_shift": "shl", "bitwise_right_shift": "shr", "logical_right_shift": "lshr",
                 "gcd": "gcd"}  # fmt: skip
@@ -283,7 +284,7 @@ class ScalarEmitter:
                  "truediv": arith.DivfOp, "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp,
                  "pow": mathd.PowFOp, "atan2": mathd.Atan2Op}  # fmt: skip
         if name in table:
-            return self.v(table[name](a, b))  # type: ignore[call-arg]
+            return self.v(same_type_op(table[name], a, b))
         if name in ("fmod", "remainder", "nextafter"):
             return self.intrinsic(name, a, b)
         raise LoweringError(f"{op.name}: no floating-point lowering")
