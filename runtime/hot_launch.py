@@ -56,28 +56,33 @@ __all__ = ["HotLauncher", "build", "key_of", "takes"]
 
 _SCALAR_TYPES = (int, float, bool)
 _lock = threading.Lock()
-_tensor_type: Any = None  # torch.Tensor once ``takes`` has seen torch loaded
+_tensor_types: frozenset[type] = frozenset()
+"""``torch.Tensor`` and ``torch.nn.Parameter`` (a model's weights reach a
+``torch.compile`` partition as parameters: the same tensor, another type), once
+``takes`` has seen torch loaded; no other subclass (one may override any method)."""
 
 
 def key_of(inputs: Sequence[Any]) -> tuple:
     """The hot-cache key of ``inputs``: ``CacheEntry.gpu_key``'s (not by value) for
     torch tensors and scalars, computed without the per-input helpers."""
-    t = _tensor_type
+    t = _tensor_types
     return tuple([
-        (x.dtype, x.shape, x.stride(), x.get_device(), x.data_ptr() & 15) if type(x) is t else type(x)
+        (x.dtype, x.shape, x.stride(), x.get_device(), x.data_ptr() & 15) if type(x) in t else type(x)
         for x in inputs
     ])
 
 
 def takes(inputs: Sequence[Any]) -> bool:
     """Whether ``inputs`` are of the kinds a hot launcher takes: torch CUDA tensors
-    (``torch.Tensor`` itself, at least one) and Python ``int``/``float``/``bool``."""
-    global _tensor_type
+    (``torch.Tensor`` itself or ``torch.nn.Parameter``, at least one) and Python
+    ``int``/``float``/``bool``."""
+    global _tensor_types
     torch = sys.modules.get("torch")
     if torch is None:
         return False
-    _tensor_type = torch.Tensor
-    tensors = [type(x) is torch.Tensor and x.is_cuda for x in inputs]
+    if not _tensor_types:
+        _tensor_types = frozenset((torch.Tensor, torch.nn.Parameter))
+    tensors = [type(x) in _tensor_types and x.is_cuda for x in inputs]
     return any(tensors) and all(t or type(x) in _SCALAR_TYPES for t, x in zip(tensors, inputs, strict=True))
 
 
@@ -167,7 +172,7 @@ def build(
     torch = sys.modules.get("torch")
     if torch is None or replay.kind != "torch" or len(inputs) != replay.num_inputs or not takes(inputs):
         return None
-    tensors = [type(x) is torch.Tensor for x in inputs]
+    tensors = [type(x) in _tensor_types for x in inputs]
     if any(tensors[k] for k in replay.scalar_inputs) or not all(tensors[k] for k in replay.pointer_inputs):
         return None
     if stream is None:

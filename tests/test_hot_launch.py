@@ -275,7 +275,7 @@ def test_key_is_the_gpu_plans_key() -> None:
     pointer-alignment class and the strides are part of it."""
     from fuser.runtime.gpu_executor import fast_key
 
-    hot_launch._tensor_type = torch.Tensor
+    assert not hot_launch.takes([torch.empty(4)])  # (CPU tensors: no; it learns the tensor types)
     base = torch.empty(4096 + 8)
     x = base[:4096]
     inputs = [x, 2.0, 3, True]
@@ -285,6 +285,15 @@ def test_key_is_the_gpu_plans_key() -> None:
     assert hot_launch.key_of([misaligned]) != hot_launch.key_of([x])
     assert hot_launch.key_of([strided]) != hot_launch.key_of([base[:2048]])
     assert hot_launch.key_of([base[4:4100]]) == hot_launch.key_of([x])  # 16 bytes on: same class
+    # A model's weights (nn.Parameter) are keyed as the tensors they are; another
+    # subclass (it may override any method) is keyed by its type: never hot.
+    w = torch.nn.Parameter(torch.empty(64, 32), requires_grad=False)
+    assert hot_launch.key_of([w]) == (fast_key(w.data),)
+
+    class Other(torch.Tensor):
+        pass
+
+    assert hot_launch.key_of([x.as_subclass(Other)]) == (Other,)
 
 
 # ---- FusionDefinition.execute's dispatch ------------------------------------------------
@@ -309,7 +318,7 @@ def _fd_with_fake_launcher(monkeypatch: pytest.MonkeyPatch) -> tuple[FusionDefin
         calls.append(inputs)
         return [sentinel]
 
-    monkeypatch.setattr(hot_launch, "_tensor_type", torch.Tensor)
+    monkeypatch.setattr(hot_launch, "_tensor_types", frozenset((torch.Tensor, torch.nn.Parameter)))
     monkeypatch.setattr(execution, "_hot_key", hot_launch.key_of)
     plan = object()
     entry.hot[hot_launch.key_of([x])] = hot_launch.HotLauncher(plan, run, "")
@@ -391,7 +400,7 @@ def test_in_place_random_vector_and_value_keyed_fusions_are_not_hot(monkeypatch:
     has no GPU programs; ``takes`` made to accept CPU tensors)."""
     built: list[Any] = []
     monkeypatch.setattr(hot_launch, "takes", lambda inputs: True)
-    monkeypatch.setattr(hot_launch, "_tensor_type", torch.Tensor)
+    monkeypatch.setattr(hot_launch, "_tensor_types", frozenset((torch.Tensor, torch.nn.Parameter)))
     monkeypatch.setattr(hot_launch, "build", lambda replay, plan, inputs: built.append(plan))
     x = torch.randn(4)
 
