@@ -14,8 +14,9 @@ its *natural* sharding, the one computing it on local shards gives:
 * a sum over the sharded axis, or a ``linear``/``matmul`` contracting it, gives
   **partial sums**: each device holds the sum of its part. A partial value feeds
   only a ``fuser.reshard`` to a replicated value (an allreduce) or a sharded one (a
-  reduce-scatter): the pass inserts the allreduce before any other consumer, and
-  splits a ``linear``'s bias off (added after the allreduce, once);
+  reduce-scatter: a ``set`` of the partial sums declared sharded, or the partial
+  result itself declared so): the pass inserts the allreduce before any other
+  consumer, and splits a ``linear``'s bias off (added after the allreduce, once);
 * ``linear``'s output features are sharded when its weight's rows are (column
   parallel), its rows when its input's are.
 
@@ -138,6 +139,11 @@ class _Propagation:
         if isinstance(op, F.ReshardOp):
             self.sh[op.result] = op.dst
             return
+        if self.is_reduce_scatter(op):
+            # partial sums declared sharded through a set: one reduce-scatter (not an
+            # allreduce, then a local slice: twice the traffic)
+            self.reshard_after(op, op.results[0], self.partial, self.declared[op.results[0]])
+            return
         for i, v in enumerate(op.operands):
             if self.of(v).is_partial:
                 self.reshard_before(op, i, self.replicated)
@@ -154,6 +160,13 @@ class _Propagation:
             self.sh[r] = natural
             if want is not None and want != natural:
                 self.reshard_after(op, r, natural, want)
+
+    def is_reduce_scatter(self, op: Operation) -> bool:
+        """Whether ``op`` is a ``set`` of partial sums whose result is declared sharded."""
+        if not isinstance(op, F.UNARY_OP_CLASSES["set"]) or not isinstance(op.operands[0].type, F.TensorType):
+            return False
+        want = self.declared.get(op.results[0])
+        return want is not None and want.axis is not None and self.of(op.operands[0]).is_partial
 
     def reshard_after(self, op: Operation, r: SSAValue, natural: ShardingAttr, want: ShardingAttr) -> None:
         if want.is_partial:

@@ -7,6 +7,7 @@ single-process reference.
 * the sequence-parallel input gathered into a column-parallel linear, plain and
   overlapped (``overlap-allgather-matmul{chunks=2}``), and an output declared
   replicated (an allgather) next to a sum over the sharded rows (an allreduce);
+* a row-parallel linear whose output is declared row-sharded: one reduce-scatter;
 * the same MLP through nvFuser's frontend (``multidevice_schedule``, ``fd.execute`` on
   each rank's shards).
 
@@ -79,7 +80,20 @@ fuser.fusion @agmm(%x: !fuser.tensor<32x16xf32>, %w: !fuser.tensor<24x16xf32>) -
 }
 """
 
-CASES = {"mlp": MLP, "layer_norm": LAYER_NORM, "ag_matmul": AG_MATMUL}
+MM_RS = """
+fuser.fusion @mm_rs(%x: !fuser.tensor<8x16xf32>, %w: !fuser.tensor<12x16xf32>) -> !fuser.tensor<8x12xf32> {
+  %y = fuser.linear %x, %w : (!fuser.tensor<8x16xf32>, !fuser.tensor<12x16xf32>) -> !fuser.tensor<8x12xf32>
+  %ys = fuser.set %y : (!fuser.tensor<8x12xf32>) -> !fuser.tensor<8x12xf32>
+  iterdomain.shard %x {sharding = #iterdomain.sharding<MESH, DIDx = 1>} : !fuser.tensor<8x16xf32>
+  iterdomain.shard %w {sharding = #iterdomain.sharding<MESH, DIDx = 1>} : !fuser.tensor<12x16xf32>
+  iterdomain.shard %ys {sharding = #iterdomain.sharding<MESH, DIDx = 0>} : !fuser.tensor<8x12xf32>
+  fuser.output %ys : !fuser.tensor<8x12xf32>
+}
+"""
+"""A row-parallel linear into a sequence-parallel output: the partial sums
+reduce-scattered along the rows."""
+
+CASES = {"mlp": MLP, "layer_norm": LAYER_NORM, "ag_matmul": AG_MATMUL, "mm_rs": MM_RS}
 
 
 def _fusion(text: str, size: int) -> Any:
@@ -220,6 +234,7 @@ def test_fusions_on_cpu_ranks_equal_one_process(size: int, overlap: int | None) 
             expected = {
                 "mlp": ["hir.allreduce"],
                 "layer_norm": [],
+                "mm_rs": ["hir.reduce_scatter"],
                 "ag_matmul": sorted(
                     {"hir.allreduce", "hir.allgather"} | ({"hir.send", "hir.recv"} if overlap else set())
                 ),

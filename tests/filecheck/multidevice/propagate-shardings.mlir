@@ -92,3 +92,25 @@ fuser.fusion @plain(%x: !fuser.tensor<8xf32>) -> !fuser.tensor<8xf32> {
 // CHECK-LABEL: fuser.fusion @plain
 // CHECK-NEXT:    %y = fuser.neg %x
 // CHECK-NEXT:    fuser.output %y
+
+// -----
+
+// Row-parallel linear into a sequence-parallel output: the product's partial sums,
+// declared row-sharded through a set, become one reduce-scatter (partial -> DIDx = 0),
+// not an allreduce followed by a local slice.
+fuser.fusion @mm_rs(%x: !fuser.tensor<8x16xf32>, %w: !fuser.tensor<12x16xf32>) -> !fuser.tensor<8x12xf32> {
+  %y = fuser.linear %x, %w : (!fuser.tensor<8x16xf32>, !fuser.tensor<12x16xf32>) -> !fuser.tensor<8x12xf32>
+  %ys = fuser.set %y : (!fuser.tensor<8x12xf32>) -> !fuser.tensor<8x12xf32>
+  iterdomain.shard %x {sharding = #iterdomain.sharding<[0, 1], DIDx = 1>} : !fuser.tensor<8x16xf32>
+  iterdomain.shard %w {sharding = #iterdomain.sharding<[0, 1], DIDx = 1>} : !fuser.tensor<12x16xf32>
+  iterdomain.shard %ys {sharding = #iterdomain.sharding<[0, 1], DIDx = 0>} : !fuser.tensor<8x12xf32>
+  fuser.output %ys : !fuser.tensor<8x12xf32>
+}
+// CHECK-LABEL: fuser.fusion @mm_rs
+// CHECK-NEXT:    %y = fuser.linear %x, %w
+// CHECK-NEXT:    %ys = fuser.reshard %y {from = #iterdomain.sharding<[0, 1], partial>, to = #iterdomain.sharding<[0, 1], DIDx = 0>}
+// CHECK-NEXT:    iterdomain.shard %x {sharding = #iterdomain.sharding<[0, 1], DIDx = 1>}
+// CHECK-NEXT:    iterdomain.shard %w {sharding = #iterdomain.sharding<[0, 1], DIDx = 1>}
+// CHECK-NEXT:    iterdomain.shard %y {sharding = #iterdomain.sharding<[0, 1], partial>}
+// CHECK-NEXT:    iterdomain.shard %ys {sharding = #iterdomain.sharding<[0, 1], DIDx = 0>}
+// CHECK-NEXT:    fuser.output %ys
