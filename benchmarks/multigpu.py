@@ -11,6 +11,11 @@ full inputs, on this rank's GPU). Cases:
 * ``tp_mlp``: tensor-parallel MLP, ``linear(gelu(linear(x, w1, b1)), w2, b2)``, w1/b1
   column-sharded, w2 row-sharded (an allreduce of the partial sums), bf16.
 * ``sp_layer_norm``: sequence-parallel layer norm (rows sharded; no communication).
+* ``mm_rs``: a row-parallel linear (``x`` and ``w`` sharded on the contracted axis)
+  whose output is sequence-parallel (rows sharded): the GEMM, then a reduce-scatter of
+  the partial sums, against ``overlap-matmul-reduce-scatter``'s ring (each chunk's
+  partial sums sent on while the next chunk is multiplied), and torch's ``mm`` +
+  ``reduce_scatter_tensor``.
 * ``ag_matmul``: sequence-parallel input gathered into a column-parallel linear
   (``x`` rows sharded, ``w`` rows sharded): gather then multiply, and the overlapped
   stream loops (``overlap-allgather-matmul{chunks=c}``) for several ``c``, at two
@@ -97,7 +102,23 @@ def definitions(d: int) -> dict[str, Any]:
             self.sched.parallelize(self.x, 0, ParallelType.mesh_x)
             self.sched.parallelize(self.w, 0, ParallelType.mesh_x)
 
-    return {"tp_mlp": TpMlp, "sp_layer_norm": SpLayerNorm, "ag_matmul": AgMatmul}
+    class MatmulRs(FusionDefinition):
+        def definition(self) -> None:
+            self.x = self.define_tensor([-1, -1], contiguity=[True, True], dtype=bf16)
+            self.w = self.define_tensor([-1, -1], contiguity=[True, True], dtype=bf16)
+            self.y = self.ops.set(self.ops.linear(self.x, self.w))
+            self.add_output(self.y)
+
+        def multidevice_schedule(self) -> None:
+            mesh = DeviceMesh(range(d))
+            for t in (self.x, self.w, self.y):
+                self.sched._set_device_mesh(t, mesh)
+            for t in (self.x, self.w):  # the contracted axis sharded: partial sums
+                self.sched.split(t, 1, d, False)
+                self.sched.parallelize(t, 1, ParallelType.mesh_x)
+            self.sched.parallelize(self.y, 0, ParallelType.mesh_x)  # rows: a reduce-scatter
+
+    return {"tp_mlp": TpMlp, "sp_layer_norm": SpLayerNorm, "ag_matmul": AgMatmul, "mm_rs": MatmulRs}
 
 
 def _time(fn: Any, runs: int) -> float:
@@ -177,6 +198,15 @@ def main() -> int:
             check(name, md, [x, w], {"shape": shape})
         rows += _torch_anchors(x, w, base, rank, d, shape)
         del x, w
+    rs = build(defs["mm_rs"]())
+    for mm, k, n in shapes:
+        x, w = randn(mm, k), randn(n, k, scale=k**-0.5)
+        shape = f"x {mm}x{k}, w {n}x{k}"
+        for chunks in (None, 1):
+            md = MultiDeviceFusion(rs.fusion, overlap_chunks=chunks)
+            check("mm_rs" if chunks is None else "mm_rs_overlap", md, [x, w], {"shape": shape})
+        rows += _torch_rs_anchor(x, w, rs, rank, d, shape)
+        del x, w
     if rank == 0:
         for r in rows:
             print(json.dumps(r), flush=True)
@@ -228,6 +258,26 @@ def _torch_anchors(x: Any, w: Any, base: Any, rank: int, d: int, shape: str) -> 
         {"case": "ag_matmul_torch", "devices": d, "torch_us": _time(plain, 20), "shape": shape},
         {"case": "ag_matmul_torch_overlap", "devices": d, "torch_us": _time(overlapped, 20), "shape": shape},
     ]
+
+
+def _torch_rs_anchor(x: Any, w: Any, rs: Any, rank: int, d: int, shape: str) -> list[dict[str, Any]]:
+    """torch on the same shards: ``mm`` of the local slices, then
+    ``reduce_scatter_tensor`` of the partial sums."""
+    import torch
+    import torch.distributed as dist
+
+    from fuser.runtime.multidevice import shard_array
+
+    xl = shard_array(x, rs.input_shardings[0], rank)
+    wl = shard_array(w, rs.input_shardings[1], rank)
+    partial = torch.empty(x.shape[0], w.shape[0], device="cuda", dtype=x.dtype)
+    out = torch.empty(x.shape[0] // d, w.shape[0], device="cuda", dtype=x.dtype)
+
+    def plain() -> None:
+        torch.mm(xl, wl.t(), out=partial)
+        dist.reduce_scatter_tensor(out, partial)
+
+    return [{"case": "mm_rs_torch", "devices": d, "torch_us": _time(plain, 20), "shape": shape}]
 
 
 def _single_gpu(md: Any, full: list[Any]) -> list[Any]:

@@ -72,10 +72,10 @@ from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.ir.shapes import DYN
 
-__all__ = ["OverlapAllgatherMatmul"]
+__all__ = ["OverlapAllgatherMatmul", "chunk_fusion", "product_of_rows"]
 
 
-def _product_of_rows(fusion: F.FusionOp, p: int) -> bool:
+def product_of_rows(fusion: F.FusionOp, p: int) -> bool:
     """Whether ``fusion`` is one ``linear``/``matmul`` whose first operand is input
     ``p`` (and no other operand is) and whose result rows are that operand's rows
     (axis 0 kept: rank >= 2)."""
@@ -100,7 +100,7 @@ def _with_rows(t: F.TensorType, rows: int) -> F.TensorType:
     return F.TensorType([rows, *t.get_shape()[1:]], t.element_type)
 
 
-def _chunk_fusion(fusion: F.FusionOp, p: int, rows: int) -> F.FusionOp:
+def chunk_fusion(fusion: F.FusionOp, p: int, rows: int) -> F.FusionOp:
     """``fusion`` (a product of the rows of input ``p``) on ``rows`` rows."""
     chunk = fusion.clone()
     chunk.sym_name = type(chunk.sym_name)(f"{fusion.sym_name.data}_chunk{rows}")
@@ -147,7 +147,7 @@ class OverlapPattern(RewritePattern):
             return
         p = list(launch.args).index(buf)
         fusion = launch.callee_fusion()
-        if fusion is None or len(launch.outs) != 1 or not _product_of_rows(fusion, p):
+        if fusion is None or len(launch.outs) != 1 or not product_of_rows(fusion, p):
             return
         out = launch.outs[0]
         to = out.type
@@ -158,7 +158,7 @@ class OverlapPattern(RewritePattern):
         c = m // s
         module = fusion.parent_op()
         assert isinstance(module, ModuleOp)
-        chunk = _chunk_fusion(fusion, p, c)
+        chunk = chunk_fusion(fusion, p, c)
         module.body.block.insert_op_after(chunk, fusion)
 
         x3 = H.ReshapeOp(x, [s, c, *tx.get_shape()[1:]])

@@ -16,10 +16,11 @@ between CPU processes)::
 
 The pipeline: ``propagate-shardings``, ``localize-shardings`` on the fusion, then the
 driver's (``fuser.runtime.driver``) on the local fusion with ``lower-communications``
-after ``segment`` (and ``overlap-allgather-matmul`` when ``overlap_chunks`` is set)::
+after ``segment`` (and the overlap passes when ``overlap_chunks`` is set)::
 
     canonicalize, strip-bookend-views, mark-aliases, segment, lower-communications,
-    [overlap-allgather-matmul{chunks=N},] select-schedulers{debug=true}, schedule-fusions
+    [overlap-allgather-matmul{chunks=N}, overlap-matmul-reduce-scatter,]
+    select-schedulers{debug=true}, schedule-fusions
 
 On the CPU every launch runs the reference interpreter; on the GPU (torch CUDA
 inputs) the generated kernels and cuBLAS, the program on a stream of its own (after
@@ -78,8 +79,9 @@ def shard_array(x: Any, sharding: ShardingAttr, position: int) -> Any:
 @dataclass
 class MultiDeviceFusion:
     """A fusion with ``iterdomain.shard`` declarations, compiled per device (module
-    docstring). ``overlap_chunks``: run ``overlap-allgather-matmul{chunks=N}`` (None:
-    gather, then multiply)."""
+    docstring). ``overlap_chunks``: overlap communication with the GEMMs around it,
+    ``overlap-allgather-matmul{chunks=N}`` and ``overlap-matmul-reduce-scatter``
+    (None: gather, then multiply; multiply, then reduce-scatter)."""
 
     fusion: F.FusionOp
     overlap_chunks: int | None = None
@@ -125,8 +127,8 @@ class MultiDeviceFusion:
         if self.overlap_chunks is None:
             return MULTIDEVICE_PASSES
         i = MULTIDEVICE_PASSES.index("lower-communications") + 1
-        overlap = f"overlap-allgather-matmul{{chunks={self.overlap_chunks}}}"
-        return (*MULTIDEVICE_PASSES[:i], overlap, *MULTIDEVICE_PASSES[i:])
+        overlap = (f"overlap-allgather-matmul{{chunks={self.overlap_chunks}}}", "overlap-matmul-reduce-scatter")
+        return (*MULTIDEVICE_PASSES[:i], *overlap, *MULTIDEVICE_PASSES[i:])
 
     def executable(self, local_inputs: Sequence[Any]) -> Executable:
         """The compiled host program for these local inputs' shapes (cached)."""

@@ -1,5 +1,6 @@
 """Issue 17 on GPUs: the fusions of ``test_multidevice_fusions`` (tensor-parallel MLP,
-sequence-parallel layer norm, allgather + linear plain and overlapped) on 2 GPUs over
+sequence-parallel layer norm, allgather + linear and linear + reduce-scatter, plain
+and overlapped) on 2 GPUs over
 NCCL, one process per GPU, each rank's outputs equal to the slice of the single-GPU
 result (fuser's own generated kernels and cuBLAS on the full inputs). Skipped without
 two GPUs."""
@@ -35,7 +36,7 @@ def _rank(rank: int, size: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, text in CASES.items():
         fusion = _fusion(text, size)
-        for overlap in (None, 1, 2) if name == "ag_matmul" else (None,):
+        for overlap in {"ag_matmul": (None, 1, 2), "mm_rs": (None, 1)}.get(name, (None,)):
             md = MultiDeviceFusion(fusion, overlap_chunks=overlap)
             # The first run walks the host program; the later ones replay it
             # (gpu_replay), on other values in the same buffers' shapes.
