@@ -202,9 +202,9 @@ def main() -> int:
     for mm, k, n in shapes:
         x, w = randn(mm, k), randn(n, k, scale=k**-0.5)
         shape = f"x {mm}x{k}, w {n}x{k}"
-        for chunks in (None, 1):
-            md = MultiDeviceFusion(rs.fusion, overlap_chunks=chunks)
-            check("mm_rs" if chunks is None else "mm_rs_overlap", md, [x, w], {"shape": shape})
+        for ring in (False, True):
+            md = MultiDeviceFusion(rs.fusion, overlap_reduce_scatter=ring)
+            check("mm_rs_overlap" if ring else "mm_rs", md, [x, w], {"shape": shape})
         rows += _torch_rs_anchor(x, w, rs, rank, d, shape)
         del x, w
     if rank == 0:

@@ -16,10 +16,10 @@ between CPU processes)::
 
 The pipeline: ``propagate-shardings``, ``localize-shardings`` on the fusion, then the
 driver's (``fuser.runtime.driver``) on the local fusion with ``lower-communications``
-after ``segment`` (and the overlap passes when ``overlap_chunks`` is set)::
+after ``segment`` (and the overlap passes when asked for)::
 
     canonicalize, strip-bookend-views, mark-aliases, segment, lower-communications,
-    [overlap-allgather-matmul{chunks=N}, overlap-matmul-reduce-scatter,]
+    [overlap-allgather-matmul{chunks=N},] [overlap-matmul-reduce-scatter,]
     select-schedulers{debug=true}, schedule-fusions
 
 On the CPU every launch runs the reference interpreter; on the GPU (torch CUDA
@@ -79,12 +79,14 @@ def shard_array(x: Any, sharding: ShardingAttr, position: int) -> Any:
 @dataclass
 class MultiDeviceFusion:
     """A fusion with ``iterdomain.shard`` declarations, compiled per device (module
-    docstring). ``overlap_chunks``: overlap communication with the GEMMs around it,
-    ``overlap-allgather-matmul{chunks=N}`` and ``overlap-matmul-reduce-scatter``
-    (None: gather, then multiply; multiply, then reduce-scatter)."""
+    docstring). ``overlap_chunks``: run ``overlap-allgather-matmul{chunks=N}`` (None:
+    gather, then multiply). ``overlap_reduce_scatter``: run
+    ``overlap-matmul-reduce-scatter`` (off by default: on 2 H100s its ring is slower
+    than multiplying, then reduce-scattering; ``benchmarks/RESULTS.md``)."""
 
     fusion: F.FusionOp
     overlap_chunks: int | None = None
+    overlap_reduce_scatter: bool = False
     _local: F.FusionOp | None = field(default=None, init=False, repr=False)
     _compiled: dict[Signature, Executable] = field(default_factory=dict, init=False, repr=False)
     _gpu: dict[tuple[Any, ...], Any] = field(default_factory=dict, init=False, repr=False)
@@ -124,10 +126,12 @@ class MultiDeviceFusion:
 
     @property
     def passes(self) -> tuple[str, ...]:
-        if self.overlap_chunks is None:
-            return MULTIDEVICE_PASSES
+        overlap: list[str] = []
+        if self.overlap_chunks is not None:
+            overlap.append(f"overlap-allgather-matmul{{chunks={self.overlap_chunks}}}")
+        if self.overlap_reduce_scatter:
+            overlap.append("overlap-matmul-reduce-scatter")
         i = MULTIDEVICE_PASSES.index("lower-communications") + 1
-        overlap = (f"overlap-allgather-matmul{{chunks={self.overlap_chunks}}}", "overlap-matmul-reduce-scatter")
         return (*MULTIDEVICE_PASSES[:i], *overlap, *MULTIDEVICE_PASSES[i:])
 
     def executable(self, local_inputs: Sequence[Any]) -> Executable:

@@ -37,7 +37,10 @@ def _rank(rank: int, size: int) -> dict[str, Any]:
     for name, text in CASES.items():
         fusion = _fusion(text, size)
         for overlap in {"ag_matmul": (None, 1, 2), "mm_rs": (None, 1)}.get(name, (None,)):
-            md = MultiDeviceFusion(fusion, overlap_chunks=overlap)
+            md = MultiDeviceFusion(
+                fusion, overlap_chunks=overlap if name == "ag_matmul" else None,
+                overlap_reduce_scatter=name == "mm_rs" and overlap is not None,
+            )
             # The first run walks the host program; the later ones replay it
             # (gpu_replay), on other values in the same buffers' shapes.
             for run, seed in enumerate((0, 1, 2)):

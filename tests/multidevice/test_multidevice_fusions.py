@@ -137,7 +137,10 @@ def _rank_fusions(rank: int, size: int, overlap: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, text in CASES.items():
         fusion = _fusion(text, size)
-        md = MultiDeviceFusion(fusion, overlap_chunks=overlap if name in ("ag_matmul", "mm_rs") else None)
+        md = MultiDeviceFusion(
+            fusion, overlap_chunks=overlap if name == "ag_matmul" else None,
+            overlap_reduce_scatter=name == "mm_rs" and overlap is not None,
+        )
         full = _full_inputs(fusion)
         got = md.run(md.shard_inputs(full, rank), comm)
         want = [shard_array(w, s, rank) for w, s in zip(run_fusion(_strip(fusion), full), md.output_shardings, strict=True)]
