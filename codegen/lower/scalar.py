@@ -66,6 +66,9 @@ class ScalarEmitter:
 
     def __init__(self, b: KernelBuilder) -> None:
         self.b = b
+        self._dtypes: dict[Operation, tuple[DType, list[DType]]] = {}
+        """Per fuser op emitted, its result's and operands' dtypes (a fusion op is
+        emitted once per element a thread computes: read once)."""
 
     # ---- helpers --------------------------------------------------------------------
     def v(self, op: Operation) -> SSAValue:
@@ -131,8 +134,10 @@ class ScalarEmitter:
     # ---- ops ------------------------------------------------------------------------
     def emit(self, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
         """The value of elementwise ``op`` given its operands (in their compute types)."""
-        out_dt = F.dtype_of(op.results[0].type)
-        in_dts = [F.dtype_of(o.type) for o in op.operands]
+        dtypes = self._dtypes.get(op)
+        if dtypes is None:
+            dtypes = self._dtypes[op] = (F.dtype_of(op.results[0].type), [F.dtype_of(o.type) for o in op.operands])
+        out_dt, in_dts = dtypes
         if isinstance(op, F.CastOp):
             return self.convert(args[0], in_dts[0], out_dt)
         if isinstance(op, F.UnaryOp):
