@@ -179,6 +179,8 @@ class FuserPartition:
 def _same_strides(t: Any, want: Sequence[int]) -> bool:
     """Whether ``t`` is laid out as ``want`` says (axes of extent 1 aside), or ``want``
     is no layout a new buffer can have (an expanded view: a zero stride, overlap)."""
+    if t.stride() == want:  # the common case, first: every partition output, every call
+        return True
     if all(e <= 1 or s == w for e, s, w in zip(t.shape, t.stride(), want, strict=True)):
         return True
     return not _dense(t.shape, want)

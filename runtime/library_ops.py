@@ -85,6 +85,7 @@ class LibraryCall:
             if not isinstance(v, BlockArgument):  # the matmul scheduler's check
                 raise ValueError(f"@{fusion.sym_name.data}: an operand of {op.name} is not a segment input")
             self.operand_inputs.append(v.index)
+        self._matmul = isinstance(op, F.MatmulOp)
         self.torch = _torch()
         if self.torch is None:
             raise RuntimeError(f"{op.name} runs through cuBLAS in torch, and torch is not installed")
@@ -97,7 +98,7 @@ class LibraryCall:
         torch = self.torch
         ts = [torch_view(x) for x in operands]
         o = torch_view(out)
-        device = o.device.index or 0
+        device = max(o.get_device(), 0)  # (an int: no torch.device built per call)
         if ga.current_stream("torch", device) == stream and torch.cuda.current_device() == device:
             self._run(ts, o)  # already torch's current stream: no stream switch
             return
@@ -105,7 +106,7 @@ class LibraryCall:
             self._run(ts, o)
 
     def _run(self, ts: list[Any], out: Any) -> None:
-        if isinstance(self.op, F.MatmulOp):
+        if self._matmul:
             _matmul(self.torch, ts[0], ts[1], out)
         else:
             _linear(self.torch, ts[0], ts[1], ts[2] if len(ts) > 2 else None, out)
