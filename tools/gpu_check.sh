@@ -49,7 +49,11 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     --target "$SITE" .whl/*.whl || { echo "wheel install failed"; exit 2; }
 fi
 # Hugging Face transformers and its dependencies (.whl/tf, numpy and typing-extensions
-# left out: the machine's own) for the torch.compile backend's model tests.
+# left out: the machine's own) for the torch.compile backend's model tests. The device
+# runs Python 3.12: binary wheels must be cp312 builds, downloaded with
+#   pip download -d .whl/tf --no-deps --python-version 3.12 --only-binary=:all: \
+#     --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 <pkg==version ...>
+# (a plain `pip download` on a 3.11 machine fetches cp311 ones, and this install fails).
 if compgen -G ".whl/tf/*.whl" >/dev/null; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target "$SITE" .whl/tf/*.whl || { echo "transformers wheel install failed"; exit 2; }
