@@ -121,7 +121,7 @@ _INDEX = IndexType()
 _INDEX_ATTRS: dict[int, IntegerAttr] = {}
 
 
-def index_constant(value: int) -> Operation:
+def index_constant(value: int) -> arith.ConstantOp:
     """``arith.constant value : index`` (its attribute made once per value)."""
     attr = _INDEX_ATTRS.get(value)
     if attr is None:
@@ -129,7 +129,7 @@ def index_constant(value: int) -> Operation:
     return arith.ConstantOp.create(properties={"value": attr}, result_types=[_INDEX])
 
 
-def constant(attr: IntegerAttr | FloatAttr) -> Operation:
+def constant(attr: IntegerAttr | FloatAttr) -> arith.ConstantOp:
     """``arith.constant`` of ``attr`` (without the constructor's argument handling)."""
     return arith.ConstantOp.create(properties={"value": attr}, result_types=[attr.type])
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -68,6 +68,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
+from fuser.codegen.kernel_builders import index_constant
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.ir.shapes import DYN
@@ -116,10 +117,6 @@ def chunk_fusion(fusion: F.FusionOp, p: int, rows: int) -> F.FusionOp:
     return chunk
 
 
-def _index(v: int) -> arith.ConstantOp:
-    return arith.ConstantOp(IntegerAttr(v, IndexType()))
-
-
 @dataclass
 class OverlapPattern(RewritePattern):
     """``hir.allgather`` (rows) feeding a product's launch -> a stream loop."""
@@ -166,7 +163,7 @@ class OverlapPattern(RewritePattern):
         o3 = H.ReshapeOp(out, [d * s, c, *to.get_shape()[1:]])
         me = H.MeshPositionOp(op.mesh)
         s0 = H.GetCurrentStreamOp()
-        zero, one, cs, cd, cn = _index(0), _index(1), _index(s), _index(d), _index(d * s)
+        zero, one, cs, cd, cn = index_constant(0), index_constant(1), index_constant(s), index_constant(d), index_constant(d * s)
         ms = arith.MuliOp(me.result, cs.result)  # the first row chunk of this device
         setup: list[Operation] = [x3, g3, o3, me, s0, zero, one, cs, cd, cn, ms]
 

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -66,16 +66,13 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from fuser.codegen.kernel_builders import index_constant
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.ir.shapes import DYN
 from fuser.passes.overlap_allgather_matmul import chunk_fusion, product_of_rows
 
 __all__ = ["OverlapMatmulReduceScatter"]
-
-
-def _index(v: int) -> arith.ConstantOp:
-    return arith.ConstantOp(IntegerAttr(v, IndexType()))
 
 
 def _sum_fusion(name: str, t: F.TensorType) -> F.FusionOp:
@@ -137,7 +134,7 @@ class OverlapPattern(RewritePattern):
         x3 = H.ReshapeOp(x, [d, c, *tx.get_shape()[1:]])
         me = H.MeshPositionOp(op.mesh)
         s0 = H.GetCurrentStreamOp()
-        zero, one, cd, last = _index(0), _index(1), _index(d), _index(d - 1)
+        zero, one, cd, last = index_constant(0), index_constant(1), index_constant(d), index_constant(d - 1)
         ring = H.StreamForIndexOp(zero.result)
         nxt = arith.AddiOp(me.result, one.result)
         to_next = arith.RemSIOp(nxt.result, cd.result)  # send to position p + 1
@@ -149,7 +146,7 @@ class OverlapPattern(RewritePattern):
         frees: list[SSAValue] = []
         for k in range(d):
             # Step k multiplies chunk (p - k - 1) mod d = (p + d - k - 1) mod d.
-            shift = _index(d - k - 1)
+            shift = index_constant(d - k - 1)
             up = arith.AddiOp(me.result, shift.result)
             which = arith.RemSIOp(up.result, cd.result)
             xs = H.AliasSelectOp(x3.result, 0, which.result)

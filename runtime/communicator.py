@@ -271,11 +271,8 @@ class Communicator:
         """Where the work of one method is queued: on ``stream`` for CUDA tensors."""
         if stream is None or device.type != "cuda":
             return nullcontext()
-        current = torch.cuda.current_device()
-        index = device.index if device.index is not None else current
-        if current == index and ga.current_stream("torch", index) == stream:
-            return nullcontext()  # torch's current stream already: its own stream object
-        return torch.cuda.stream(ga.torch_stream(stream, index))
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return ga.on_torch_stream(stream, index)
 
     @staticmethod
     def _finish(work: Any) -> None:

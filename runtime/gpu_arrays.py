@@ -21,6 +21,7 @@ import math
 import sys
 import weakref
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -445,7 +446,7 @@ def output_kind(infos: Sequence[ArrayInfo]) -> str:
 __all__ = [
     "ArrayError", "ArrayInfo", "DeviceArray", "array_info", "contiguous_strides", "data_ptr",
     "current_stream", "dlpack_info", "empty", "is_gpu_array", "output_kind", "torch_dtype",
-    "torch_stream", "view_strides",
+    "on_torch_stream", "torch_stream", "view_strides",
 ]
 
 
@@ -482,4 +483,14 @@ def torch_stream(handle: int, device: int) -> Any:
         s = torch.cuda.default_stream(device) if handle == 0 else torch.cuda.ExternalStream(handle, device=device)
         _torch_streams[(handle, device)] = s
     return s
+
+
+def on_torch_stream(handle: int, device: int) -> AbstractContextManager[Any]:
+    """A context in which torch's current stream is the raw stream ``handle`` on
+    ``device`` (a null context when it already is: no stream switch)."""
+    import torch
+
+    if torch.cuda.current_device() == device and current_stream("torch", device) == handle:
+        return nullcontext()
+    return torch.cuda.stream(torch_stream(handle, device))
 

@@ -82,7 +82,7 @@ from fuser.runtime import cuda_driver as drv
 from fuser.runtime import gpu_arrays as ga
 from fuser.runtime.compile_fusion import CompiledSegment, run_compiled
 from fuser.runtime.library_ops import LibraryCall
-from fuser.runtime.program_walker import HOST_ARITH, HostIrError, stride_order_of
+from fuser.runtime.program_walker import HOST_ARITH, HostIrError, p2p_run, stride_order_of
 
 if TYPE_CHECKING:
     from fuser.runtime.gpu_evaluator import GpuEvaluator
@@ -186,9 +186,10 @@ class Replay:
         programs that communicate, the ``communicator`` they run with. None when the
         program is not replayable."""
         try:
-            builder = _Builder(program, input_places, launched, view_hook, kind, device, library or {})
-            builder.pool, builder.num_streams, builder.communicator = pool, num_streams, communicator
-            return builder.build()
+            return _Builder(
+                program, input_places, launched, view_hook, kind, device, library or {}, pool, num_streams,
+                communicator,
+            ).build()
         except (_NotReplayable, HostIrError):
             return None
 
@@ -336,6 +337,9 @@ class _Builder:
         kind: str,
         device: int,
         library: Mapping[str, LibraryCall | None],
+        pool: Callable[[int], int] | None,
+        num_streams: int,
+        communicator: Any,
     ) -> None:
         self.program = program
         self.launched = launched
@@ -356,9 +360,9 @@ class _Builder:
         self.buffers: dict[int, tuple[tuple[int, ...], tuple[int, ...], DType]] = {}
         self.steps: list[list[Any]] = []
         # Stream programs and communications (the module docstring).
-        self.pool: Callable[[int], int] | None = None
-        self.num_streams = 1
-        self.communicator: Any = None
+        self.pool = pool
+        self.num_streams = num_streams
+        self.communicator = communicator
         self.ints: dict[SSAValue, int] = {}
         self.streams: dict[SSAValue, int] = {}
         self.current = 0
@@ -497,9 +501,10 @@ class _Builder:
             self.ints[op.result] = int(op.value.value.data)
         elif op.name in HOST_ARITH:
             a, b = (self.int_of(v) for v in op.operands)
-            if b == 0 and op.name not in ("arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi"):
-                raise _NotReplayable  # the walk reports the division by zero
-            self.ints[op.results[0]] = HOST_ARITH[op.name](a, b)
+            try:
+                self.ints[op.results[0]] = HOST_ARITH[op.name](a, b)
+            except ZeroDivisionError:
+                raise _NotReplayable from None  # the walk reports the division by zero
         elif isinstance(op, arith.IndexCastOp):
             self.ints[op.result] = self.int_of(op.input)
         elif isinstance(op, F.SizeOp):
@@ -571,9 +576,7 @@ class _Builder:
         if comm is None or self.kind != "torch":
             raise _NotReplayable  # the walk reports what is missing
         if isinstance(op, H.SendOp | H.RecvOp):
-            run: list[H.SendOp | H.RecvOp] = [op]
-            while isinstance(run[-1].next_op, H.SendOp | H.RecvOp):
-                run.append(run[-1].next_op)  # type: ignore[arg-type]
+            run = p2p_run(op)  # posted together, as the walk posts them
             self.posted.update(run[1:])
             sends = [o for o in run if isinstance(o, H.SendOp)]
             recvs = [o for o in run if isinstance(o, H.RecvOp)]
@@ -739,12 +742,7 @@ def _copy(dst: Any, src: Any, stream: int | None, device: int) -> None:
 
 def _on_stream(stream: int, device: int, fn: Callable[[], Any]) -> None:
     """``fn()`` with torch's current stream ``stream`` (on ``device``)."""
-    if ga.current_stream("torch", device) == stream:
-        fn()
-        return
-    import torch
-
-    with torch.cuda.stream(ga.torch_stream(stream, device)):
+    with ga.on_torch_stream(stream, device):
         fn()
 
 

@@ -53,7 +53,7 @@ from fuser.ir.shapes import DYN, normalize_dim
 if TYPE_CHECKING:
     from fuser.runtime.communicator import Communicator
 
-__all__ = ["HOST_ARITH", "HostIrError", "HostProgramWalker"]
+__all__ = ["HOST_ARITH", "HostIrError", "HostProgramWalker", "p2p_run"]
 
 
 def stride_order_of(t: F.TensorType) -> tuple[int, ...] | None:
@@ -87,6 +87,17 @@ HOST_ARITH: dict[str, Callable[[int, int], int]] = {
 }
 """The host integer ops of a program and what they compute (C's truncating ``divsi``
 and ``remsi``); the walkers and the replay's build evaluate them the same way."""
+
+
+def p2p_run(op: H.SendOp | H.RecvOp) -> list[H.SendOp | H.RecvOp]:
+    """``op`` and the ``hir.send``/``hir.recv`` ops right after it in its block: the
+    transfers posted together (one NCCL group)."""
+    run: list[H.SendOp | H.RecvOp] = [op]
+    nxt = op.next_op
+    while isinstance(nxt, H.SendOp | H.RecvOp):
+        run.append(nxt)
+        nxt = nxt.next_op
+    return run
 
 
 class HostProgramWalker(ABC):
@@ -431,15 +442,6 @@ class HostProgramWalker(ABC):
             )
         return p
 
-    def _p2p_run(self, op: H.SendOp | H.RecvOp) -> list[H.SendOp | H.RecvOp]:
-        """``op`` and the ``hir.send``/``hir.recv`` ops right after it in its block."""
-        run: list[H.SendOp | H.RecvOp] = [op]
-        nxt = op.next_op
-        while isinstance(nxt, H.SendOp | H.RecvOp):
-            run.append(nxt)
-            nxt = nxt.next_op
-        return run
-
     def _communicate(self, op: H.CommunicationOp) -> None:
         """Runs the communication ``op`` with ``self.communicator``."""
         if op in self._posted:  # posted with the hir.send/hir.recv before it
@@ -448,7 +450,7 @@ class HostProgramWalker(ABC):
         comm = self._require_communicator(op)
         stream = self._communication_stream()
         if isinstance(op, H.SendOp | H.RecvOp):
-            run = self._p2p_run(op)
+            run = p2p_run(op)
             sends: list[tuple[Any, int]] = []
             recvs: list[tuple[Any, int]] = []
             for o in run:
