@@ -339,7 +339,12 @@ def logical_classes(dmap: DomainMap, v: SSAValue) -> list[Axis]:
 
 
 def alignment(
-    dmap: DomainMap, ref: SSAValue, v: SSAValue, identity_only: bool, by_extent: bool = False
+    dmap: DomainMap,
+    ref: SSAValue,
+    v: SSAValue,
+    identity_only: bool,
+    by_extent: bool = False,
+    reduce_iterations: bool = False,
 ) -> list[int] | None:
     """The permutation taking ``v``'s logical ids to the reference's axis order (new
     position k = old ``perm[k]``), or None when ``v`` does not line up: each
@@ -349,7 +354,9 @@ def alignment(
     static extents are equal (an axis met only through a broadcast of the reduced
     axis, as seed 000's ``add(y, broadcast(sum(x)))``: nvFuser's permissive map). A
     schedule is only a schedule: indices always come from the tensor's own loop
-    domain, so a loose match costs speed, never correctness."""
+    domain, so a loose match costs speed, never correctness. With
+    ``reduce_iterations``, a reduction id of ``v`` may also line up with an iteration
+    id of the reference (a column sum on the rows' loops of a row normalization)."""
     ref_types = logical_domain_types(ref)
     v_types = logical_domain_types(v)
     if len(v_types) != len(ref_types):
@@ -380,7 +387,7 @@ def alignment(
     for k, i in enumerate(out):
         red_v = v_types[i].iter_type == IterType.reduction  # type: ignore[attr-defined]
         red_r = ref_types[k].iter_type == IterType.reduction  # type: ignore[attr-defined]
-        if red_v and not red_r:
+        if red_v and not red_r and not reduce_iterations:
             return None
     return out
 
@@ -1126,6 +1133,9 @@ class _FusionScheduler:
             (inner_reds if axis is None or axis in reduction_dims(r) else outer_reds).append(r)
         if not inner_reds or not outer_reds:
             raise self.fail("an inner_outer_persistent schedule needs inner and outer reductions")
+        if p.single_kernel:
+            self._inner_outer_single_kernel(inner_reds, outer_reds)
+            return
         # The column half: its reductions as the cols_kind schedules them (nothing
         # else of the fusion is in its loop nest).
         self.kind = p.cols_kind
@@ -1145,6 +1155,39 @@ class _FusionScheduler:
         rows = [v for v in returned_outputs(self.fusion) if not ancestors([v]) & outer]
         if places_persistent(p.rows_kind, p.rows):
             self.place_persistent(inner_reds, rows)
+        self.kind = "inner_outer_persistent"
+
+    def _inner_outer_single_kernel(self, inner_reds: list[Operation], outer_reds: list[Operation]) -> None:
+        """One loop nest for the whole fusion (``single_kernel``): the row reductions
+        and every tensor as the inner persistent kind schedules them with ``inner`` on
+        a persistent grid (``[BIDx, rows, TIDy | batch, TIDx, vec]``: each block loops
+        over its rows), placed at the rows' loop; the column reductions replay the
+        same transforms (their rows are the reduced ids, so ``BIDx``, the row loop and
+        ``TIDy`` reduce) and are placed at the same loop: folded across its
+        iterations."""
+        p: InnerOuterParams = self.params
+        self.kind = "inner_persistent"
+        ref, steps = self._schedule_reductions(inner_reds, p.inner, persistent_grid=True)
+        outer = [op.results[0] for op in outer_reds]
+        for v in outer:
+            perm = alignment(self.dmap, ref, v, identity_only=True, reduce_iterations=True)
+            if perm is not None:
+                self.take(v, perm, steps)
+        missing = [v for v in outer if v not in self.done]
+        if missing:
+            raise self.fail(
+                f"the column reduction {missing[0].name_hint or missing[0]} does not line up with the row "
+                "reductions' loop nest; a single-kernel inner-outer schedule replays one nest on both"
+            )
+        outer_set = {r for op in outer_reds for r in op.results}
+        rows = [v for v in returned_outputs(self.fusion) if not ancestors([v]) & outer_set]
+        self.place_persistent(inner_reds, [*rows, *outer])
+        loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
+        q = loops[inner_reds[0].results[0]].compute_at
+        if q is None:
+            raise self.fail("the row reductions could not be placed at the rows' loop")
+        for v in outer:
+            loops[v].set_compute_at(q)
         self.kind = "inner_outer_persistent"
 
     def _transpose(self) -> None:

@@ -1,24 +1,29 @@
 """The inner-outer persistent scheduler (layer-norm backward): row reductions of a
-persistent input and column reductions of the same rows in one kernel. Blocks
-stay resident (one per SM) and loop over rows; each keeps its rows' buffers in
-registers and shared memory and accumulates partial column sums in shared memory,
-which a grid reduction finishes (``inner``, ``outer_vectorization``: that one-kernel
-schedule is not lowered yet). What runs today is a kernel group per reduction loop
-nest: the heuristic also records the scheduler and parameters of the row half and of
-the column half (``rows_kind``/``rows``, ``cols_kind``/``cols``, each half's own
-heuristic), and ``schedule-fusions`` writes both loop nests from them."""
+persistent input and column reductions of the same rows in one pass over the inputs.
+
+With ``single_kernel`` (the heuristic's choice when a row's persistent buffers fit in
+registers) the row schedule ``inner`` runs on a persistent grid
+(``single_kernel_params``: two blocks an SM, each looping over its rows): each
+iteration holds its rows in registers, computes the row sums and the row outputs,
+and folds the rows into the thread's column accumulators; after the loop each block
+combines its threads' accumulators and stores one partial result per column, which a
+small finishing kernel adds up. Otherwise the fusion runs as a kernel group per
+reduction loop nest: the heuristic also records the scheduler and parameters of the
+row half and of the column half (``rows_kind``/``rows``, ``cols_kind``/``cols``, each
+half's own heuristic), and ``schedule-fusions`` writes both loop nests from them
+(the inputs are read twice)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp, ReductionOp, TensorType
 
 from .analysis.graph import reductions
 from .analysis.output_groups import half_fusion, split_by_reduction_kind
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
 from .analysis.sizes import ConcreteSizes, bind_sizes
-from .base import Reject, Scheduler, ceil_div, vector_width
+from .base import Reject, Scheduler, ceil_div, max_itemsize, tensor_io, vector_width
 from .communication import CommunicationScheduler
 from .inner_persistent import InnerPersistentScheduler
 from .matmul import MatmulScheduler
@@ -58,6 +63,20 @@ inner-outer scheduler)."""
 PARTIAL_BYTES = 4
 """Partial outer-reduction results are kept in float32."""
 
+SINGLE_KERNEL_BLOCKS_PER_SM = 2
+SINGLE_KERNEL_ROWS_PER_BLOCK = 4
+SINGLE_KERNEL_MIN_BATCH = 4
+SINGLE_KERNEL_TILE_BYTES = 32 * 1024
+"""The one-kernel schedule (``single_kernel_params``): a persistent grid of
+``SINGLE_KERNEL_BLOCKS_PER_SM`` blocks an SM, each of ``SINGLE_KERNEL_ROWS_PER_BLOCK``
+rows of threads (fewer when the tile that combines their column sums would pass
+``SINGLE_KERNEL_TILE_BYTES``), each thread holding at least
+``SINGLE_KERNEL_MIN_BATCH`` 16-byte vectors of a row. Measured on the H100
+(``benchmarks/tune.py --only layernorm_backward``, 16384 x 1024): one block an SM of
+2 x 64 threads (the inner persistent kind's choice) took 123 us f32 / 110 us bf16, a
+latency-bound loop of 63 iterations with 4 warps an SM; 2 blocks an SM of 4 x 64
+threads 79.8 / 56.4, of 4 x 32 threads 78.7 / 51.5 (the halves: 132.3 / 78.0)."""
+
 
 def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
     outer = [r for r in reductions(fusion) if not reduction_extents(r, sizes).fastest_dim]
@@ -96,6 +115,42 @@ def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> 
     """Why a half of the fusion gets no reduction scheduler (``half_selections``), or None."""
     sel = half_selections(fusion, sizes, target)
     return sel if isinstance(sel, Reject) else None
+
+
+def single_kernel_params(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> ReductionParams:
+    """The row schedule of the one-kernel inner-outer kind (see
+    ``SINGLE_KERNEL_BLOCKS_PER_SM``): 16-byte vectors of the tensors it streams (the
+    fusion's inputs and outputs at the full shape), the fewest threads on a row (a
+    power of two, at least a warp) that leave each thread
+    ``SINGLE_KERNEL_MIN_BATCH`` vectors, and a persistent grid."""
+    ext = first_extents(fusion, sizes, pick=True)
+    full = [v for v in tensor_io(fusion) if len(sizes.shape(v)) >= 2 and sizes.shape(v)[-1] == ext.reduction]
+    vec = vector_width(max_itemsize(full), [ext.inner, ext.reduction], target)
+    vecs = ceil_div(ext.reduction, vec)
+    tpr = target.warp_size
+    while tpr * 2 <= target.max_threads_per_block and ceil_div(vecs, tpr * 2) >= SINGLE_KERNEL_MIN_BATCH:
+        tpr *= 2
+    batch = ceil_div(vecs, tpr)
+    columns = sum(3 if not isinstance(r, ReductionOp) else 1 for r in reductions(fusion) if not is_fastest_dim_reduction(r))
+    rows = max(1, min(SINGLE_KERNEL_ROWS_PER_BLOCK, target.max_threads_per_block // tpr))
+    while rows > 1 and rows * tpr * batch * vec * columns * PARTIAL_BYTES > SINGLE_KERNEL_TILE_BYTES:
+        rows //= 2
+    blocks = min(SINGLE_KERNEL_BLOCKS_PER_SM * target.sm_count, ceil_div(ext.iteration, rows))
+    buf = fusion_buffer_sizes(fusion, sizes)
+    return ReductionParams(
+        fastest_dim=True,
+        vectorization=vec,
+        threads_per_row=tpr,
+        rows_per_block=rows,
+        persistent_batch=batch,
+        cross_block=tpr > target.warp_size,
+        cross_grid=True,
+        block=(tpr, rows, 1),
+        grid=(blocks, 1, 1),
+        project_to_inputs=buf.project_to_inputs,
+        use_shared_memory=False,
+        buffer_bytes_per_row=buf.bytes_per_row,
+    )
 
 
 class InnerOuterPersistentScheduler(Scheduler):
@@ -156,8 +211,9 @@ class InnerOuterPersistentScheduler(Scheduler):
         if isinstance(halves, Reject):  # can_schedule_run_time checked it
             raise ValueError(f"inner_outer_persistent heuristic: {halves.reason}")
         rows, cols = halves
+        single = register_budget(target) >= fusion_buffer_sizes(fusion, sizes).bytes_per_row
         return InnerOuterParams(
-            inner=inner,
+            inner=single_kernel_params(fusion, sizes, target) if single else inner,
             outer_vectorization=outer_vec,
             outer_threads_per_column=max(1, threads * outer_vec // max(1, ext.reduction)),
             partial_buffer_bytes=_partial_bytes(fusion, sizes),
@@ -165,4 +221,5 @@ class InnerOuterPersistentScheduler(Scheduler):
             rows=rows.params,  # type: ignore[arg-type]
             cols_kind=cols.kind,  # type: ignore[arg-type]
             cols=cols.params,  # type: ignore[arg-type]
+            single_kernel=single,
         )

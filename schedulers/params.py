@@ -116,6 +116,11 @@ class InnerOuterParams:
     cols_kind: str
     """... and the column half's (``outer_persistent`` or ``reduction``)."""
     cols: ReductionParams
+    single_kernel: bool = False
+    """One kernel over the inputs instead of the halves: ``inner`` with a persistent
+    grid of ``inner.grid`` blocks, each looping over its rows, the row sums per
+    iteration and the column sums folded across the iterations into per-block partial
+    results, which a small finishing kernel adds up."""
 
 
 @dataclass(frozen=True)

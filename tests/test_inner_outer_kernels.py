@@ -7,6 +7,8 @@ kernel cache, in ``run_segment_on_cpu``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -57,20 +59,31 @@ def test_the_scheduler_picks_inner_outer_for_enough_rows() -> None:
     assert sel.kind == "inner_outer_persistent"
 
 
-@pytest.mark.parametrize("rows,cols", [(6, 40), (9, 64)])
-def test_layer_norm_backward_matches_reference(rows: int, cols: int) -> None:
+@pytest.mark.parametrize("single_kernel", [True, False], ids=["one-kernel", "halves"])
+@pytest.mark.parametrize("rows,cols", [(6, 40), (9, 64), (300, 24)])
+def test_layer_norm_backward_matches_reference(rows: int, cols: int, single_kernel: bool) -> None:
     """Too few rows for the scheduler to pick the kind on an H100 (one row per SM): its
-    heuristic's parameters at these sizes are forced, so that the interpreter stays fast."""
+    heuristic's parameters at these sizes are forced, so that the interpreter stays fast.
+    One kernel (the default): dx stored by the persistent kernel, dw and db by the
+    finishing kernel from its per-block partial sums; 300 rows are more than the 132
+    blocks' first iteration, so blocks loop, and the last iteration is partial. The
+    halves: a kernel group per loop nest."""
     fusion = layer_norm_backward()
     xs = inputs(rows, cols)
     params = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, [x.shape for x in xs]), H100)
+    assert params.single_kernel
+    params = replace(params, single_kernel=single_kernel)
     sched = schedule_segment(fusion, Signature.of(fusion, xs), H100, ("inner_outer_persistent", params))
     ours, lowered = run_segment_on_cpu(sched, xs)
     assert lowered.scheduler == "inner_outer_persistent"
-    # A kernel group per loop nest: dx from the row kernel, dw and db from the column one.
-    stored = [{a.index for a in k.args if a.kind == "output"} for k in lowered.kernels]
-    assert set().union(*stored) == {0, 1, 2}
-    assert 0 in stored[0] and not stored[0] & {1, 2}
+    names = [k.name for k in lowered.kernels]
+    if single_kernel:
+        assert names == [names[0], f"{names[0]}_finish"]
+        assert len(lowered.scratch) == 2  # dw's and db's partial sums, one buffer each
+    else:  # a kernel group per loop nest: dx from the row kernel, dw and db from the column one
+        stored = [{a.index for a in k.args if a.kind == "output"} for k in lowered.kernels]
+        assert set().union(*stored) == {0, 1, 2}
+        assert 0 in stored[0] and not stored[0] & {1, 2}
     ref = run_fusion(fusion, [x.copy() for x in xs])
     for o, r in zip(ours, ref, strict=True):
         np.testing.assert_allclose(o, r, rtol=2e-5, atol=2e-5)

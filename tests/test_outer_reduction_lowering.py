@@ -227,35 +227,39 @@ fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, 
 }"""
 
 
-@pytest.mark.parametrize("rows", [264, 270, 400])
-def test_inner_outer_runs_as_a_kernel_group_per_loop_nest(rows: int) -> None:
-    """Layer-norm backward (the inner-outer persistent kind): the row sums and the
-    column sums have different loop nests, so the outputs are split by the nest of the
-    reductions they are computed from (``loop_nest_groups``): dx from the row kernel
-    (the row sums placed at the rows' loop, dy and x held in registers), dw and db
-    from the column kernels."""
-    from fuser.ir.dialects.iterdomain import LoopOp
+@pytest.mark.parametrize("rows", [264, 270, 1200])
+def test_inner_outer_runs_as_one_kernel_and_a_finishing_kernel(rows: int) -> None:
+    """Layer-norm backward (the inner-outer persistent kind) on a persistent grid: the
+    row sums placed at the rows' loop, dy and x held in registers, and the column sums
+    dw and db placed at the same loop, folded across its iterations (their rows are
+    reduced by the block index, the row loop and TIDy); the blocks' partial sums are
+    added up by a finishing kernel. 1200 rows are two iterations of the 264 blocks (2 an
+    SM) of 4 rows (the second partial)."""
+    from fuser.ir.dialects.iterdomain import IterType, LoopOp
 
     cols = 64
     fusion = _scheduled(LN_BWD, f"0={rows}x{cols},1={rows}x{cols},2={rows}x1,3={rows}x1,4=1x{cols}")
     assert fusion.attributes["fuser.schedule"].data["kind"].data == "inner_outer_persistent"  # type: ignore[attr-defined]
-    placed = {op.tensor.name_hint for op in fusion.body.block.ops if isinstance(op, LoopOp) and op.compute_at is not None}
-    assert {"a", "c", "dy", "x"} <= placed
+    loops = {op.tensor.name_hint: op for op in fusion.body.block.ops if isinstance(op, LoopOp)}
+    assert {n for n, op in loops.items() if op.compute_at is not None} >= {"a", "c", "dy", "x", "dw", "db"}
+    dw = [v.type for v in loops["dw"].ids]
+    assert [t.iter_type for t in dw[:3]] == [IterType.reduction] * 3  # type: ignore[attr-defined]
+    blocks = min(264, -(-rows // 4))
+    assert dw[1].extent == -(-rows // (4 * blocks))  # type: ignore[attr-defined]  # the rows' loop
     x = _inputs(fusion, rows)
     got, lowered = run_segment_on_cpu(fusion, x)
     for g, w in zip(got, run_fusion(fusion, x), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
-    names = [k.name for k in lowered.kernels]
-    assert names[0] == "ln_bwd_nest0" and names[1] == "ln_bwd_nest1"
-    outs = [{a.index for a in k.args if a.kind == "output" and a.index in (0, 1, 2)} for k in lowered.kernels]
-    assert 0 in outs[0] and not outs[0] & {1, 2}
+    assert [k.name for k in lowered.kernels] == ["ln_bwd", "ln_bwd_finish"]
+    assert lowered.kernels[0].grid[0] == blocks
 
 
 def test_a_broadcast_input_held_in_registers_is_read_at_index_0_on_every_row() -> None:
     """The weight [1, cols] scheduled by hand on the rows' loops (its broadcast row
     axis split as the rows are: [66 BIDx, 4 TIDy] over an extent-1 axis) and held in
-    registers at the rows' loop: every row's threads load row 0 of it (a broadcast id
-    is index 0), none reads zeros as an element outside the tensor."""
+    registers at the rows' loop of the one-kernel schedule ([66 BIDx, 1, 4 TIDy | ...]):
+    every row's threads load row 0 of it (a broadcast id is index 0), none reads zeros
+    as an element outside the tensor."""
     from fuser.ir.dialects.iterdomain import MemoryType
     from fuser.ir.schedule import Schedule, find_loop_op
 
@@ -264,11 +268,44 @@ def test_a_broadcast_input_held_in_registers_is_read_at_index_0_on_every_row() -
     loop = find_loop_op(fusion, w)
     assert loop is not None
     fusion.body.block.erase_op(loop)
-    s = Schedule(w).split(1, 4).split(1, 32).split(0, 4).split(0, 66, inner_split=False).merge(0, 1)
-    for axis, ptype in enumerate(("BIDx", "TIDy", "unroll", "TIDx", "vectorize")):
+    s = Schedule(w).split(1, 4).split(1, 32).split(0, 4).split(0, 66, inner_split=False)
+    for axis, ptype in ((0, "BIDx"), (2, "TIDy"), (3, "unroll"), (4, "TIDx"), (5, "vectorize")):
         s.parallelize(axis, ptype)
-    s.emit().set_compute_at(2, MemoryType.registers)
+    s.emit().set_compute_at(3, MemoryType.registers)
     x = _inputs(fusion, 2)
     got, _ = run_segment_on_cpu(fusion, x)
     for g, want in zip(got, run_fusion(fusion, x), strict=True):
         np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "order,ptypes,message",
+    [
+        # The column sum's TIDy rows moved after the position: it reduces loops on both sides.
+        ([0, 1, 3, 2, 4, 5], ((0, "BIDx"), (3, "TIDy"), (4, "TIDx"), (5, "vectorize")),
+         r"%dw reduces loop #3, after its compute-at position 3, and loops before it"),
+        # Its rows of threads bound to TIDx: the block combines them along TIDy and TIDz only.
+        ([0, 1, 2, 3, 4, 5], ((0, "BIDx"), (2, "TIDx"), (4, "TIDy"), (5, "vectorize")),
+         r"reduction loop #2 of %dw is bound to TIDx"),
+    ],
+    ids=["reduces-both-sides", "rows-on-TIDx"],
+)
+def test_a_reduction_across_the_shared_loops_is_checked(order: list[int], ptypes: tuple, message: str) -> None:
+    """A column sum placed at the rows' loop is folded across its iterations only when
+    every reduced loop is before the position and the block combines it along TIDy:
+    the lowering names the loop otherwise."""
+    from fuser.codegen.lower.common import LoweringError
+    from fuser.ir.schedule import Schedule, find_loop_op
+
+    fusion = _scheduled(LN_BWD, "0=264x64,1=264x64,2=264x1,3=264x1,4=1x64")
+    dw = next(op.results[0] for op in fusion.body.block.ops if op.results and op.results[0].name_hint == "dw")
+    loop = find_loop_op(fusion, dw)
+    assert loop is not None and loop.compute_at == 3
+    fusion.body.block.erase_op(loop)
+    s = Schedule(dw).split(1, 4).split(1, 32).split(0, 4).split(0, 66, inner_split=False)
+    s.reorder(order)
+    for axis, ptype in ptypes:
+        s.parallelize(axis, ptype)
+    s.emit().set_compute_at(3)
+    with pytest.raises(LoweringError, match=message):
+        run_segment_on_cpu(fusion, _inputs(fusion, 2))

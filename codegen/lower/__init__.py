@@ -15,7 +15,11 @@ reductions                      ``loop_nest_reduction.lower_scheduled_reduction`
                                 serial, warp, block or grid by the parallel types
                                 of the reduced ids (rFactor partials)
 reductions with different loop  ``loop_nest_groups``: a kernel group per loop nest
-nests, outputs of several nests (inner-outer persistent, a no-op's shapes)
+nests, outputs of several nests (the inner-outer persistent halves, a no-op's shapes)
+every reduction placed at the    ``lower_compute_at``: one kernel whose row sums fold
+shared loops, some reducing them per iteration and whose column sums fold across the
+                                iterations into per-block partials, then a finishing
+                                kernel (the single-kernel inner-outer persistent kind)
 ==============================  ====================================================
 
 A fusion without a written schedule is an error naming the pass that writes one
@@ -172,7 +176,10 @@ def _lower_loop_nest(
         )
 
     reductions = reductions_of(fusion, shapes)
-    groups = loop_nest_groups(fusion, reductions)
+    placed = {op.tensor for op in computed_at(fusion)}
+    groups = None if reductions and all(r.results[0] in placed for r in reductions) else (
+        loop_nest_groups(fusion, reductions)
+    )
     if groups is not None:
         # Reductions with different loop nests (inner-outer): a kernel group each.
         return by_groups(groups)

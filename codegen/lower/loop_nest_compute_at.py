@@ -48,9 +48,29 @@ The lowering reads only the IR:
   stored; the cross-thread combine runs in every thread.
 
 Reductions are sum, prod, max, min and Welford/variance (``var_mean``: mean, M2 and
-count per thread, merged across threads by Chan's formula). Not yet (diagnostics
-naming them): tensors computed at different positions, a reduction in shared memory,
-reduction loops bound to ``TIDy``/``BID``.
+count per thread, merged across threads by Chan's formula).
+
+A reduction placed at the position whose reduced ids are loops *before* it (the column
+sums of an inner-outer fusion on the rows' persistent loop) is folded across the
+iterations of the shared loops (``accumulates_across``)::
+
+    iterdomain.loop %dw [%dw_bidx, %r, %dw_tidy, %dw_unroll, %dw_tidx, %dw_vec] {compute_at = 3 : i64}
+        : !fuser.tensor<1024xf32> [!iterdomain.id<264, reduction, BIDx>, !iterdomain.id<16, reduction>,
+                                   !iterdomain.id<4, reduction, TIDy>, !iterdomain.id<4, unroll>,
+                                   !iterdomain.id<64, TIDx>, !iterdomain.id<4, vectorize>]
+
+keeps one accumulator per element a thread holds (its unrolled loops after the
+position), carried through the shared ``scf.for`` loops; each iteration folds its rows
+into them, reading the tensors held in registers (``across_stage``). After the loops
+the block combines them over ``TIDy`` (one shared tile ``[TIDy][slot][TIDx]``, one
+barrier) and stores one partial result per block and element (``BIDx`` reduces); a
+finishing kernel adds the partial results up (``store_partials``,
+``loop_nest_reduction.finish_partials_kernel``). Sibling reductions (dw and db) share
+the loop nest and the partial buffers.
+
+Not yet (diagnostics naming them): tensors computed at different positions, a
+reduction in shared memory, a row reduction's loops bound to ``TIDy``/``BID``, a
+reduction that reduces loops both before and after its position.
 """
 
 from __future__ import annotations
@@ -63,7 +83,13 @@ from typing import Any
 from xdsl.ir import Operation, SSAValue
 
 from fuser.codegen.lower.accumulators import RowReduction
-from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, LoweringError, TensorLayout
+from fuser.codegen.lower.common import (
+    LoweredFusion,
+    LoweredKernel,
+    LoweringError,
+    ScratchBuffer,
+    TensorLayout,
+)
 from fuser.codegen.lower.elementwise import Dim, Index, begin_kernel, offset_in
 from fuser.codegen.lower.loop_index import (
     BLOCK_DIMS,
@@ -85,6 +111,14 @@ from fuser.codegen.lower.loop_index import (
     store_lanes,
     tensor_name,
     vars_of,
+)
+from fuser.codegen.lower.loop_nest_reduction import (
+    SiblingAccumulators,
+    accumulator_dtypes,
+    combine_tile_slot,
+    finish_partials_kernel,
+    fold_slots,
+    stage_slots_in_shared,
 )
 from fuser.codegen.lower.shared_tile import SHARED_LIMIT, Split, places, split_at
 from fuser.ir.dialects import fuser as F
@@ -199,6 +233,7 @@ class _Lowering:
         self.order = _definition_order(fusion)
         self.staged = sorted(computed_at(fusion), key=lambda op: _defined_at(self.order, op.tensor))
         self.consumer: _Consumer | None = None
+        self.ls: dict[SSAValue, LoopStructure] = {}
 
     def error(self, msg: str) -> LoweringError:
         return LoweringError(f"{self.fname}: {msg}")
@@ -286,13 +321,24 @@ class _Lowering:
     # ---- the kernel ---------------------------------------------------------------
     def run(self) -> LoweredFusion:
         q = self.check_positions()
+        self.q = q
         staged_values = [op.tensor for op in self.staged]
+        for v in staged_values:
+            self.ls[v] = self.structure(v)
         reductions = [v for v in staged_values if isinstance(v.owner, Operation) and is_reduction(v.owner)]
+        self.across = [v for v in reductions if self.accumulates_across(v)]
+        """Reductions folded across iterations of the shared loops (an inner-outer
+        kernel's column sums): ``across_stage``, ``store_partials``."""
+        reductions = [v for v in reductions if v not in self.across]
+        self.across_outs = [j for j, v in enumerate(self.outs) if ancestors([v]) & set(self.across)]
+        """Outputs computed from them: stored by the finishing kernel."""
         self.row_outs: dict[SSAValue, SSAValue] = {}
         """Outputs of a reduction's shape (up to extent-1 axes): stored once per row
         after the stages, at the reduction's index."""
         staged_set = set(staged_values)
-        for v in self.outs:
+        for j, v in enumerate(self.outs):
+            if j in self.across_outs:
+                continue
             staged_v = v in staged_set
             rows = [r for r in reductions if r is v or (
                 not staged_v and same_elements(self.shapes[v], self.shapes[r])
@@ -304,9 +350,10 @@ class _Lowering:
                     f"output {tensor_name(v)} is computed at a loop; outputs computed at a loop are "
                     "reductions (stored by their stage) so far"
                 )
-        self.full = [v for v in self.outs if v not in self.row_outs]
-        self.ls = {v: self.structure(v) for v in [*staged_values, *self.full]}
-        self.ref = self.ls[self.full[0]] if self.full else self.ls[staged_values[-1]]
+        self.full = [v for j, v in enumerate(self.outs) if v not in self.row_outs and j not in self.across_outs]
+        for v in self.full:
+            self.ls[v] = self.structure(v)
+        self.ref = self.ls[self.full[0]] if self.full else self.ls[reductions[-1] if reductions else staged_values[-1]]
         if len(self.ref.loops) < q:
             raise self.error(f"the kernel's loop nest has {len(self.ref.loops)} loops, fewer than the compute-at position {q}")
         for v in [*staged_values, *self.full]:
@@ -319,10 +366,12 @@ class _Lowering:
                     f"that are not computed at a loop share the kernel's loop nest (#{j})"
                 )
         self.check_launch(list(self.ls.items()), q)
-        self.q = q
+        scratch = self.plan_across()
         iterations = math.prod(a.static_extent or 1 for a in self.ref.loops)
+        if self.across:
+            iterations = max(iterations, self.groups * self.n_across)
         self.b, self.ev, args, self.out_args = begin_kernel(
-            self.fusion, self.shapes, self.in_layouts, self.out_layouts, self.name, self.block, iterations  # type: ignore[arg-type]
+            self.fusion, self.shapes, self.in_layouts, self.out_layouts, self.name, self.block, iterations, scratch  # type: ignore[arg-type]
         )
         self.tiles = {op.tensor: self.plan_tile(op.tensor) for op in self.staged if op.memory == MemoryType.shared}
         size = sum(t.bytes for t in self.tiles.values())
@@ -331,36 +380,52 @@ class _Lowering:
                 f"the shared tiles of {', '.join(tensor_name(v) for v in self.tiles)} take {size} bytes, more than "
                 f"the {SHARED_LIMIT} bytes of static shared memory: compute them at a deeper loop"
             )
-        self.outer(0, {})
+        state: list[SSAValue] = []
+        if self.across:
+            self.acc = SiblingAccumulators([v.owner for v in self.across], self.ev, self.shapes)  # type: ignore[misc]
+            self.partial_bufs = list(self.b.func.args[len(self.b.func.args) - len(scratch) :])
+            self.slot_tile = self.plan_slot_tile(size)
+            state = self.acc.init() * self.n_slots
+        state = self.outer(0, {}, state)
+        if self.across:
+            self.store_partials(state)
         module = self.b.finish()
-        return LoweredFusion(scheduled_kind(self.fusion), [LoweredKernel(module, self.name, self.block, self.grid, args)])  # type: ignore[arg-type]
+        kernels = [LoweredKernel(module, self.name, self.block, self.grid, args)]  # type: ignore[arg-type]
+        if self.across:
+            kernels.append(finish_partials_kernel(
+                self.fusion, [v.owner for v in self.across], self.shapes, self.in_layouts,  # type: ignore[misc]
+                self.out_layouts, self.name, self.across_outs, self.groups, scratch,
+            ))
+        return LoweredFusion(scheduled_kind(self.fusion), kernels, scratch)
 
-    def outer(self, k: int, env: dict[str, int | SSAValue]) -> None:
-        """The shared loops ``k..q-1`` (block/thread indices or ``scf.for``)."""
+    def outer(self, k: int, env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+        """The shared loops ``k..q-1`` (block/thread indices or ``scf.for``), carrying
+        ``state`` (the accumulators of the reductions folded across them)."""
         b, ev = self.b, self.ev
         if k == self.q:
-            self.iteration(env)
-            return
+            return self.iteration(env, state)
         a = self.ref.loops[k]
         if a.parallel_type in PARALLEL_DIMS:
-            self.outer(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type)})
-        elif a.static_extent == 1:
-            self.outer(k + 1, {**env, f"i{k}": 0})
-        else:
-            def body(iv: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                self.outer(k + 1, {**env, f"i{k}": iv})
-                return []
+            return self.outer(k + 1, {**env, f"i{k}": parallel_index(b, a.parallel_type)}, state)
+        if a.static_extent == 1:
+            return self.outer(k + 1, {**env, f"i{k}": 0}, state)
 
-            b.for_(0, a.static_extent, 1, ev.in_scope(body),  # type: ignore[arg-type]
-                   unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")
+        def body(iv: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            return self.outer(k + 1, {**env, f"i{k}": iv}, carried)
 
-    def iteration(self, env: dict[str, int | SSAValue]) -> None:
+        return b.for_(0, a.static_extent, 1, ev.in_scope(body), inits=state,  # type: ignore[arg-type]
+                      unroll=a.parallel_type == ParallelType.unroll, iv_name=f"i{k}")
+
+    def iteration(self, env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
         """One iteration of the shared loops: every stage, then the outputs."""
         saved = dict(self.ev.hooks)
         for op in self.staged:
             v = op.tensor
             owner = v.owner
-            if isinstance(owner, Operation) and is_reduction(owner):
+            if v in self.across:
+                if v is self.across[0]:  # one fold for all the siblings
+                    state = self.across_stage(env, state)
+            elif isinstance(owner, Operation) and is_reduction(owner):
                 self.reduction_stage(owner, env)
             elif v in self.tiles:
                 self.shared_stage(self.tiles[v], env)
@@ -375,6 +440,7 @@ class _Lowering:
         ):
             self.b.barrier()  # the next iteration writes the tiles again: every read of this one first
         self.ev.hooks = saved
+        return state
 
     # ---- walking inner loops ------------------------------------------------------
     def lanes_loop(self, ls: LoopStructure) -> int | None:
@@ -723,10 +789,7 @@ class _Lowering:
                     for e, i in zip(envs, idx, strict=True):
                         self.reading(tensor_name(result), ls, e, axes, i)
                         items.setdefault(slot(e), []).append((ev.value(src, i), None))
-                    out = list(state)
-                    for n, chunk in items.items():
-                        out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk)
-                    return out
+                    return fold_slots(acc, state, items, width)
 
                 if pred is True:
                     state = fold()
@@ -761,6 +824,177 @@ class _Lowering:
                     "partial result is a register, indexed at compile time: unroll the loop"
                 )
         return sorted(out)
+
+    # ---- reductions across the shared loops ---------------------------------------
+    def accumulates_across(self, v: SSAValue) -> bool:
+        """Whether the reduction ``v`` reduces loops before the compute-at position
+        (folded across iterations of the shared loops): then every loop after it is an
+        iteration loop the kernel unrolls or binds to a thread, and every loop before
+        it that is not a reduction is a block or thread index."""
+        ls, q = self.ls[v], self.q
+        if not any(ls.loops[k].iter_type == IterType.reduction for k in range(q)):
+            return False
+        for k, a in enumerate(ls.loops):
+            ext = a.static_extent or 1
+            if k >= q and a.iter_type == IterType.reduction:
+                raise self.error(
+                    f"{tensor_name(v)} reduces loop #{k}, after its compute-at position {q}, and loops before it: "
+                    "a reduction computed at a loop folds either the loops after it (a row) or the shared loops "
+                    "before it (across iterations), not both"
+                )
+            if k < q and a.iter_type != IterType.reduction and a.parallel_type not in PARALLEL_DIMS and ext > 1:
+                raise self.error(
+                    f"loop #{k} of {tensor_name(v)} is a serial iteration loop before its compute-at position {q}; "
+                    "a reduction across the shared loops keeps one accumulator per result element of a thread"
+                )
+            if k < q and a.iter_type == IterType.reduction and a.parallel_type == ParallelType.TIDx:
+                raise self.error(
+                    f"reduction loop #{k} of {tensor_name(v)} is bound to TIDx; a reduction across the shared "
+                    "loops combines its threads along TIDy and TIDz"
+                )
+            if k >= q and a.parallel_type not in PARALLEL_DIMS and a.parallel_type not in UNROLLED and ext > 1 and not (
+                k == len(ls.loops) - 1 and ext <= MAX_LANES
+            ):
+                raise self.error(
+                    f"loop #{k} of {tensor_name(v)} is a serial loop of {ext}; its accumulators are registers, "
+                    "indexed at compile time: unroll the loop"
+                )
+        return True
+
+    def plan_across(self) -> list[ScratchBuffer]:
+        """The partial-result buffers of the reductions across the shared loops (one
+        per accumulator value, ``[blocks][result elements]``), after checking they
+        are siblings (the same loops, the same index of their inputs)."""
+        if not self.across:
+            return []
+        first = self.across[0]
+        ls = self.ls[first]
+        for v in self.across[1:]:
+            if self.ls[v].loops != ls.loops or self.ls[v].logical != ls.logical:
+                raise self.error(
+                    f"the reductions {tensor_name(first)} and {tensor_name(v)}, folded across the shared loops, have "
+                    "different loop nests; they are folded together and must be scheduled alike"
+                )
+        self.groups = math.prod(
+            a.static_extent or 1 for a in ls.loops[: self.q]
+            if a.iter_type == IterType.reduction and a.parallel_type in GRID_DIMS
+        )
+        self.n_across = math.prod(self.shapes[first])
+        self.slots = [k for k in range(self.q, len(ls.loops)) if ls.loops[k].parallel_type not in PARALLEL_DIMS]
+        self.n_slots = math.prod(ls.loops[k].static_extent or 1 for k in self.slots)
+        self.across_threads = sorted(
+            BLOCK_DIMS[a.parallel_type] for a in ls.loops[: self.q]
+            if a.iter_type == IterType.reduction and a.parallel_type in BLOCK_DIMS
+        )
+        reds = [v.owner for v in self.across]
+        return [ScratchBuffer(self.groups * self.n_across, dt) for dt in accumulator_dtypes(reds)]  # type: ignore[arg-type]
+
+    def plan_slot_tile(self, used: int) -> SSAValue | None:
+        """One shared tile ``[TIDy][slot x accumulator][TIDx]`` to combine every slot
+        across ``TIDy`` with one barrier, when that is the only thread axis they
+        reduce and it fits next to ``used`` bytes of shared memory."""
+        dtypes = accumulator_dtypes([v.owner for v in self.across])  # type: ignore[misc]
+        bx, by, bz = self.block
+        nbytes = by * self.n_slots * len(dtypes) * bx * dtypes[0].itemsize
+        if self.across_threads != [1] or bz != 1 or len(set(dtypes)) != 1 or used + nbytes > SHARED_LIMIT:
+            return None
+        return self.b.shared([by, self.n_slots * len(dtypes), bx], dtypes[0].to_xdsl(), 0, "across_tile")
+
+    def slot(self, e: dict[str, int | SSAValue]) -> int:
+        """The accumulator slot of the element at loop indices ``e``."""
+        ls, n = self.ls[self.across[0]], 0
+        for k in self.slots:
+            n = n * (ls.loops[k].static_extent or 1) + e[f"i{k}"]  # type: ignore[operator]
+        return n
+
+    def across_stage(self, env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
+        """Fold this iteration's elements of the reductions across the shared loops
+        into their accumulators (an element outside the input folds nothing)."""
+        b, ev, acc = self.b, self.ev, self.acc
+        result = self.across[0]
+        ls = self.ls[result]
+        srcs = [v.owner.operands[0] for v in self.across]  # type: ignore[union-attr]
+        in_shape = self.shapes[srcs[0]]
+        axes = ls.logical
+        lane = self.lanes_loop(ls)
+        w = acc.width
+        name = tensor_name(result)
+
+        def visit(env: dict[str, int | SSAValue], st: list[SSAValue]) -> list[SSAValue]:
+            for envs, idx, pred in self.lanes(ls, axes, in_shape, env, lane, result):
+
+                def fold(envs: list = envs, idx: list = idx, st: list[SSAValue] = st) -> list[SSAValue]:
+                    self.reading(name, ls, envs[0], axes, idx[0])
+                    for src in dict.fromkeys(srcs):
+                        ev.prefetch(src, idx)
+                    items: dict[int, list[list]] = {}
+                    for e, i in zip(envs, idx, strict=True):
+                        self.reading(name, ls, e, axes, i)
+                        chunks = items.setdefault(self.slot(e), [[] for _ in srcs])
+                        for chunk, src in zip(chunks, srcs, strict=True):
+                            chunk.append((ev.value(src, i), None))
+                    return fold_slots(acc, st, items, w)
+
+                if pred is True:
+                    st = fold()
+                else:
+                    st = b.if_(pred, ev.in_scope(fold), lambda s=st: s, [x.type for x in st])
+            return st
+
+        return self.walk(ls, env, lane, visit, state, serial_ok=False, who=result)
+
+    def store_partials(self, state: list[SSAValue]) -> None:
+        """After the shared loops: combine each slot across the block's reducing
+        threads and store the block's partial results (``[block][element]`` per
+        accumulator value) for the finishing kernel."""
+        b, ev, acc = self.b, self.ev, self.acc
+        ls = self.ls[self.across[0]]
+        shape = self.shapes[self.across[0]]
+        w = acc.width
+        env: dict[str, int | SSAValue] = {}
+        for k, a in enumerate(ls.loops):
+            if a.parallel_type in PARALLEL_DIMS:
+                env[f"i{k}"] = parallel_index(b, a.parallel_type) if (a.static_extent or 1) > 1 else 0
+        if self.slot_tile is not None:
+            stage_slots_in_shared(b, self.slot_tile, state)
+            part_of: Callable[[int], list[SSAValue]] = lambda n: combine_tile_slot(  # noqa: E731
+                b, ev, acc, self.slot_tile, self.block[1], w, n  # type: ignore[arg-type]
+            )
+        else:
+            threads = math.prod(self.block[d] for d in self.across_threads)
+            state = [
+                v for n in range(self.n_slots)
+                for v in acc.cross(state[n * w : (n + 1) * w], threads, self.across_threads)
+            ]
+            part_of = lambda n: state[n * w : (n + 1) * w]  # noqa: E731
+        g: int | SSAValue = 0
+        for k, a in enumerate(ls.loops[: self.q]):
+            if a.iter_type == IterType.reduction and a.parallel_type in GRID_DIMS:
+                g = b.add(b.mul(g, a.static_extent or 1), env[f"i{k}"])
+        slot_envs: list[dict[str, int]] = [{}]
+        for k in self.slots:
+            slot_envs = [{**e, f"i{k}": i} for e in slot_envs for i in range(ls.loops[k].static_extent or 1)]
+        axes = [a for a in ls.logical if a.tensor_axis is not None]
+        kept = [a for a in axes if a.iter_type != IterType.reduction]
+        extents = [a.static_extent or 1 for a in ls.loops]
+        for n, slot_env in enumerate(slot_envs):
+            senv = {**env, **slot_env}
+            values, conds = bounded_index(b, [(a.index, shape[a.tensor_axis]) for a in kept], senv, extents)  # type: ignore[index]
+            it = iter(values)
+            idx = tuple(Dim.const(0) if a.iter_type == IterType.reduction else ev.as_dim(next(it)) for a in axes)
+            if self.slot_tile is not None:  # slot n was combined by the threads of row n % TIDy
+                conds.append(b.cmp("eq", b.thread_id("y"), n % self.block[1]))
+            else:
+                for d in self.across_threads:
+                    conds.append(b.cmp("eq", b.thread_id("xyz"[d]), 0))
+
+            def write(idx: tuple = idx, n: int = n) -> list[SSAValue]:
+                off = b.add(b.mul(g, self.n_across), ev.materialize(ev.ravel(idx, shape)))
+                for v, buf in zip(part_of(n), self.partial_bufs, strict=True):
+                    b.store(v, buf, [off])
+                return []
+
+            b.if_(all_of(b, conds), ev.in_scope(write))
 
     def store_row(self, v: SSAValue, red: SSAValue, env: dict[str, int | SSAValue]) -> None:
         """Store output ``v`` (of reduction ``red``'s shape up to extent-1 axes) at

@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from xdsl.ir import Operation, SSAValue
 
@@ -109,7 +110,15 @@ from fuser.ir.dialects.iterdomain import IterType, ParallelType
 from fuser.ir.dtypes import DType, compute_dtype
 from fuser.ir.schedule import LoopStructure, loop_structure
 
-__all__ = ["lower_scheduled_reduction"]
+__all__ = [
+    "SiblingAccumulators",
+    "accumulator_dtypes",
+    "combine_tile_slot",
+    "finish_partials_kernel",
+    "fold_slots",
+    "lower_scheduled_reduction",
+    "stage_slots_in_shared",
+]
 
 UNROLLED_COMBINE_ROWS = 16
 """The shared tile's combine over ``TIDy`` is an unrolled loop up to this many rows
@@ -165,11 +174,11 @@ def _width(red: Operation) -> int:
 
 
 def accumulator_dtypes(reds: Sequence[Operation]) -> list[DType]:
-    """The dtype of each value of the sibling reductions' state (``_Accumulators``)."""
+    """The dtype of each value of the sibling reductions' state (``SiblingAccumulators``)."""
     return [accumulator_dtype(r) for r in reds for _ in range(_width(r))]
 
 
-class _Accumulators:
+class SiblingAccumulators:
     """The accumulators of sibling reductions (one loop nest folds them all), side by
     side in one state list: ``widths[r]`` values for reduction ``r`` (3 for Welford:
     mean, M2, count), the same interface as one ``RowReduction``."""
@@ -317,7 +326,7 @@ class _ReductionNest:
         )
         self.b, self.ev, self.out_args = b, ev, out_args
         self.partials, self.stats = self.scratch_args(b, scratch)
-        self.acc = _Accumulators(self.reds, ev, shapes)
+        self.acc = SiblingAccumulators(self.reds, ev, shapes)
         self.block = block
         # Several slots reduced across TIDy only: one shared tile for all of them (of
         # one dtype).
@@ -434,32 +443,14 @@ class _ReductionNest:
                 b.if_(all_of(b, conds), ev.in_scope(lambda idx=idx, n=n: self.store(idx, part_of(n))))
 
     def stage_in_shared(self, state: list[SSAValue]) -> None:
-        """The slots' accumulators, to be combined across ``TIDy``, into one shared
-        tile ``[TIDy][slot x accumulator][TIDx]`` (one barrier for every slot, where a
-        block reduction per slot would take two each)."""
-        b = self.b
-        tidy, tidx = b.thread_id("y"), b.thread_id("x")
-        b.barrier()  # an earlier iteration's combine may still read the tile
-        for n, v in enumerate(state):
-            b.store(v, self.tile, [tidy, n, tidx])
-        b.barrier()
+        """The slots' accumulators into the shared tile (``stage_slots_in_shared``)."""
+        assert self.tile is not None
+        stage_slots_in_shared(self.b, self.tile, state)
 
     def combine_slot(self, n: int) -> list[SSAValue]:
-        """Slot ``n`` folded over the tile's rows (run by the threads that store it,
-        those of row ``n % TIDy``): a loop over the rows, unrolled up to
-        ``UNROLLED_COMBINE_ROWS`` of them (128 rows of five accumulators unrolled in
-        every slot made a 9600-line kernel that NVRTC compiled in 23 s)."""
-        b, acc, w = self.b, self.acc, self.width
-        tidx = b.thread_id("x")
-        total = [b.load(self.tile, [0, n * w + i, tidx]) for i in range(w)]
-        if self.block[1] == 1:
-            return total
-
-        def row(r: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
-            return acc.merge(carried, [b.load(self.tile, [r, n * w + i, tidx]) for i in range(w)])
-
-        unroll = self.block[1] <= UNROLLED_COMBINE_ROWS
-        return b.for_(1, self.block[1], 1, self.ev.in_scope(row), total, unroll=unroll, iv_name="r")
+        """Slot ``n`` folded over the tile's rows (``combine_tile_slot``)."""
+        assert self.tile is not None
+        return combine_tile_slot(self.b, self.ev, self.acc, self.tile, self.block[1], self.width, n)
 
     def out_index(self, env: dict[str, int | SSAValue]) -> tuple[tuple[Dim, ...], list[SSAValue | bool]]:
         """The reduction result's index at ``env`` (iteration loops) and its bounds."""
@@ -543,10 +534,7 @@ class _ReductionNest:
                     chunks = items.setdefault(self.slot(e), [[] for _ in srcs])
                     for chunk, src in zip(chunks, srcs, strict=True):
                         chunk.append((ev.value(src, i), None))
-                out = list(state)
-                for n, chunk in items.items():
-                    out[n * w : (n + 1) * w] = acc.update(state[n * w : (n + 1) * w], chunk)
-                return out
+                return fold_slots(acc, state, items, w)
 
             pred = all_of(b, conds)
             if pred is True:
@@ -569,7 +557,7 @@ class _ReductionNest:
             self.groups * self.n_out, scratch,
         )
         self.b, self.ev, self.out_args = b, ev, out_args
-        self.acc = acc = _Accumulators(self.reds, ev, self.shapes)
+        self.acc = acc = SiblingAccumulators(self.reds, ev, self.shapes)
         partials, self.stats = self.scratch_args(b, scratch)
         o = b.add(b.mul(b.block_id("x"), tx), b.thread_id("x"))
         inside = b.cmp("slt", o, self.n_out)
@@ -590,3 +578,73 @@ class _ReductionNest:
 
         b.if_(b.and_(inside, b.cmp("eq", tidy, 0)), ev.in_scope(store))
         return LoweredKernel(b.finish(), name, (tx, ty, 1), grid, args)
+
+
+def stage_slots_in_shared(b: KernelBuilder, tile: SSAValue, state: Sequence[SSAValue]) -> None:
+    """Accumulators to be combined across ``TIDy`` (several slots, each of one or more
+    values) into one shared tile ``[TIDy][slot x accumulator][TIDx]``: one barrier for
+    every slot, where a block reduction per slot would take two each."""
+    tidy, tidx = b.thread_id("y"), b.thread_id("x")
+    b.barrier()  # an earlier combine may still read the tile
+    for n, v in enumerate(state):
+        b.store(v, tile, [tidy, n, tidx])
+    b.barrier()
+
+
+def combine_tile_slot(
+    b: KernelBuilder, ev: ElementEvaluator, acc: SiblingAccumulators, tile: SSAValue, rows: int, width: int, n: int
+) -> list[SSAValue]:
+    """Slot ``n`` of the tile (``stage_slots_in_shared``) folded over its ``rows`` rows
+    of threads (run by the threads that store it, those of row ``n % rows``): a loop
+    over the rows, unrolled up to ``UNROLLED_COMBINE_ROWS`` of them (128 rows of five
+    accumulators unrolled in every slot made a 9600-line kernel that NVRTC compiled in
+    23 s)."""
+    tidx = b.thread_id("x")
+    total = [b.load(tile, [0, n * width + i, tidx]) for i in range(width)]
+    if rows == 1:
+        return total
+
+    def row(r: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+        return acc.merge(carried, [b.load(tile, [r, n * width + i, tidx]) for i in range(width)])
+
+    return b.for_(1, rows, 1, ev.in_scope(row), total, unroll=rows <= UNROLLED_COMBINE_ROWS, iv_name="r")
+
+
+def finish_partials_kernel(
+    fusion: F.FusionOp,
+    reds: list[Operation],
+    shapes: dict[SSAValue, tuple[int, ...]],
+    in_layouts: Sequence[TensorLayout | None],
+    out_layouts: Sequence[TensorLayout],
+    name: str,
+    outputs: list[int],
+    groups: int,
+    scratch: list[ScratchBuffer],
+) -> LoweredKernel:
+    """The finishing kernel of sibling reductions ``reds`` whose partial results
+    another kernel wrote: ``scratch`` starts with one buffer per accumulator value
+    (``accumulator_dtypes``), each ``[groups][result elements]``. It merges the
+    ``groups`` partial results of every element and stores the ``fuser.output``
+    operands ``outputs`` (the results, or epilogues at their index), as a grid
+    reduction's second kernel does (``_ReductionNest.finish_kernel``)."""
+    try:
+        ls = loop_structure(fusion, reds[0].results[0], shapes)
+    except ValueError as e:
+        raise LoweringError(f"@{fusion.sym_name.data}: the reduction {reds[0].name} has no loop domain: {e}") from None
+    nest = _ReductionNest(fusion, reds, ls, shapes, in_layouts, out_layouts, name)
+    nest.row_outs, nest.full_outs = list(outputs), []
+    nest.red_blocks = [0]  # the scratch starts with the partial results
+    nest.groups = groups
+    nest.n_out = math.prod(shapes[nest.result])
+    nest.width = len(accumulator_dtypes(reds))
+    return nest.finish_kernel(scratch)
+
+
+def fold_slots(acc: RowReduction | SiblingAccumulators, state: list[SSAValue], items: dict[int, Any], width: int) -> list[SSAValue]:
+    """``state`` (``width`` accumulator values a slot, slot after slot) with
+    ``items[n]`` (what ``acc.update`` takes: slot ``n``'s new input values) folded
+    into slot ``n``."""
+    out = list(state)
+    for n, chunk in items.items():
+        out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk)
+    return out

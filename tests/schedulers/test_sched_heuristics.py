@@ -159,9 +159,15 @@ def test_inner_outer_params() -> None:
     shapes = [(4096, 1024), (4096, 1024), (4096, 1), (4096, 1), (1024,)]
     p = _heur(InnerOuterPersistentScheduler, F.layer_norm_backward(), shapes)
     assert isinstance(p, InnerOuterParams)
-    assert p.inner.grid == (132, 1, 1) and p.inner.cross_grid
+    # One kernel: 2 blocks an SM of 4 rows of 64 threads, each 4 vectors of 4 floats.
+    assert p.single_kernel and p.inner.cross_grid
+    assert p.inner.grid == (264, 1, 1) and p.inner.block == (64, 4, 1)
+    assert (p.inner.vectorization, p.inner.persistent_batch) == (4, 4)
     assert p.partial_buffer_bytes == 2 * 1024 * 4
-    # The two kernels: the row half's and the column half's own heuristics.
+    # Fewer row groups than 2 blocks an SM: a block each.
+    few = _heur(InnerOuterPersistentScheduler, F.layer_norm_backward(), [(600, 1024), (600, 1024), (600, 1), (600, 1), (1024,)])
+    assert few.inner.grid == (150, 1, 1)
+    # The halves (single_kernel false): the row half's and the column half's own heuristics.
     assert p.rows_kind == "inner_persistent" and p.rows.fastest_dim and not p.rows.cross_grid
     assert p.cols_kind in ("reduction", "outer_persistent") and not p.cols.fastest_dim
     assert InnerOuterPersistentScheduler.can_schedule_compile_time(F.softmax()) is not None

@@ -6,19 +6,22 @@
 // RUN: filecheck %s --check-prefix=SCHED < %t.scheduled.mlir
 
 // The inner-outer persistent kind (layer-norm backward: dx from two row sums, dw and
-// db column sums) from its written schedule, saved and lowered by a second call: the
-// same CUDA. The row sums and the column sums have different loop nests, so each
-// nest is its own kernel group (codegen/lower/loop_nest_groups.py): nest0 is the row
-// half (the row sums computed at the rows' loop, dy and the normalized x held in
-// registers), nest1 the column half (dw and db are sibling reductions folded by one
-// loop nest, their 4 x 2 accumulators combined over TIDy through one shared tile,
-// each block's partial sums finished by nest1_finish).
+// db column sums) as one kernel over the inputs, from its written schedule, saved and
+// lowered by a second call: the same CUDA. The rows run on a persistent grid of 264
+// blocks (2 an SM) of 4 rows, each block looping over its rows (`i1`, twice); dy and x are loaded once per row into
+// registers; the row sums a and c are computed at the rows' loop (compute_at = 3),
+// and the column sums dw and db are placed at the same loop, their rows being the
+// reduced ids [BIDx, i1, TIDy]: each thread folds its 2 x 4 columns of every row it
+// holds into accumulators carried through the loop, the block combines them over
+// TIDy through one shared tile and stores its partial sums, and ln_bwd_kernel_finish
+// adds up the 264 blocks' partials. The two-kernel-group form is
+// lower-to-kernels-inner-outer-halves.mlir.
 
-// SCHED: rows_kind = "inner_persistent"
-// SCHED-SAME: cols_kind = "reduction"
-// SCHED: iterdomain.loop %dw [{{.*}}] : !fuser.tensor<256xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<32, reduction, BIDy>,
-// SCHED: iterdomain.loop %db [{{.*}}] : !fuser.tensor<256xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<32, reduction, BIDy>,
-// SCHED: iterdomain.loop %a [{{.*}}] {compute_at = 2 : i64}
+// SCHED: single_kernel = true
+// SCHED: iterdomain.loop %a [{{.*}}] {compute_at = 3 : i64} : !fuser.tensor<2048x1xf32> [!iterdomain.id<264, BIDx>, !iterdomain.id<2>, !iterdomain.id<4, TIDy>, !iterdomain.id<2, reduction, unroll>, !iterdomain.id<32, reduction, TIDx>, !iterdomain.id<4, reduction>]
+// SCHED: iterdomain.loop %dy [{{.*}}] {compute_at = 3 : i64, memory = "registers"}
+// SCHED: iterdomain.loop %dw [{{.*}}] {compute_at = 3 : i64} : !fuser.tensor<256xf32> [!iterdomain.id<264, reduction, BIDx>, !iterdomain.id<2, reduction>, !iterdomain.id<4, reduction, TIDy>, !iterdomain.id<2, unroll>, !iterdomain.id<32, TIDx>, !iterdomain.id<4, vectorize>]
+// SCHED: iterdomain.loop %db [{{.*}}] {compute_at = 3 : i64} : !fuser.tensor<256xf32> [!iterdomain.id<264, reduction, BIDx>,
 
 fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, %mean : !fuser.tensor<?x1xf32>, %rstd : !fuser.tensor<?x1xf32>) -> (!fuser.tensor<?x?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>) {
   %d = fuser.sub %x, %mean : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
@@ -34,17 +37,22 @@ fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, 
   %db = fuser.sum %dy {dims = array<i64: 0>} : (!fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32>
   fuser.output %dx, %dw, %db : !fuser.tensor<?x?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>
 }
-// CHECK-LABEL: void __launch_bounds__(128) ln_bwd_kernel_nest0(const float* __restrict__ dy, const float* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ out0) {
+// CHECK-LABEL: void __launch_bounds__(128) ln_bwd_kernel(const float* __restrict__ dy, const float* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ out0, const float* __restrict__ out1, const float* __restrict__ out2, float* __restrict__ partial0, float* __restrict__ partial1) {
+// CHECK-NEXT:    __shared__ __align__(16) float across_tile[4][16][32];
+// CHECK:         for (int i1 = 0; i1 < 2; ++i1) {
+// CHECK:         Vec<float, 4> dy_v = *reinterpret_cast<const Vec<float, 4>*>(&dy[{{t[0-9]+}}]);
+// CHECK:         Vec<float, 4> dy_v_1 = *reinterpret_cast<const Vec<float, 4>*>(&dy[{{t[0-9]+}}]);
+// CHECK-NOT:     &dy[
 // CHECK:         fuser_warp_reduce
 // CHECK:         *reinterpret_cast<Vec<float, 4>*>(&out0[{{t[0-9]+}}]) =
-// CHECK-LABEL: void __launch_bounds__(256) ln_bwd_kernel_nest1({{.*}}, float* __restrict__ partial0, float* __restrict__ partial1) {
-// CHECK-NEXT:    __shared__ __align__(16) float slots_tile[8][8][32];
-// CHECK:         float [[DW:t[0-9]+]] = slots_tile[0][0][tidx_2];
-// CHECK-NEXT:    float [[DB:t[0-9]+]] = slots_tile[0][1][tidx_2];
+// CHECK-NOT:     &dy[
+// CHECK:         across_tile[{{tidy_[0-9]+}}][15][{{tidx_[0-9]+}}] = t15;
+// CHECK-NEXT:    __syncthreads();
 // CHECK:         partial0[[[OFF:t[0-9]+]]] = {{t[0-9]+}};
 // CHECK-NEXT:    partial1[[[OFF]]] = {{t[0-9]+}};
-// CHECK-LABEL: void __launch_bounds__(256) ln_bwd_kernel_nest1_finish(
+// CHECK-LABEL: void __launch_bounds__(1024) ln_bwd_kernel_finish(
+// CHECK:         for (int g = tidy; g < 264; g += 32) {
 // CHECK:         = fuser_block_reduce<false, true, false>(
 // CHECK-NEXT:    = fuser_block_reduce<false, true, false>(
-// CHECK:         out0[t1] =
-// CHECK-NEXT:    out1[t1] =
+// CHECK:         out1[t1] =
+// CHECK-NEXT:    out2[t1] =
