@@ -113,11 +113,11 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
         rows, cols = w.shapes[0]
         out.append({"label": "halves", "params": {}, "outer": {"single_kernel": False}})
         vecs = cols * itemsize // 16
-        for tpr in (32, 64, 128, 256):
-            for rpb in (1, 2, 4, 8, 16):
+        for tpr in (32, 64, 128):
+            for rpb in (2, 4, 8):
                 if not 128 <= tpr * rpb <= 1024 or vecs % tpr:
                     continue
-                for g in (132, 264):
+                for g in (132, 264, 396, 528):
                     params = {"threads_per_row": tpr, "rows_per_block": rpb, "cross_block": tpr > 32,
                               "block": (tpr, rpb, 1), "grid": (g, 1, 1)}
                     out.append({"label": f"T{tpr}xR{rpb} b{vecs // tpr} G{g}", "params": params})

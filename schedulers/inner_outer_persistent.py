@@ -3,7 +3,7 @@ persistent input and column reductions of the same rows in one pass over the inp
 
 With ``single_kernel`` (the heuristic's choice when a row's persistent buffers fit in
 registers) the row schedule ``inner`` runs on a persistent grid
-(``single_kernel_params``: two blocks an SM, each looping over its rows): each
+(``single_kernel_params``: 2 to 4 blocks an SM, each looping over its rows): each
 iteration holds its rows in registers, computes the row sums and the row outputs,
 and folds the rows into the thread's column accumulators; after the loop each block
 combines its threads' accumulators and stores one partial result per column, which a
@@ -63,19 +63,24 @@ inner-outer scheduler)."""
 PARTIAL_BYTES = 4
 """Partial outer-reduction results are kept in float32."""
 
-SINGLE_KERNEL_BLOCKS_PER_SM = 2
+SINGLE_KERNEL_BLOCKS_PER_SM = (2, 4)
+SINGLE_KERNEL_BYTES_IN_FLIGHT = 48 * 1024
 SINGLE_KERNEL_ROWS_PER_BLOCK = 4
 SINGLE_KERNEL_MIN_BATCH = 4
 SINGLE_KERNEL_TILE_BYTES = 32 * 1024
-"""The one-kernel schedule (``single_kernel_params``): a persistent grid of
-``SINGLE_KERNEL_BLOCKS_PER_SM`` blocks an SM, each of ``SINGLE_KERNEL_ROWS_PER_BLOCK``
-rows of threads (fewer when the tile that combines their column sums would pass
+"""The one-kernel schedule (``single_kernel_params``): a persistent grid of 2 to 4
+blocks an SM (``SINGLE_KERNEL_BLOCKS_PER_SM``), as many as it takes for the rows one
+iteration of the SM's blocks loads to reach ``SINGLE_KERNEL_BYTES_IN_FLIGHT`` (each
+iteration of a block waits for its loads before its row sums: the other blocks keep
+the memory busy), each block of ``SINGLE_KERNEL_ROWS_PER_BLOCK`` rows of threads
+(fewer when the tile that combines their column sums would pass
 ``SINGLE_KERNEL_TILE_BYTES``), each thread holding at least
 ``SINGLE_KERNEL_MIN_BATCH`` 16-byte vectors of a row. Measured on the H100
-(``benchmarks/tune.py --only layernorm_backward``, 16384 x 1024): one block an SM of
-2 x 64 threads (the inner persistent kind's choice) took 123 us f32 / 110 us bf16, a
-latency-bound loop of 63 iterations with 4 warps an SM; 2 blocks an SM of 4 x 64
-threads 79.8 / 56.4, of 4 x 32 threads 78.7 / 51.5 (the halves: 132.3 / 78.0)."""
+(``benchmarks/tune.py --only layernorm_backward``, 16384 x 1024, us f32 / bf16): one
+block an SM of 2 x 64 threads (the inner persistent kind's choice) 123 / 110, a
+latency-bound loop of 63 iterations with 4 warps an SM; 4 x 32 threads, 2 blocks an
+SM 79.3 / 50.8, 3 blocks an SM 81.0 / 46.8, 4 blocks 84.7 / 55.3 (the halves: 130.5 /
+78.0): 2 blocks of 32 KB of f32 rows, 3 of 16 KB of bf16."""
 
 
 def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
@@ -135,7 +140,13 @@ def single_kernel_params(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarg
     rows = max(1, min(SINGLE_KERNEL_ROWS_PER_BLOCK, target.max_threads_per_block // tpr))
     while rows > 1 and rows * tpr * batch * vec * columns * PARTIAL_BYTES > SINGLE_KERNEL_TILE_BYTES:
         rows //= 2
-    blocks = min(SINGLE_KERNEL_BLOCKS_PER_SM * target.sm_count, ceil_div(ext.iteration, rows))
+    row_bytes = ext.reduction * sum(  # what a row loads (the inputs of the full shape, not a broadcast)
+        v.type.dtype.itemsize for v in full
+        if isinstance(v.type, TensorType) and v in fusion.inputs and sizes.shape(v)[0] != 1
+    )
+    lo, hi = SINGLE_KERNEL_BLOCKS_PER_SM
+    per_sm = max(lo, min(hi, ceil_div(SINGLE_KERNEL_BYTES_IN_FLIGHT, max(1, rows * row_bytes))))
+    blocks = min(per_sm * target.sm_count, ceil_div(ext.iteration, rows))
     buf = fusion_buffer_sizes(fusion, sizes)
     return ReductionParams(
         fastest_dim=True,

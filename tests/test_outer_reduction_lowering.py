@@ -74,8 +74,9 @@ def test_a_grid_reduction_is_a_partials_kernel_and_a_finishing_kernel() -> None:
     """16384x1024: 8 column blocks x one wave of row splits on BIDy. The partials
     kernel folds 4 unrolled rows per iteration into 4 vector-lane accumulators,
     combines them across TIDy in one shared tile (no block reduction per lane) and
-    writes one partial per split; the finishing kernel (32 columns x 32 rows of
-    threads, at most 5 splits each) combines the splits and stores."""
+    writes one partial per split; the finishing kernel (8 columns x 32 rows of
+    threads, so that its 128 blocks fill the GPU; at most 5 splits each, an unrolled
+    loop) combines the splits and stores."""
     fusion = _scheduled(COLUMNS.format(op="sum", dt="f32"), "0=16384x1024")
     params = fusion.attributes["fuser.schedule"].data  # type: ignore[attr-defined]
     splits = params["grid"].get_values()[1]
@@ -86,12 +87,13 @@ def test_a_grid_reduction_is_a_partials_kernel_and_a_finishing_kernel() -> None:
     lowered = lower_segment(fusion, [TensorLayout.contiguous((16384, 1024))])
     first, finish = lowered.kernels
     assert first.grid == (8, splits, 1) and first.block == (32, 8, 1)
-    assert finish.block == (32, 32, 1) and finish.grid == (32, 1, 1)
+    assert finish.block == (8, 32, 1) and finish.grid == (128, 1, 1)
     assert lowered.scratch[0].numel == splits * 1024
     a, b = (print_cuda(k.module) for k in lowered.kernels)
     assert "float slots_tile[8][4][32];" in a and "fuser_block_reduce" not in a[a.index("__global__"):]
     assert "Vec<float, 4> x_v = " in a and "#pragma unroll" in a
     assert "fuser_block_reduce<false, true, false>" in b
+    assert "#pragma unroll\n  for (int j = 0; j < 5; ++j) {" in b
 
 
 # ---- outer normalizations: statistics, then an apply kernel ----------------------------
@@ -227,14 +229,14 @@ fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, 
 }"""
 
 
-@pytest.mark.parametrize("rows", [264, 270, 1200])
+@pytest.mark.parametrize("rows", [264, 270, 2400])
 def test_inner_outer_runs_as_one_kernel_and_a_finishing_kernel(rows: int) -> None:
     """Layer-norm backward (the inner-outer persistent kind) on a persistent grid: the
     row sums placed at the rows' loop, dy and x held in registers, and the column sums
     dw and db placed at the same loop, folded across its iterations (their rows are
     reduced by the block index, the row loop and TIDy); the blocks' partial sums are
-    added up by a finishing kernel. 1200 rows are two iterations of the 264 blocks (2 an
-    SM) of 4 rows (the second partial)."""
+    added up by a finishing kernel. 2400 rows are two iterations of the 528 blocks (4 an
+    SM: a block's rows are few bytes) of 4 rows (the second partial)."""
     from fuser.ir.dialects.iterdomain import IterType, LoopOp
 
     cols = 64
@@ -244,8 +246,9 @@ def test_inner_outer_runs_as_one_kernel_and_a_finishing_kernel(rows: int) -> Non
     assert {n for n, op in loops.items() if op.compute_at is not None} >= {"a", "c", "dy", "x", "dw", "db"}
     dw = [v.type for v in loops["dw"].ids]
     assert [t.iter_type for t in dw[:3]] == [IterType.reduction] * 3  # type: ignore[attr-defined]
-    blocks = min(264, -(-rows // 4))
-    assert dw[1].extent == -(-rows // (4 * blocks))  # type: ignore[attr-defined]  # the rows' loop
+    blocks = min(528, -(-rows // 4))
+    assert dw[0].extent == blocks  # type: ignore[attr-defined]
+    assert dw[1].extent == (2 if rows == 2400 else 1)  # type: ignore[attr-defined]  # the rows' loop
     x = _inputs(fusion, rows)
     got, lowered = run_segment_on_cpu(fusion, x)
     for g, w in zip(got, run_fusion(fusion, x), strict=True):

@@ -23,9 +23,10 @@ the loop indices. Reduction and iteration loops may interleave; they are read as
   reduction thread indices are 0 store;
 * reduction loops bound to ``BIDx``/``BIDy``/``BIDz`` make it a grid reduction: each
   block writes its partial result to a scratch buffer ``[splits][result elements]``
-  and a finishing kernel (32 results a block along ``TIDx``, up to 32 threads along
-  ``TIDy``, at least 4 splits each, each combining every ``TIDy``-th split, then a
-  block reduction) stores the outputs;
+  and a finishing kernel (8 to 32 results a block along ``TIDx``, enough blocks to
+  fill the GPU, up to 32 threads along ``TIDy``, at least 4 splits each, each
+  combining every ``TIDy``-th split in an unrolled loop, then a block reduction)
+  stores the outputs;
 * an element outside the input (a split that does not divide) contributes nothing
   (its load is not issued); the cross-thread combine runs in every thread.
 
@@ -125,6 +126,13 @@ UNROLLED_COMBINE_ROWS = 16
 (a plain loop beyond)."""
 FINISH_ROWS = 32
 """Threads along ``TIDy`` of a grid reduction's finishing kernel, at most ..."""
+FINISH_MIN_BLOCKS = 128
+"""Blocks of the finishing kernel below which it takes fewer result elements a block
+(down to 8): layer-norm backward's 1024 columns were 32 blocks of 32 x 32 threads,
+7-9 us on the H100 for 264 partial results a column."""
+FINISH_UNROLL = 32
+"""The finishing kernel's loop over a thread's partial results is unrolled up to this
+many steps."""
 FINISH_PER_THREAD = 4
 """... and fewer when each would merge fewer than this many partial results (the
 merges of one thread are a serial chain: 528 partials of a 65536 x 256 outer
@@ -544,11 +552,15 @@ class _ReductionNest:
         return state
 
     def finish_kernel(self, scratch: list[ScratchBuffer]) -> LoweredKernel:
-        """The grid reduction's second kernel: 32 result elements a block along
-        ``TIDx``; the threads along ``TIDy`` each combine every ``TIDy``-th block's
-        partial result, then a block reduction over ``TIDy``; row 0 stores the
-        outputs."""
+        """The grid reduction's second kernel: ``tx`` result elements a block along
+        ``TIDx`` (32, halved down to 8 while that leaves fewer than
+        ``FINISH_MIN_BLOCKS`` blocks); the threads along ``TIDy`` each combine every
+        ``TIDy``-th block's partial result (a loop of a static trip count, unrolled:
+        the loads are independent), then a block reduction over ``TIDy``; row 0
+        stores the outputs."""
         tx = 32
+        while tx > 8 and -(-self.n_out // tx) < FINISH_MIN_BLOCKS:
+            tx //= 2
         ty = min(FINISH_ROWS, 1 << max(0, (-(-self.groups // FINISH_PER_THREAD) - 1).bit_length()))
         grid = (-(-self.n_out // tx), 1, 1)
         name = f"{self.name}_finish"
@@ -562,15 +574,19 @@ class _ReductionNest:
         o = b.add(b.mul(b.block_id("x"), tx), b.thread_id("x"))
         inside = b.cmp("slt", o, self.n_out)
         tidy = b.thread_id("y")
+        steps = -(-self.groups // ty)
 
-        def step(g: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+        def step(j: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            g = b.add(tidy, b.mul(j, ty))
+
             def load() -> list[SSAValue]:
                 off = b.add(b.mul(g, self.n_out), o)
                 return acc.merge(carried, [b.load(p, [off]) for p in partials])
 
-            return b.if_(inside, ev.in_scope(load), lambda: carried, [v.type for v in carried])
+            cond = inside if self.groups % ty == 0 else b.and_(inside, b.cmp("slt", g, self.groups))
+            return b.if_(cond, ev.in_scope(load), lambda: carried, [v.type for v in carried])
 
-        state = b.for_(tidy, self.groups, ty, ev.in_scope(step), inits=acc.init(), iv_name="g")
+        state = b.for_(0, steps, 1, ev.in_scope(step), inits=acc.init(), unroll=steps <= FINISH_UNROLL, iv_name="j")
         state = acc.cross(state, ty, (1,))
 
         def store() -> list[SSAValue]:

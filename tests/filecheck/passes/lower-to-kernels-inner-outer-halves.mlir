@@ -33,7 +33,7 @@ fuser.fusion @ln_bwd(%dy: !fuser.tensor<2048x256xf32>, %x: !fuser.tensor<2048x25
 // CHECK-NEXT:    float [[DB:t[0-9]+]] = slots_tile[0][1][tidx_2];
 // CHECK:         partial0[[[OFF:t[0-9]+]]] = {{t[0-9]+}};
 // CHECK-NEXT:    partial1[[[OFF]]] = {{t[0-9]+}};
-// CHECK-LABEL: void __launch_bounds__(256) ln_bwd_kernel_nest1_finish(
+// CHECK-LABEL: void __launch_bounds__(64) ln_bwd_kernel_nest1_finish(
 // CHECK:         = fuser_block_reduce<false, true, false>(
 // CHECK-NEXT:    = fuser_block_reduce<false, true, false>(
 // CHECK:         out0[t1] =

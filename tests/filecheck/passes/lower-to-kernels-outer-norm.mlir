@@ -35,7 +35,7 @@ fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser
 // CHECK:         partial0[[[OFF:t[0-9]+]]] = {{t[0-9]+}};
 // CHECK-NEXT:    partial1[[[OFF]]] = {{t[0-9]+}};
 // CHECK-NEXT:    partial2[[[OFF]]] = {{t[0-9]+}};
-// CHECK-LABEL: void __launch_bounds__(64) on_kernel_finish(
+// CHECK-LABEL: void __launch_bounds__(16) on_kernel_finish(
 // CHECK:         float {{t[0-9]+}} = partial0[[[POFF:t[0-9]+]]];
 // CHECK-NEXT:    float {{t[0-9]+}} = partial1[[[POFF]]];
 // CHECK-NEXT:    float {{t[0-9]+}} = partial2[[[POFF]]];

@@ -34,7 +34,7 @@ fuser.fusion @col(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
 // CHECK:         partial0[{{.*}}] = {{.*}};
 // CHECK:         partial0[{{.*}}] = {{.*}};
 // CHECK-NOT:     partial0[
-// CHECK-LABEL: void __launch_bounds__(512) col_kernel_finish(const float* __restrict__ x, float* __restrict__ out0, const float* __restrict__ partial0) {
-// CHECK:         for (int g = tidy; g < {{[0-9]+}}; g += 16) {
+// CHECK-LABEL: void __launch_bounds__(128) col_kernel_finish(const float* __restrict__ x, float* __restrict__ out0, const float* __restrict__ partial0) {
+// CHECK:         for (int j = 0; j < 4; ++j) {
 // CHECK:         fuser_block_reduce<false, true, false>(
 // CHECK:         out0[t1] =

@@ -27,7 +27,7 @@ fuser.fusion @outer_norm(%x : !fuser.tensor<256x1024xf32>) -> !fuser.tensor<256x
 
 // CHECK-LABEL: fuser.fusion @inner_outer
 // CHECK-SAME: kind = "inner_outer_persistent", inner = {fastest_dim = true
-// CHECK-SAME: block = array<i64: 64, 4, 1>, grid = array<i64: 264, 1, 1>
+// CHECK-SAME: block = array<i64: 64, 4, 1>, grid = array<i64: 396, 1, 1>
 // CHECK-SAME: partial_buffer_bytes = 4096 : i64
 // CHECK-SAME: single_kernel = true
 fuser.fusion @inner_outer(%x : !fuser.tensor<2048x1024xf32>) -> (!fuser.tensor<2048x1024xf32>, !fuser.tensor<1024xf32>) {
