@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fuser.ir.dialects.fuser import FusionOp
 
-from .analysis.graph import reductions
+from .analysis.graph import body_ops, reductions
 from .analysis.reduction_type import ReductionType
 from .analysis.row_kernel import row_kernel_reject
 from .analysis.sizes import ConcreteSizes
@@ -57,4 +57,5 @@ class InnerPersistentScheduler(Scheduler):
             io_itemsize(fusion),
             target,
             chained_reductions(fusion),
+            len(body_ops(fusion)),
         )

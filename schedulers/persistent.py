@@ -40,6 +40,12 @@ against 512 x 4 at 0.91). Chained reductions (softmax: ``exp(x - max)`` between 
 and the sum, transcendental work on every element while no load is in flight) keep
 ``MAX_THREADS_PREFERRED`` (softmax 4096x16384 bf16: 512 x 4 at 0.87, 256 x 8 at 0.75)."""
 TARGET_BATCH = 4
+LARGE_FUSION_OPS = 512
+"""A fusion of more ops than this gets one vector a thread (``inner_persistent_params``):
+its kernel holds every op once per element a thread computes, unrolled, so a 10,000-op
+chain of normalizations at ``TARGET_BATCH`` vectors of 4 lanes was 260,000 kernel ops
+to build, print and compile (``benchmarks/compile_scaling.py``); at this size the
+kernel is bound by its arithmetic, not by the loads a long batch keeps in flight."""
 """Vectors (16 bytes each) a thread of an inner persistent kernel aims to hold: 128-256
 threads on a 4096-wide row rather than 512 threads with one or two vectors each (more
 rows in flight per SM, cheaper block reductions; ``benchmarks/TUNING.md``)."""
@@ -102,6 +108,7 @@ def inner_persistent_params(
     itemsize: int,
     target: GpuTarget,
     chained: bool = True,
+    ops: int = 0,
 ) -> ReductionParams:
     """Threads on a row and vectors per thread so that a row is held on chip.
 
@@ -112,7 +119,8 @@ def inner_persistent_params(
     thread beyond that; ``MAX_THREADS_ONE_PASS`` when no reduction is ``chained`` after
     another; up to a whole block when there are fewer rows than SMs and a thread
     would hold more than ``FEW_ROWS_MAX_BATCH`` vectors), and enough
-    threads that the buffers fit the per-thread register budget."""
+    threads that the buffers fit the per-thread register budget. A fusion of more
+    than ``LARGE_FUSION_OPS`` ``ops`` targets one vector a thread."""
     vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
     vecs = ceil_div(ext.reduction, vec)
     use_smem = buf.bytes_per_row > register_budget(target)
@@ -130,7 +138,7 @@ def inner_persistent_params(
     # elements a thread of full vectors would hold, on a power-of-two number of threads:
     # softmax 4096x3001 (no vectors), bf16 128 x 24 at 36.7 us against 512 x 6 at
     # 54.2; f32 256 x 12 at 42.7 against 53.2 (benchmarks/TUNING.md).
-    target_batch = TARGET_BATCH * full // vec
+    target_batch = TARGET_BATCH * full // vec if ops <= LARGE_FUSION_OPS else 1
     threads = min(cap, round_up(ceil_div(vecs, target_batch), warp))
     if vec < full:
         threads = min(cap, next_pow2(threads))

@@ -130,7 +130,7 @@ from fuser.ir.dialects.iterdomain import (
     ParallelType,
 )
 from fuser.ir.schedule import Const, Expr, LoopStructure, loop_structure
-from fuser.schedulers.analysis.graph import ancestors, is_reduction, reduction_dims
+from fuser.schedulers.analysis.graph import ancestors, descendant_ops, is_reduction, reduction_dims
 
 __all__ = ["computed_at", "lower_compute_at"]
 
@@ -330,7 +330,8 @@ class _Lowering:
         """Reductions folded across iterations of the shared loops (an inner-outer
         kernel's column sums): ``across_stage``, ``store_partials``."""
         reductions = [v for v in reductions if v not in self.across]
-        self.across_outs = [j for j, v in enumerate(self.outs) if ancestors([v]) & set(self.across)]
+        after = {r for op in descendant_ops(self.across) for r in op.results} | set(self.across)
+        self.across_outs = [j for j, v in enumerate(self.outs) if v in after]
         """Outputs computed from them: stored by the finishing kernel."""
         self.row_outs: dict[SSAValue, SSAValue] = {}
         """Outputs of a reduction's shape (up to extent-1 axes): stored once per row

@@ -28,6 +28,7 @@ that makes the buffers smaller.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -108,7 +109,26 @@ def _projection_inputs(bits: int, args: Sequence[SSAValue], red: Operation) -> t
     return tuple(found)
 
 
+_CACHE: weakref.WeakKeyDictionary[FusionOp, tuple[tuple, PersistentBufferInfo]] = weakref.WeakKeyDictionary()
+"""The last analysis of each fusion, with the body it analysed (``find_persistent_buffers``)."""
+
+
 def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
+    """``analyze_persistent_buffers(fusion)``, remembered for the fusion while its
+    tensor ops (and each op's operands) are unchanged (a schedule written since does
+    not change it): the registry's checks and
+    heuristics and ``schedule-fusions`` ask for it several times (9 analyses of a
+    10,000-op fusion, 1.6 s, in ``benchmarks/compile_scaling.py``'s DAG)."""
+    body = tuple((op, *op.operands) for op in _tensor_ops(fusion.body.block))
+    hit = _CACHE.get(fusion)
+    if hit is not None and hit[0] == body:
+        return hit[1]
+    info = analyze_persistent_buffers(fusion)
+    _CACHE[fusion] = (body, info)
+    return info
+
+
+def analyze_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
     """The persistent buffers of every reduction (see the module docstring), each
     with the first reduction it is kept across, in the order of those reductions and
     then of the values' positions.
@@ -120,7 +140,7 @@ def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
     the reductions, propagated once forward and once backward over the body, so the
     analysis is linear in the ops (times the number of reductions / 64)."""
     block = fusion.body.block
-    ops = list(block.ops)
+    ops = _tensor_ops(block)
     reds = [op for op in body_ops(fusion) if is_reduction(op)]
     if not reds:
         return PersistentBufferInfo(())
@@ -161,7 +181,7 @@ def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
         n = 0
         for use in v.uses:
             u = use.operation
-            if isinstance(u, OutputOp):
+            if isinstance(u, OutputOp) or not _is_tensor_op(u):
                 continue
             n |= after.get(u, 0)
             for res in u.results:
@@ -185,8 +205,8 @@ def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
         cand = 0
         for use in v.uses:
             u = use.operation
-            if isinstance(u, SizeOp):
-                continue  # fuser.size only reads metadata
+            if isinstance(u, SizeOp) or not _is_tensor_op(u):
+                continue  # fuser.size only reads metadata; iterdomain ops annotate
             # u is off the way to R (not R, not a producer of R's input) and u is
             # after R or feeds what is used after R
             on_the_way = bit.get(u, 0)
@@ -213,6 +233,16 @@ def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
             for _, _, v, red in found
         )
     )
+
+
+def _is_tensor_op(op: Operation) -> bool:
+    """A ``fuser`` op (the terminator included), not an ``iterdomain`` schedule op:
+    what the analysis walks (a schedule names tensors but computes nothing)."""
+    return op.name.startswith("fuser.")
+
+
+def _tensor_ops(block: Block) -> list[Operation]:
+    return [op for op in block.ops if _is_tensor_op(op)]
 
 
 def _values(block: Block, ops: Sequence[Operation]) -> Iterator[SSAValue]:

@@ -21,6 +21,8 @@ from fuser.schedulers.analysis.reduction_type import (
 )
 from fuser.schedulers.analysis.sizes import SizeBindingError, bind_sizes
 from fuser.schedulers.analysis.transpose import find_transpose_groups
+from fuser.schedulers.persistent import first_extents
+from fuser.schedulers.target import H100
 
 # ---- concrete sizes ------------------------------------------------------------------
 
@@ -120,6 +122,46 @@ def test_per_row_values_and_size_reads_are_not_buffers() -> None:
     assert all(v.type.get_shape()[-1] == DYN for v in info.values)
     assert f.inputs[1] not in info.values
     assert len(info.values) == 2
+
+
+def test_the_remembered_analysis_follows_changes_to_the_fusion() -> None:
+    """The analysis is remembered per fusion (the registry and schedule-fusions ask
+    several times): a schedule written since changes nothing, a changed operand does
+    (softmax's final div reading the input instead of exp(x - max): exp is no longer
+    kept across the sum)."""
+    from fuser.ir.schedule import Schedule
+
+    f = F.softmax()
+    first = find_persistent_buffers(f)
+    assert find_persistent_buffers(f) is first
+    for v in [f.inputs[0], *(op.results[0] for op in list(f.body.block.ops)[:-1])]:
+        Schedule(v).split(1, 32).parallelize(2, "TIDx").emit()
+    assert find_persistent_buffers(f) is first  # iterdomain ops annotate: same analysis
+    ops = [op for op in f.body.block.ops if op.name.startswith("fuser.")]
+    div = next(op for op in ops if op.name == "fuser.div")
+    exp = ops[3].results[0]
+    assert exp in first.values
+    div.operands = [f.inputs[0] if v is exp else v for v in div.operands]
+    again = find_persistent_buffers(f)
+    assert again is not first and exp not in again.values
+
+
+def test_a_very_large_normalization_holds_one_vector_a_thread() -> None:
+    """Past LARGE_FUSION_OPS ops, the inner persistent heuristic targets one vector a
+    thread (the kernel is every op once per element a thread holds, unrolled)."""
+    from fuser.schedulers.persistent import (
+        LARGE_FUSION_OPS,
+        fusion_buffer_sizes,
+        inner_persistent_params,
+    )
+
+    f = F.softmax()
+    sizes = bind_sizes(f, [(4096, 1024)])
+    args = (first_extents(f, sizes), fusion_buffer_sizes(f, sizes), 4, H100)
+    small = inner_persistent_params(*args, ops=10)
+    large = inner_persistent_params(*args, ops=LARGE_FUSION_OPS + 1)
+    assert (small.threads_per_row, small.persistent_batch) == (64, 4)
+    assert (large.threads_per_row, large.persistent_batch) == (256, 1)
 
 
 # ---- domain map and transpose ----------------------------------------------------------
