@@ -83,6 +83,8 @@ CASES = [
     # (workload, dtypes): most important first (the budget may stop the run early).
     ("softmax_4096", ("bfloat16", "float32")),
     ("layernorm_backward_16384x1024", ("bfloat16", "float32")),
+    ("layernorm_backward_32768x768", ("bfloat16", "float32")),
+    ("layernorm_backward_4096x4096", ("bfloat16", "float32")),
     ("layernorm_16384", ("bfloat16", "float32")),
     ("rmsnorm_4096", ("float32", "bfloat16")),
     ("outer_norm_16384x1024", ("bfloat16", "float32")),
@@ -113,9 +115,9 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
         rows, cols = w.shapes[0]
         out.append({"label": "halves", "params": {}, "outer": {"single_kernel": False}})
         vecs = cols * itemsize // 16
-        for tpr in (32, 64, 128):
-            for rpb in (2, 4, 8):
-                if not 128 <= tpr * rpb <= 1024 or vecs % tpr:
+        for tpr in (32, 64, 128, 256, 512):
+            for rpb in (1, 2, 4, 8):
+                if not 128 <= tpr * rpb <= 1024 or vecs % tpr or vecs // tpr > 16:
                     continue
                 for g in (132, 264, 396, 528):
                     params = {"threads_per_row": tpr, "rows_per_block": rpb, "cross_block": tpr > 32,

@@ -212,12 +212,16 @@ def workloads() -> list[Workload]:
     ]
     out += [
         Workload(
-            "layernorm_backward_16384x1024",
-            [[16384, 1024], [16384, 1024], [16384, 1], [16384, 1], [1024]],
+            f"layernorm_backward_{m}x{n}",
+            [[m, n], [m, n], [m, 1], [m, 1], [n]],
             layernorm_backward,
             "layernorm_backward",
-            [[16384, 1024], [1024], [1024]],
-        ),
+            [[m, n], [n], [n]],
+        )
+        # issue 15's size, then GPT-2's (tokens x 768) and Llama's hidden width
+        for m, n in ((16384, 1024), (32768, 768), (4096, 4096))
+    ]
+    out += [
         Workload("middle_sum_64x1024x256", [[64, 1024, 256]], middle_sum, "middle_sum", [[64, 256]]),
         Workload("softmax_unaligned_4096x3001", [[4096, 3001]], softmax, "softmax", [[4096, 3001]]),
         Workload("vocab_softmax_32x50257", [[32, 50257]], softmax, "softmax", [[32, 50257]]),

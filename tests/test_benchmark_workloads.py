@@ -18,6 +18,8 @@ SMALL = {
     "gelu_bookend_views": None,  # fixed-shape reshapes: run at full size on the GPU only
     "transpose_bookend_views": None,
     "layernorm_backward_16384x1024": [[40, 24], [40, 24], [40, 1], [40, 1], [24]],
+    "layernorm_backward_32768x768": [[300, 24], [300, 24], [300, 1], [300, 1], [24]],
+    "layernorm_backward_4096x4096": [[7, 40], [7, 40], [7, 1], [7, 1], [40]],
     "middle_sum_64x1024x256": [[3, 20, 8]],
     "softmax_unaligned_4096x3001": [[3, 301]],
     "vocab_softmax_32x50257": [[2, 1001]],
