@@ -44,6 +44,7 @@ from fuser.ir.dialects.iterdomain import (
     ParallelizeOp,
     ParallelType,
     ResizeOp,
+    ReverseOp,
     RfactorOp,
     RootOp,
     SplitOp,
@@ -305,6 +306,13 @@ class Schedule:
         for op in ops:
             self._add(op)
         self.ids = ids
+        return self
+
+    def reverse(self, axis: int) -> Schedule:
+        """Walk ``axis`` backwards (``iterdomain.reverse``)."""
+        a = self._axis(axis)
+        op = self._add(ReverseOp(self.ids[a]))
+        self.ids[a] = op.result
         return self
 
     def parallelize(self, axis: int, ptype: ParallelType | str) -> Schedule:
@@ -598,6 +606,8 @@ def _loop_structure(fusion: FusionOp, tensor: SSAValue, all_vars: bool = False) 
             extent[op.result] = extent[op.outer] * extent[op.inner]
         elif isinstance(op, ResizeOp):
             extent[op.result] = extent[op.input] + (op.left_value + op.right_value)
+        elif isinstance(op, ReverseOp):
+            extent[op.result] = extent[op.input]
         elif isinstance(op, ParallelizeOp):
             extent[op.result] = extent[op.input]
     # indices, backward from the loops
@@ -610,6 +620,8 @@ def _loop_structure(fusion: FusionOp, tensor: SSAValue, all_vars: bool = False) 
             index[op.outer], index[op.inner] = m // e, m % e
         elif isinstance(op, ResizeOp):
             index[op.input] = index[op.result] - op.left_value
+        elif isinstance(op, ReverseOp):
+            index[op.input] = (extent[op.input] - 1) - index[op.result]
         elif isinstance(op, ParallelizeOp):
             index[op.input] = index[op.result]
 

@@ -171,7 +171,12 @@ class Parallelize:
     ptype: ParallelType
 
 
-Step = Merge | Split | Reorder | Parallelize
+@dataclass(frozen=True)
+class Reverse:
+    axis: int
+
+
+Step = Merge | Split | Reorder | Parallelize | Reverse
 
 
 class Steps:
@@ -220,6 +225,9 @@ class Steps:
 
     def parallelize(self, name: str, ptype: ParallelType) -> None:
         self.steps.append(Parallelize(self.pos(name), ptype))
+
+    def reverse(self, name: str) -> None:
+        self.steps.append(Reverse(self.pos(name)))
 
     def has(self, name: str) -> bool:
         return name in self.names
@@ -305,6 +313,8 @@ def replay(
             s.split(step.axis, step.factor, step.inner_split)
         elif isinstance(step, Reorder):
             s.reorder(step.order)
+        elif isinstance(step, Reverse):
+            s.reverse(step.axis)
         elif step.ptype != ParallelType.vectorize or _vectorizable(tensor, s, step.axis, global_io):
             s.parallelize(step.axis, step.ptype)
     loop = s.emit(verify=key is None or key not in verified)  # type: ignore[operator]
@@ -492,7 +502,10 @@ def fusion_tensors(fusion: FusionOp) -> list[SSAValue]:
 # =====================================================================================
 
 
-def pointwise_steps(rank: int, p: PointwiseParams) -> Steps:
+def pointwise_steps(rank: int, p: PointwiseParams, reverse_blocks: bool = False) -> Steps:
+    """The pointwise schedule of a tensor of ``rank`` axes; ``reverse_blocks``: the
+    outermost block axis (``BIDy``, else ``BIDx``) walks its range backwards, so the
+    first blocks take the last elements."""
     s = Steps([f"a{i}" for i in range(rank)])
     bp = p.break_point if 0 < p.break_point < rank else 0
     par: dict[str, ParallelType] = {}
@@ -511,6 +524,8 @@ def pointwise_steps(rank: int, p: PointwiseParams) -> Steps:
     par["bidx"] = ParallelType.BIDx
     order = [n for n in ["bidy", "bidx", "unroll", "tidy", "tidx", "vec"] if s.has(n)]
     s.reorder(order)
+    if reverse_blocks:
+        s.reverse(order[0])
     for n in order:
         s.parallelize(n, par[n])
     return s
@@ -894,7 +909,9 @@ class _FusionScheduler:
             )
         self._pointwise_from(ref, p)
 
-    def _pointwise_from(self, ref: SSAValue, p: PointwiseParams, only: Sequence[SSAValue] | None = None) -> None:
+    def _pointwise_from(
+        self, ref: SSAValue, p: PointwiseParams, only: Sequence[SSAValue] | None = None, reverse_blocks: bool = False
+    ) -> None:
         """The pointwise schedule ``p`` on ``ref``, replayed on every tensor (of
         ``only``, if given) that lines up with it (directly, through reshapes, or a
         returned output of its shape)."""
@@ -915,7 +932,7 @@ class _FusionScheduler:
             ]
             _check_vector(self.fusion, [ref, *aligned], sizes, p.vectorization, "vectorization")
         rank = ref.type.rank  # type: ignore[union-attr]
-        steps = pointwise_steps(rank, p)
+        steps = pointwise_steps(rank, p, reverse_blocks)
         self.emit_ref(ref, steps)
         self.propagate(ref, steps, only=only)
         self.propagate_through_reshapes(ref, steps, only=only)
@@ -946,7 +963,7 @@ class _FusionScheduler:
         outs = [v for v in returned_outputs(self.fusion) if v not in self.done and self.shape_of(v) == shape]
         apply_ref = max(outs, key=lambda v: v.type.rank) if outs else reduction_input(reds[0])  # type: ignore[union-attr]
         if apply_ref not in self.done:
-            self._pointwise_from(apply_ref, p.apply)
+            self._pointwise_from(apply_ref, p.apply, reverse_blocks=p.reverse_apply)
 
     def _reduction(self) -> None:
         self._reduction_like()

@@ -101,4 +101,4 @@ class OuterPersistentScheduler(Scheduler):
         dims = reduction_dims(reds[0])
         stats_shape = tuple(1 if i in dims else e for i, e in enumerate(shape))
         apply = pointwise_params(shape, max_itemsize(at_shape), [*inputs, stats_shape], target)
-        return OuterPersistentParams(stats=stats, apply=apply)
+        return OuterPersistentParams(stats=stats, apply=apply, reverse_apply=True)

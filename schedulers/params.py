@@ -95,6 +95,10 @@ class OuterPersistentParams:
     """The statistics' loop nest (the reductions and what is computed at their shape)."""
     apply: PointwiseParams
     """The loop nest of the tensors at the input's shape (the normalized outputs)."""
+    reverse_apply: bool = False
+    """The apply kernel's blocks walk the rows backwards (``iterdomain.reverse`` on its
+    outermost block id): its first blocks read the rows the statistics kernel read
+    last, which are still in L2."""
 
 
 @dataclass(frozen=True)

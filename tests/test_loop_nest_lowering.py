@@ -94,8 +94,9 @@ _PARALLEL = [ParallelType.BIDx, ParallelType.BIDy, ParallelType.TIDx, ParallelTy
 @st.composite
 def schedules(draw: st.DrawFn) -> tuple[int, int, list[tuple[str, int, object]]]:
     """A 2-D tensor's sizes and a random valid transform list: splits (any factor, so
-    tails), an optional merge, a reorder, distinct parallel types, and a vectorized
-    innermost split where it divides."""
+    tails), an optional merge, reversed axes (not the innermost, which may be
+    vectorized), a reorder, distinct parallel types, and a vectorized innermost split
+    where it divides."""
     rows = draw(st.integers(1, 9))
     cols = draw(st.integers(1, 17))
     steps: list[tuple[str, int, object]] = []
@@ -107,6 +108,9 @@ def schedules(draw: st.DrawFn) -> tuple[int, int, list[tuple[str, int, object]]]
         axis = draw(st.integers(0, n - 1))
         steps.append(("split", axis, draw(st.integers(1, 5))))
         n += 1
+    if n > 1:
+        for axis in draw(st.lists(st.integers(0, n - 2), max_size=2, unique=True)):
+            steps.append(("reverse", axis, None))
     order = draw(st.permutations(range(n)))
     steps.append(("reorder", 0, list(order)))
     types = draw(st.lists(st.sampled_from(_PARALLEL), min_size=n, max_size=n))
@@ -130,6 +134,8 @@ def _apply(fusion: F.FusionOp, steps: list[tuple[str, int, object]], vec: int | 
                 s.merge(axis)
             elif kind == "split":
                 s.split(axis, int(arg))  # type: ignore[call-overload]
+            elif kind == "reverse":
+                s.reverse(axis)
         n = len(s.extents)
         if vec is not None:
             s.split(n - 1, vec)

@@ -104,14 +104,15 @@ def bounded_index(
     """The values of index expressions ``(expr, axis extent)`` at ``env`` and the
     predicates that keep them inside their axes: ``< extent`` unless ``max_value``
     proves it over the loop ``extents`` (for a symbolic extent, at every size:
-    ``always_below``), ``>= 0`` after a resize (pad)."""
+    ``always_below``), ``>= 0`` after a resize (pad) unless ``min_value`` proves it (a
+    reversed loop: ``extent - 1 - i``)."""
     memo: dict[Expr, int | SSAValue] = {}
     values: list[int | SSAValue] = []
     conds: list[SSAValue | bool] = []
     for e, extent in exprs:
         value = emit_index(b, e, env, memo)
         values.append(value)
-        if "-" in ops_of(e):
+        if "-" in ops_of(e) and min_value(e, extents) < 0:
             conds.append(b.cmp("sge", value, 0))
         bound = max_value(e, extents)
         if bound >= extent or not always_below(bound, extent):
@@ -256,7 +257,8 @@ def always_below(bound: int, extent: int) -> bool:
 
 def max_value(e: Expr, extents: Sequence[int]) -> int:
     """An upper bound of ``e`` over loop indices ``i<k>`` in ``[0, extents[k])``
-    (indices are non-negative; a subtraction gives no useful bound)."""
+    (indices are non-negative; a subtraction is bounded by ``min_value`` of what it
+    subtracts)."""
     if isinstance(e, Const):
         return e.value
     if isinstance(e, Var):
@@ -265,6 +267,8 @@ def max_value(e: Expr, extents: Sequence[int]) -> int:
     a = max_value(e.lhs, extents)
     if e.op == "+":
         return a + max_value(e.rhs, extents)
+    if e.op == "-":
+        return a - min_value(e.rhs, extents)
     if e.op == "*":
         return a * max_value(e.rhs, extents)
     if e.op == "/" and isinstance(e.rhs, Const):
@@ -272,6 +276,24 @@ def max_value(e: Expr, extents: Sequence[int]) -> int:
     if e.op == "%" and isinstance(e.rhs, Const):
         return min(a, e.rhs.value - 1)
     return math.inf  # type: ignore[return-value]
+
+
+def min_value(e: Expr, extents: Sequence[int]) -> int:
+    """A lower bound of ``e`` over loop indices ``i<k>`` in ``[0, extents[k])``
+    (``max_value``'s twin): a reversed loop ``extent - 1 - i`` is at least 0."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        return 0 if e.name.startswith("i") else -math.inf  # type: ignore[return-value]
+    assert isinstance(e, BinOp)
+    a = min_value(e.lhs, extents)
+    if e.op == "+":
+        return a + min_value(e.rhs, extents)
+    if e.op == "-":
+        return a - max_value(e.rhs, extents)
+    if e.op in ("*", "/", "%") and a >= 0 and min_value(e.rhs, extents) >= 0:
+        return a * min_value(e.rhs, extents) if e.op == "*" else 0
+    return -math.inf  # type: ignore[return-value]
 
 
 def all_of(b: object, conds: Sequence[SSAValue | bool]) -> SSAValue | bool:

@@ -1,7 +1,8 @@
 """The ``iterdomain`` dialect: first-class iteration domains and their transforms.
 
 nvFuser schedules a tensor by transforming its *logical* iteration domain (one
-``IterDomain`` per axis) into a *loop* domain with splits, merges and resizes, and
+``IterDomain`` per axis) into a *loop* domain with splits, merges and resizes (and
+reversals, ``iterdomain.reverse``, which nvFuser does not have), and
 by binding loop ids to parallel dimensions. This dialect writes that schedule in the
 IR, transform-dialect style, inside a ``fuser.fusion`` body after the compute ops and
 before ``fuser.output`` (the reference interpreter ignores these ops)::
@@ -812,6 +813,55 @@ class ResizeOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ReverseOp(IRDLOperation):
+    """Walk an id backwards: loop index ``i`` is input index ``extent - 1 - i``::
+
+        %r = iterdomain.reverse %x : !iterdomain.id<8192> -> !iterdomain.id<8192>
+
+    The same elements in the opposite order: a schedule whose blocks should start
+    with what an earlier kernel read last (still in L2) reverses the id bound to the
+    block index (the outer normalization's apply kernel). The input must be serial
+    (reverse before parallelizing); the result has the input's type.
+    """
+
+    name = "iterdomain.reverse"
+    input = operand_def(IterDomainType)
+    result = result_def(IterDomainType)
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue) -> None:
+        t = input.type
+        assert isinstance(t, IterDomainType)
+        super().__init__(operands=[input], result_types=[t])
+
+    def verify_(self) -> None:
+        t = _id_type(self, self.input, "input")
+        _serial_input(self, t, "input")
+        r = self.result.type
+        if r != t:
+            raise VerifyException(f"{self.name}: result has type {r}, expected the input's type {t}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReverseOp:
+        x = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        parser.parse_punctuation("->")
+        r = parser.parse_type()
+        return cls.create(operands=[parser.resolve_operand(x, t)], result_types=[r], attributes=attrs)
+
+
+@irdl_op_definition
 class ParallelizeOp(IRDLOperation):
     """Bind an id to a parallel dimension; the result is the same id, parallelized::
 
@@ -884,7 +934,7 @@ class ParallelizeOp(IRDLOperation):
         )
 
 
-TRANSFORM_OPS: tuple[type[Operation], ...] = (SplitOp, MergeOp, ResizeOp, ParallelizeOp)
+TRANSFORM_OPS: tuple[type[Operation], ...] = (SplitOp, MergeOp, ResizeOp, ReverseOp, ParallelizeOp)
 
 
 # =====================================================================================
@@ -1079,7 +1129,7 @@ class RfactorOp(_DeclareOp):
         root_ids = list(roots[0].ids)
         ops = trace_domain(self, root_ids, list(self.ids), "root domain")
         for o in ops:
-            if isinstance(o, (ResizeOp, ParallelizeOp)):
+            if isinstance(o, (ResizeOp, ReverseOp, ParallelizeOp)):
                 raise VerifyException(
                     f"{self.name}: a reshape is made of splits and merges, found {o.name}"
                 )
@@ -1336,6 +1386,6 @@ def shardings_of(fusion: Operation) -> dict[SSAValue, ShardingAttr]:
 
 IterDomain = Dialect(
     "iterdomain",
-    [LogicalOp, RootOp, SplitOp, MergeOp, ResizeOp, ParallelizeOp, LoopOp, RfactorOp, ShardOp],
+    [LogicalOp, RootOp, SplitOp, MergeOp, ResizeOp, ReverseOp, ParallelizeOp, LoopOp, RfactorOp, ShardOp],
     [IterDomainType, DeviceMeshAttr, ShardingAttr],
 )

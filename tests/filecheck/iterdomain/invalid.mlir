@@ -362,3 +362,23 @@ fuser.fusion @partials_not_reduction(%a : !fuser.tensor<4x8xf32>) -> !fuser.tens
   fuser.output %s : !fuser.tensor<4xf32>
 }
 // CHECK: iterdomain.loop: %s: partials name loop #0 (extent 4), which is not a serial or unrolled reduction id (threads keep their partials anyway)
+
+// -----
+
+fuser.fusion @reverse_parallel(%a : !fuser.tensor<12xf32>) -> !fuser.tensor<12xf32> {
+  %i = iterdomain.logical %a : !fuser.tensor<12xf32> -> !iterdomain.id<12>
+  %p = iterdomain.parallelize %i to BIDx : !iterdomain.id<12> -> !iterdomain.id<12, BIDx>
+  %r = iterdomain.reverse %p : !iterdomain.id<12, BIDx> -> !iterdomain.id<12, BIDx>
+  fuser.output %a : !fuser.tensor<12xf32>
+}
+// CHECK: iterdomain.reverse: input is parallelized (BIDx); transform ids first and parallelize the loop ids last
+
+// -----
+
+fuser.fusion @reverse_type(%a : !fuser.tensor<12xf32>) -> !fuser.tensor<12xf32> {
+  %i = iterdomain.logical %a : !fuser.tensor<12xf32> -> !iterdomain.id<12>
+  %r = iterdomain.reverse %i : !iterdomain.id<12> -> !iterdomain.id<6>
+  fuser.output %a : !fuser.tensor<12xf32>
+}
+// CHECK: iterdomain.reverse: result has type !iterdomain.id<6>, expected the input's type !iterdomain.id<12>
+

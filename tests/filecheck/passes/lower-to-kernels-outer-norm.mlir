@@ -12,7 +12,9 @@
 // the output's a 2-D pointwise one of its own (the apply kernel). The statistics are a grid Welford reduction (each
 // block's mean, M2 and count in three scratch buffers, merged by Chan's formula in
 // the finishing kernel, which stores the mean output and the var and mean for the
-// apply kernel); the apply kernel runs the output's loop nest and reads them.
+// apply kernel); the apply kernel runs the output's loop nest and reads them, its
+// row blocks reversed (iterdomain.reverse on BIDy: the first blocks take the last rows,
+// which the statistics kernel read last and L2 may still hold).
 
 
 fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser.tensor<1x?xf32>) {
@@ -26,7 +28,9 @@ fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser
 }
 // SCHED:      fuser.schedule = {kind = "outer_persistent", stats = {
 // SCHED-SAME: apply = {break_point = 1 : i64, vectorization = 4 : i64
+// SCHED-SAME: reverse_apply = true
 // SCHED:      iterdomain.loop %m [%m_bidx, %m_bidy, %{{[0-9]+}}, %m_unroll, %m_tidy, %m_tidx, %m_vec] : !fuser.tensor<1x64xf32> [!iterdomain.id<1, BIDx>, !iterdomain.id<8, reduction, BIDy>, !iterdomain.id<2, reduction>, !iterdomain.id<4, reduction, unroll>, !iterdomain.id<16, reduction, TIDy>, !iterdomain.id<16, TIDx>, !iterdomain.id<4, vectorize>]
+// SCHED:      iterdomain.reverse %{{[0-9]+}} : !iterdomain.id<128> -> !iterdomain.id<128>
 // SCHED:      iterdomain.loop %y [%y_bidy, %y_bidx, %y_tidy, %y_tidx, %y_vec] : !fuser.tensor<1024x64xf32> [!iterdomain.id<128, BIDy>, !iterdomain.id<1, BIDx>, !iterdomain.id<8, TIDy>, !iterdomain.id<16, TIDx>, !iterdomain.id<4, vectorize>]
 // SCHED:      iterdomain.loop %x [%x_bidy, %x_bidx, %x_tidy, %x_tidx, %x_vec]
 
@@ -44,6 +48,7 @@ fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser
 // CHECK-NEXT:    partial3[t1] = var;
 // CHECK-NEXT:    partial4[t1] = welford.mean;
 // CHECK-LABEL: void __launch_bounds__(128) on_kernel_apply({{.*}}) {
+// CHECK:         int {{t[0-9]+}} = {{[0-9]+}} - bidy;
 // CHECK-NOT:     partial0[
 // CHECK:         = partial4[
 // CHECK:         = partial3[
