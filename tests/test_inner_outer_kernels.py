@@ -116,3 +116,40 @@ def test_an_output_needing_both_kinds_is_segmented() -> None:
     assert len(fd.plan([x]).segments) == 2
     (ours,) = execute_kernels_on_cpu(fd._ensure_defined(), [x])
     np.testing.assert_allclose(ours, run_fusion(fusion, [x.copy()])[0], rtol=1e-5, atol=1e-5)
+
+
+def _column_max() -> FusionDefinition:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.sub(x, fd.ops.sum(x, [1], keepdim=True)))
+        fd.add_output(fd.ops.max(x, [0]))
+    return fd
+
+
+def _column_var_mean() -> FusionDefinition:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.mul(x, fd.ops.sum(x, [1], keepdim=True)))
+        var, mean = fd.ops.var_mean(x, [0], correction=0)
+        fd.add_output(var)
+        fd.add_output(mean)
+    return fd
+
+
+@pytest.mark.parametrize("make", [_column_max, _column_var_mean], ids=["max", "var_mean"])
+@pytest.mark.parametrize("rows", [300, 700])
+def test_other_column_reductions_run_in_the_one_kernel(make, rows: int) -> None:  # noqa: ANN001
+    """Column reductions other than sums across the rows' persistent loop: a max (its
+    identity, not zero, in every accumulator) and a Welford var_mean (mean, M2 and count
+    a column, merged by Chan's formula in the shared tile and the finishing kernel; both
+    of its results are outputs, the mean a sibling result of the op)."""
+    from fuser.frontend.execution import execute_kernels_on_cpu, lowered_segments
+
+    fd = make()
+    x = np.random.default_rng(1).standard_normal((rows, 40)).astype(np.float32)
+    ((seg, lowered),) = lowered_segments(fd._ensure_defined(), [x])
+    assert lowered.scheduler == "inner_outer_persistent"
+    assert [k.name for k in lowered.kernels] == [lowered.kernels[0].name, f"{lowered.kernels[0].name}_finish"]
+    got = execute_kernels_on_cpu(fd._ensure_defined(), [x])
+    for g, w in zip(got, run_fusion(fd.fusion(), [x.copy()]), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

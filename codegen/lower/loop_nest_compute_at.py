@@ -330,7 +330,8 @@ class _Lowering:
         """Reductions folded across iterations of the shared loops (an inner-outer
         kernel's column sums): ``across_stage``, ``store_partials``."""
         reductions = [v for v in reductions if v not in self.across]
-        after = {r for op in descendant_ops(self.across) for r in op.results} | set(self.across)
+        results = [r for v in self.across for r in v.owner.results]  # type: ignore[union-attr]  # a Welford's mean and count too
+        after = {r for op in descendant_ops(results) for r in op.results} | set(results)
         self.across_outs = [j for j, v in enumerate(self.outs) if v in after]
         """Outputs computed from them: stored by the finishing kernel."""
         self.row_outs: dict[SSAValue, SSAValue] = {}
