@@ -40,8 +40,9 @@ from benchmarks.workloads import Workload, build, torch_reference, workloads  # 
 
 Variant = dict[str, Any]
 """``label``; ``params``: ReductionParams fields to replace (an outer persistent
-schedule's ``stats``), and ``splits``: the number of row splits of a cross-grid
-reduction (``grid.y``)."""
+schedule's ``stats``, an inner-outer one's ``inner``), ``splits``: the number of row
+splits of a cross-grid reduction (``grid.y``), and ``outer``: fields of an inner-outer
+schedule's own record (``single_kernel``: false for the two kernel groups)."""
 
 
 # ---- variants ---------------------------------------------------------------------------

@@ -30,8 +30,14 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   what is computed at their shape, as the reduction kind schedules an outer reduction
   with ``stats``; the tensors at the reduced input's shape (the normalized outputs:
   the apply kernel, which reads the statistics back) as the pointwise kind schedules
-  the highest-rank such output with ``apply``.
-* ``inner_outer_persistent``: the two kernel groups it runs as (a loop nest each, see
+  the highest-rank such output with ``apply``, its outermost block id reversed with
+  ``reverse_apply`` (``iterdomain.reverse``: the first blocks take the last rows).
+* ``inner_outer_persistent``: with ``single_kernel``, one loop nest: the inner
+  persistent schedule ``inner`` on a persistent grid (``[BIDx, rows, TIDy | batch,
+  TIDx, vec]``), the column reductions replaying it (their rows reduced: ``BIDx``, the
+  row loop and ``TIDy``) and placed at the rows' loop with the row reductions, so the
+  lowering folds them across its iterations (``_inner_outer_single_kernel``).
+  Otherwise the two kernel groups it runs as (a loop nest each, see
   ``codegen/lower/loop_nest_groups.py``): the column reductions scheduled as
   ``cols_kind`` with ``cols`` (the column half's own heuristic), the row reductions and
   every other tensor as ``rows_kind`` with ``rows``, placed as the inner persistent
