@@ -120,6 +120,7 @@ from fuser.schedulers.analysis.domain_map import Axis, DomainMap, build_domain_m
 from fuser.schedulers.analysis.graph import (
     ancestors,
     body_ops,
+    descendants,
     fastest_axis,
     is_elementwise,
     is_reduction,
@@ -1174,11 +1175,16 @@ class _FusionScheduler:
         # them, placed as the inner persistent kind places its tensors.
         self.kind = p.rows_kind
         self._schedule_reductions(inner_reds, p.rows, persistent_grid=False)
-        outer = {r for op in outer_reds for r in op.results}
-        rows = [v for v in returned_outputs(self.fusion) if not ancestors([v]) & outer]
+        rows = self.row_outputs(outer_reds)
         if places_persistent(p.rows_kind, p.rows):
             self.place_persistent(inner_reds, rows)
         self.kind = "inner_outer_persistent"
+
+    def row_outputs(self, outer_reds: Sequence[Operation]) -> list[SSAValue]:
+        """The returned outputs of an inner-outer fusion computed from no column
+        reduction (one forward walk from the column reductions' results)."""
+        after = descendants(r for op in outer_reds for r in op.results)
+        return [v for v in returned_outputs(self.fusion) if v not in after]
 
     def _inner_outer_single_kernel(self, inner_reds: list[Operation], outer_reds: list[Operation]) -> None:
         """One loop nest for the whole fusion (``single_kernel``): the row reductions
@@ -1202,9 +1208,7 @@ class _FusionScheduler:
                 f"the column reduction {missing[0].name_hint or missing[0]} does not line up with the row "
                 "reductions' loop nest; a single-kernel inner-outer schedule replays one nest on both"
             )
-        outer_set = {r for op in outer_reds for r in op.results}
-        rows = [v for v in returned_outputs(self.fusion) if not ancestors([v]) & outer_set]
-        self.place_persistent(inner_reds, [*rows, *outer])
+        self.place_persistent(inner_reds, [*self.row_outputs(outer_reds), *outer])
         loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
         q = loops[inner_reds[0].results[0]].compute_at
         if q is None:

@@ -21,6 +21,7 @@ from fuser.ir.dialects.fuser import FusionOp, ReductionOp, TensorType
 
 from .analysis.graph import reductions
 from .analysis.output_groups import half_fusion, split_by_reduction_kind
+from .analysis.persistent_buffers import BufferSizes
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
 from .analysis.sizes import ConcreteSizes, bind_sizes
 from .base import Reject, Scheduler, ceil_div, max_itemsize, tensor_io, vector_width
@@ -40,7 +41,7 @@ from .persistent import (
     smem_budget,
 )
 from .pointwise import PointwiseScheduler
-from .reduction import ReductionScheduler, reduction_extents, reduction_signature
+from .reduction import ReductionExtents, ReductionScheduler, reduction_extents, reduction_signature
 from .selection import Selection, select_among
 from .target import GpuTarget
 from .transpose import TransposeScheduler
@@ -122,13 +123,16 @@ def halves_reject(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> 
     return sel if isinstance(sel, Reject) else None
 
 
-def single_kernel_params(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget) -> ReductionParams:
+def single_kernel_params(
+    fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget, ext: ReductionExtents, buf: BufferSizes
+) -> ReductionParams:
     """The row schedule of the one-kernel inner-outer kind (see
     ``SINGLE_KERNEL_BLOCKS_PER_SM``): 16-byte vectors of the tensors it streams (the
     fusion's inputs and outputs at the full shape), the fewest threads on a row (a
     power of two, at least a warp) that leave each thread
-    ``SINGLE_KERNEL_MIN_BATCH`` vectors, and a persistent grid."""
-    ext = first_extents(fusion, sizes, pick=True)
+    ``SINGLE_KERNEL_MIN_BATCH`` vectors, and a persistent grid. ``ext``, ``buf``: the
+    fusion's extents and buffers at ``sizes`` (``first_extents``,
+    ``fusion_buffer_sizes``)."""
     full = [v for v in tensor_io(fusion) if len(sizes.shape(v)) >= 2 and sizes.shape(v)[-1] == ext.reduction]
     vec = vector_width(max_itemsize(full), [ext.inner, ext.reduction], target)
     vecs = ceil_div(ext.reduction, vec)
@@ -147,7 +151,6 @@ def single_kernel_params(fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarg
     lo, hi = SINGLE_KERNEL_BLOCKS_PER_SM
     per_sm = max(lo, min(hi, ceil_div(SINGLE_KERNEL_BYTES_IN_FLIGHT, max(1, rows * row_bytes))))
     blocks = min(per_sm * target.sm_count, ceil_div(ext.iteration, rows))
-    buf = fusion_buffer_sizes(fusion, sizes)
     return ReductionParams(
         fastest_dim=True,
         vectorization=vec,
@@ -210,21 +213,24 @@ class InnerOuterPersistentScheduler(Scheduler):
         cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
     ) -> InnerOuterParams:
         ext = first_extents(fusion, sizes, pick=True)
-        itemsize = buffer_itemsize(fusion)
-        inner = inner_persistent_params(ext, fusion_buffer_sizes(fusion, sizes), itemsize, target)
-        # Persistent grid: one block per SM loops over the rows; partial column
-        # results are finished by a grid reduction.
-        blocks = min(target.sm_count, ceil_div(ext.iteration, inner.rows_per_block))
-        inner = replace(inner, grid=(blocks, 1, 1), cross_grid=True)
+        buf = fusion_buffer_sizes(fusion, sizes)
+        single = register_budget(target) >= buf.bytes_per_row
+        if single:
+            inner = single_kernel_params(fusion, sizes, target, ext, buf)
+        else:
+            # Recorded for the one-kernel schedule with buffers in shared memory (not
+            # lowered: the halves run): one block per SM loops over the rows.
+            inner = inner_persistent_params(ext, buf, buffer_itemsize(fusion), target)
+            blocks = min(target.sm_count, ceil_div(ext.iteration, inner.rows_per_block))
+            inner = replace(inner, grid=(blocks, 1, 1), cross_grid=True)
         outer_vec = vector_width(PARTIAL_BYTES, [ext.reduction], target)
         threads = inner.threads_per_row * inner.rows_per_block
         halves = half_selections(fusion, sizes, target)
         if isinstance(halves, Reject):  # can_schedule_run_time checked it
             raise ValueError(f"inner_outer_persistent heuristic: {halves.reason}")
         rows, cols = halves
-        single = register_budget(target) >= fusion_buffer_sizes(fusion, sizes).bytes_per_row
         return InnerOuterParams(
-            inner=single_kernel_params(fusion, sizes, target) if single else inner,
+            inner=inner,
             outer_vectorization=outer_vec,
             outer_threads_per_column=max(1, threads * outer_vec // max(1, ext.reduction)),
             partial_buffer_bytes=_partial_bytes(fusion, sizes),

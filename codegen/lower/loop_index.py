@@ -20,7 +20,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from fuser.codegen.lower.common import LoweringError
 from fuser.codegen.lower.elementwise import Dim, moving_axis, offset_in
 from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, MAX_VECTOR_BYTES, ParallelType
-from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var
+from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var, loop_structure
 from fuser.ir.symbolic import SymInt, as_expr, evaluate, symbols_of
 from fuser.ir.symbolic import symbols_of as vars_of
 
@@ -294,6 +294,25 @@ def min_value(e: Expr, extents: Sequence[int]) -> int:
     if e.op in ("*", "/", "%") and a >= 0 and min_value(e.rhs, extents) >= 0:
         return a * min_value(e.rhs, extents) if e.op == "*" else 0
     return -math.inf  # type: ignore[return-value]
+
+
+def reduction_nest(fusion: Any, red: Operation, shapes: dict[SSAValue, tuple[int, ...]] | None = None) -> LoopStructure:
+    """The loop structure written on reduction ``red``'s (first) result; a
+    ``LoweringError`` naming the reduction when it has none."""
+    try:
+        return loop_structure(fusion, red.results[0], shapes)
+    except ValueError as e:
+        raise LoweringError(f"@{fusion.sym_name.data}: the reduction {red.name} has no loop domain: {e}") from None
+
+
+def when(
+    b: Any, ev: Any, pred: SSAValue | bool, then: Callable[[], list[SSAValue]], otherwise: list[SSAValue]
+) -> list[SSAValue]:
+    """``then()`` where ``pred`` holds (an ``scf.if`` in the evaluator's scope), else
+    ``otherwise``; no branch when ``pred`` is proven (``True``)."""
+    if pred is True:
+        return then()
+    return b.if_(pred, ev.in_scope(then), lambda: otherwise, [v.type for v in otherwise])
 
 
 def all_of(b: object, conds: Sequence[SSAValue | bool]) -> SSAValue | bool:

@@ -111,6 +111,7 @@ from fuser.codegen.lower.loop_index import (
     store_lanes,
     tensor_name,
     vars_of,
+    when,
 )
 from fuser.codegen.lower.loop_nest_reduction import (
     SiblingAccumulators,
@@ -118,6 +119,8 @@ from fuser.codegen.lower.loop_nest_reduction import (
     combine_tile_slot,
     finish_partials_kernel,
     fold_slots,
+    sibling_items,
+    slot_tile,
     stage_slots_in_shared,
 )
 from fuser.codegen.lower.shared_tile import SHARED_LIMIT, Split, places, split_at
@@ -130,7 +133,7 @@ from fuser.ir.dialects.iterdomain import (
     ParallelType,
 )
 from fuser.ir.schedule import Const, Expr, LoopStructure, loop_structure
-from fuser.schedulers.analysis.graph import ancestors, descendant_ops, is_reduction, reduction_dims
+from fuser.schedulers.analysis.graph import ancestors, descendants, is_reduction, reduction_dims
 
 __all__ = ["computed_at", "lower_compute_at"]
 
@@ -330,8 +333,7 @@ class _Lowering:
         """Reductions folded across iterations of the shared loops (an inner-outer
         kernel's column sums): ``across_stage``, ``store_partials``."""
         reductions = [v for v in reductions if v not in self.across]
-        results = [r for v in self.across for r in v.owner.results]  # type: ignore[union-attr]  # a Welford's mean and count too
-        after = {r for op in descendant_ops(results) for r in op.results} | set(results)
+        after = descendants(r for v in self.across for r in v.owner.results)  # type: ignore[union-attr]  # a Welford's mean too
         self.across_outs = [j for j, v in enumerate(self.outs) if v in after]
         """Outputs computed from them: stored by the finishing kernel."""
         self.row_outs: dict[SSAValue, SSAValue] = {}
@@ -386,7 +388,8 @@ class _Lowering:
         if self.across:
             self.acc = SiblingAccumulators([v.owner for v in self.across], self.ev, self.shapes)  # type: ignore[misc]
             self.partial_bufs = list(self.b.func.args[len(self.b.func.args) - len(scratch) :])
-            self.slot_tile = self.plan_slot_tile(size)
+            dtypes = accumulator_dtypes([v.owner for v in self.across])  # type: ignore[misc]
+            self.slot_tile = slot_tile(self.b, self.block, self.across_threads, self.n_slots, dtypes, "across_tile", size)  # type: ignore[arg-type]
             state = self.acc.init() * self.n_slots
         state = self.outer(0, {}, state)
         if self.across:
@@ -627,11 +630,7 @@ class _Lowering:
                         vals.append(ev.value(v, i))
                     return vals
 
-                if pred is True:
-                    vals = compute()
-                else:
-                    zeros = [ev.em.const(0, dt)] * len(idx)
-                    vals = b.if_(pred, ev.in_scope(compute), lambda z=zeros: z, [z.type for z in zeros])
+                vals = compute() if pred is True else when(b, ev, pred, compute, [ev.em.const(0, dt)] * len(idx))
                 for e, val in zip(envs, vals, strict=True):
                     held.regs[tuple(e[f"i{k}"] for k in held.keys)] = val  # type: ignore[misc]
             return state
@@ -793,10 +792,7 @@ class _Lowering:
                         items.setdefault(slot(e), []).append((ev.value(src, i), None))
                     return fold_slots(acc, state, items, width)
 
-                if pred is True:
-                    state = fold()
-                else:
-                    state = b.if_(pred, ev.in_scope(fold), lambda s=state: s, [x.type for x in state])
+                state = when(b, ev, pred, fold, state)
             return state
 
         state = self.walk(ls, env, lane, visit, acc.init() * slots, serial_ok=True, who=result)
@@ -891,17 +887,6 @@ class _Lowering:
         reds = [v.owner for v in self.across]
         return [ScratchBuffer(self.groups * self.n_across, dt) for dt in accumulator_dtypes(reds)]  # type: ignore[arg-type]
 
-    def plan_slot_tile(self, used: int) -> SSAValue | None:
-        """One shared tile ``[TIDy][slot x accumulator][TIDx]`` to combine every slot
-        across ``TIDy`` with one barrier, when that is the only thread axis they
-        reduce and it fits next to ``used`` bytes of shared memory."""
-        dtypes = accumulator_dtypes([v.owner for v in self.across])  # type: ignore[misc]
-        bx, by, bz = self.block
-        nbytes = by * self.n_slots * len(dtypes) * bx * dtypes[0].itemsize
-        if self.across_threads != [1] or bz != 1 or len(set(dtypes)) != 1 or used + nbytes > SHARED_LIMIT:
-            return None
-        return self.b.shared([by, self.n_slots * len(dtypes), bx], dtypes[0].to_xdsl(), 0, "across_tile")
-
     def slot(self, e: dict[str, int | SSAValue]) -> int:
         """The accumulator slot of the element at loop indices ``e``."""
         ls, n = self.ls[self.across[0]], 0
@@ -926,21 +911,10 @@ class _Lowering:
             for envs, idx, pred in self.lanes(ls, axes, in_shape, env, lane, result):
 
                 def fold(envs: list = envs, idx: list = idx, st: list[SSAValue] = st) -> list[SSAValue]:
-                    self.reading(name, ls, envs[0], axes, idx[0])
-                    for src in dict.fromkeys(srcs):
-                        ev.prefetch(src, idx)
-                    items: dict[int, list[list]] = {}
-                    for e, i in zip(envs, idx, strict=True):
-                        self.reading(name, ls, e, axes, i)
-                        chunks = items.setdefault(self.slot(e), [[] for _ in srcs])
-                        for chunk, src in zip(chunks, srcs, strict=True):
-                            chunk.append((ev.value(src, i), None))
+                    items = sibling_items(ev, srcs, envs, idx, self.slot, lambda e, i: self.reading(name, ls, e, axes, i))
                     return fold_slots(acc, st, items, w)
 
-                if pred is True:
-                    st = fold()
-                else:
-                    st = b.if_(pred, ev.in_scope(fold), lambda s=st: s, [x.type for x in st])
+                st = when(b, ev, pred, fold, st)
             return st
 
         return self.walk(ls, env, lane, visit, state, serial_ok=False, who=result)

@@ -34,12 +34,11 @@ from fuser.codegen.lower.common import (
     ArgRef,
     LoweredFusion,
     LoweredKernel,
-    LoweringError,
     TensorLayout,
 )
+from fuser.codegen.lower.loop_index import reduction_nest
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import LoopOp
-from fuser.ir.schedule import loop_structure
 from fuser.schedulers.analysis.graph import ancestors
 from fuser.schedulers.analysis.output_groups import half_fusion
 
@@ -56,10 +55,7 @@ def loop_nest_groups(fusion: F.FusionOp, reductions: Sequence[Operation]) -> lis
     classes: dict[tuple, int] = {}
     class_of: dict[Operation, int] = {}
     for red in reductions:
-        try:
-            ls = loop_structure(fusion, red.results[0])
-        except ValueError as e:
-            raise LoweringError(f"@{fusion.sym_name.data}: the reduction {red.name} has no loop domain: {e}") from None
+        ls = reduction_nest(fusion, red)
         key = (tuple(ls.loops), tuple(ls.logical))
         class_of[red] = classes.setdefault(key, len(classes))
     if len(classes) < 2:

@@ -100,16 +100,18 @@ from fuser.codegen.lower.loop_index import (
     lanes_axis,
     launch_shape,
     parallel_index,
+    reduction_nest,
     reindex,
     same_elements,
     scheduled_kind,
+    when,
 )
 from fuser.codegen.lower.loop_nest import pointwise_kernel
 from fuser.codegen.lower.shared_tile import SHARED_LIMIT
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import IterType, ParallelType
 from fuser.ir.dtypes import DType, compute_dtype
-from fuser.ir.schedule import LoopStructure, loop_structure
+from fuser.ir.schedule import LoopStructure
 
 __all__ = [
     "SiblingAccumulators",
@@ -117,6 +119,8 @@ __all__ = [
     "combine_tile_slot",
     "finish_partials_kernel",
     "fold_slots",
+    "sibling_items",
+    "slot_tile",
     "lower_scheduled_reduction",
     "stage_slots_in_shared",
 ]
@@ -152,12 +156,7 @@ def lower_scheduled_reduction(
     """The kernels of the loop nest written on the reduction of ``fusion``: one, or a
     partials kernel and a finishing kernel for a grid reduction."""
     fname = f"@{fusion.sym_name.data}"
-    nests: list[LoopStructure] = []
-    for red in reductions:
-        try:
-            nests.append(loop_structure(fusion, red.results[0], shapes))
-        except ValueError as e:
-            raise LoweringError(f"{fname}: the reduction {red.name} has no loop domain: {e}") from None
+    nests = [reduction_nest(fusion, red, shapes) for red in reductions]
     first = reductions[0]
     for red, ls in zip(reductions[1:], nests[1:], strict=True):
         # Siblings: one loop nest folds them all, so their loops and the way their
@@ -339,11 +338,8 @@ class _ReductionNest:
         # Several slots reduced across TIDy only: one shared tile for all of them (of
         # one dtype).
         self.tile = (
-            b.shared([block[1], self.n_slots * self.width, block[0]], dtypes[0].to_xdsl(), 0, "slots_tile")
-            if self.red_threads == [1] and (self.n_slots > 1 or len(self.reds) > 1) and block[2] == 1
-            and len(set(dtypes)) == 1
-            and block[0] * block[1] * self.n_slots * self.width * dtypes[0].itemsize <= SHARED_LIMIT
-            else None
+            slot_tile(b, block, self.red_threads, self.n_slots, dtypes, "slots_tile")
+            if self.n_slots > 1 or len(self.reds) > 1 else None
         )
         self.iterate(0, {})
         kernels = [LoweredKernel(b.finish(), self.name, block, grid, args)]
@@ -535,20 +531,9 @@ class _ReductionNest:
             lanes = lane_indices(first, width, along) if along is not None and len(group) > 1 else [tuple(first)]
 
             def fold(envs: list = envs, lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
-                for src in dict.fromkeys(srcs):
-                    ev.prefetch(src, lanes)
-                items: dict[int, list[list]] = {}
-                for e, i in zip(envs, lanes, strict=True):
-                    chunks = items.setdefault(self.slot(e), [[] for _ in srcs])
-                    for chunk, src in zip(chunks, srcs, strict=True):
-                        chunk.append((ev.value(src, i), None))
-                return fold_slots(acc, state, items, w)
+                return fold_slots(acc, state, sibling_items(ev, srcs, envs, lanes, self.slot), w)
 
-            pred = all_of(b, conds)
-            if pred is True:
-                state = fold()
-            else:
-                state = b.if_(pred, ev.in_scope(fold), lambda state=state: state, [v.type for v in state])  # type: ignore[arg-type]
+            state = when(b, ev, all_of(b, conds), fold, state)
         return state
 
     def finish_kernel(self, scratch: list[ScratchBuffer]) -> LoweredKernel:
@@ -594,6 +579,27 @@ class _ReductionNest:
 
         b.if_(b.and_(inside, b.cmp("eq", tidy, 0)), ev.in_scope(store))
         return LoweredKernel(b.finish(), name, (tx, ty, 1), grid, args)
+
+
+def slot_tile(
+    b: KernelBuilder,
+    block: tuple[int, int, int],
+    red_threads: Sequence[int],
+    slots: int,
+    dtypes: Sequence[DType],
+    name: str,
+    used: int = 0,
+) -> SSAValue | None:
+    """The shared tile ``[TIDy][slot x accumulator][TIDx]`` that combines ``slots``
+    slots of accumulators (of ``dtypes``) across ``TIDy`` with one barrier
+    (``stage_slots_in_shared``, ``combine_tile_slot``): when ``TIDy`` is the only
+    thread axis they reduce (``red_threads``, block dimensions), the accumulators share
+    one dtype and the tile fits beside ``used`` bytes of shared memory; else None."""
+    bx, by, bz = block
+    nbytes = bx * by * slots * len(dtypes) * dtypes[0].itemsize
+    if list(red_threads) != [1] or bz != 1 or len(set(dtypes)) != 1 or used + nbytes > SHARED_LIMIT:
+        return None
+    return b.shared([by, slots * len(dtypes), bx], dtypes[0].to_xdsl(), 0, name)
 
 
 def stage_slots_in_shared(b: KernelBuilder, tile: SSAValue, state: Sequence[SSAValue]) -> None:
@@ -643,17 +649,40 @@ def finish_partials_kernel(
     ``groups`` partial results of every element and stores the ``fuser.output``
     operands ``outputs`` (the results, or epilogues at their index), as a grid
     reduction's second kernel does (``_ReductionNest.finish_kernel``)."""
-    try:
-        ls = loop_structure(fusion, reds[0].results[0], shapes)
-    except ValueError as e:
-        raise LoweringError(f"@{fusion.sym_name.data}: the reduction {reds[0].name} has no loop domain: {e}") from None
-    nest = _ReductionNest(fusion, reds, ls, shapes, in_layouts, out_layouts, name)
+    nest = _ReductionNest(fusion, reds, reduction_nest(fusion, reds[0], shapes), shapes, in_layouts, out_layouts, name)
     nest.row_outs, nest.full_outs = list(outputs), []
     nest.red_blocks = [0]  # the scratch starts with the partial results
     nest.groups = groups
     nest.n_out = math.prod(shapes[nest.result])
     nest.width = len(accumulator_dtypes(reds))
     return nest.finish_kernel(scratch)
+
+
+def sibling_items(
+    ev: ElementEvaluator,
+    srcs: Sequence[SSAValue],
+    envs: Sequence[dict[str, int | SSAValue]],
+    lanes: Sequence[Any],
+    slot: Callable[[dict[str, int | SSAValue]], int],
+    reading: Callable[[dict[str, int | SSAValue], Any], None] | None = None,
+) -> dict[int, list[list[tuple[SSAValue, None]]]]:
+    """The inputs ``srcs`` of sibling reductions at each lane (loop indices ``envs``,
+    indices ``lanes``), grouped by the slot ``slot`` folds the lane into: the items
+    ``SiblingAccumulators.update`` takes, for ``fold_slots``. ``reading(env, index)``
+    is told before each lane is evaluated (the compute-at lowering checks register
+    reads against it)."""
+    if reading is not None:
+        reading(envs[0], lanes[0])
+    for src in dict.fromkeys(srcs):
+        ev.prefetch(src, lanes)
+    items: dict[int, list[list[tuple[SSAValue, None]]]] = {}
+    for e, i in zip(envs, lanes, strict=True):
+        if reading is not None:
+            reading(e, i)
+        chunks = items.setdefault(slot(e), [[] for _ in srcs])
+        for chunk, src in zip(chunks, srcs, strict=True):
+            chunk.append((ev.value(src, i), None))
+    return items
 
 
 def fold_slots(acc: RowReduction | SiblingAccumulators, state: list[SSAValue], items: dict[int, Any], width: int) -> list[SSAValue]:

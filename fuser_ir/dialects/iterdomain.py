@@ -828,6 +828,7 @@ class ReverseOp(IRDLOperation):
     input = operand_def(IterDomainType)
     result = result_def(IterDomainType)
     traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue) -> None:
         t = input.type
@@ -840,25 +841,6 @@ class ReverseOp(IRDLOperation):
         r = self.result.type
         if r != t:
             raise VerifyException(f"{self.name}: result has type {r}, expected the input's type {t}")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReverseOp:
-        x = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        parser.parse_punctuation("->")
-        r = parser.parse_type()
-        return cls.create(operands=[parser.resolve_operand(x, t)], result_types=[r], attributes=attrs)
 
 
 @irdl_op_definition

@@ -120,6 +120,12 @@ def descendant_ops(values: Iterable[SSAValue]) -> set[Operation]:
     return seen
 
 
+def descendants(values: Iterable[SSAValue]) -> set[SSAValue]:
+    """``values`` and every value computed from them (``ancestors``' twin, forward)."""
+    values = list(values)
+    return {r for op in descendant_ops(values) for r in op.results} | set(values)
+
+
 def tensor_values(fusion: FusionOp) -> Iterator[SSAValue]:
     """Every tensor value of the fusion: inputs, then op results in order."""
     for a in fusion.inputs:
