@@ -28,7 +28,7 @@ that makes the buffers smaller.
 
 from __future__ import annotations
 
-import weakref
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -109,8 +109,12 @@ def _projection_inputs(bits: int, args: Sequence[SSAValue], red: Operation) -> t
     return tuple(found)
 
 
-_CACHE: weakref.WeakKeyDictionary[FusionOp, tuple[tuple, PersistentBufferInfo]] = weakref.WeakKeyDictionary()
-"""The last analysis of each fusion, with the body it analysed (``find_persistent_buffers``)."""
+_CACHE: OrderedDict[int, tuple[FusionOp, tuple, PersistentBufferInfo]] = OrderedDict()
+"""The analyses of the last ``_CACHE_SIZE`` fusions asked about, by ``id``, each with
+the fusion and the body it analysed (``find_persistent_buffers``). Bounded: an
+analysis holds the fusion's values (and through them the fusion), so a cache keyed
+weakly by the fusion would keep every fusion alive."""
+_CACHE_SIZE = 16
 
 
 def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
@@ -120,11 +124,15 @@ def find_persistent_buffers(fusion: FusionOp) -> PersistentBufferInfo:
     heuristics and ``schedule-fusions`` ask for it several times (9 analyses of a
     10,000-op fusion, 1.6 s, in ``benchmarks/compile_scaling.py``'s DAG)."""
     body = tuple((op, *op.operands) for op in _tensor_ops(fusion.body.block))
-    hit = _CACHE.get(fusion)
-    if hit is not None and hit[0] == body:
-        return hit[1]
+    hit = _CACHE.get(id(fusion))
+    if hit is not None and hit[0] is fusion and hit[1] == body:
+        _CACHE.move_to_end(id(fusion))
+        return hit[2]
     info = analyze_persistent_buffers(fusion)
-    _CACHE[fusion] = (body, info)
+    _CACHE[id(fusion)] = (fusion, body, info)
+    _CACHE.move_to_end(id(fusion))
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
     return info
 
 

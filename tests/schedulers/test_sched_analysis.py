@@ -146,6 +146,24 @@ def test_the_remembered_analysis_follows_changes_to_the_fusion() -> None:
     assert again is not first and exp not in again.values
 
 
+def test_remembered_analyses_do_not_keep_fusions_alive() -> None:
+    """The analysis holds the fusion's values (and so the fusion): only the last few
+    analysed fusions stay alive, not every fusion a process ever compiled."""
+    import gc
+    import weakref
+
+    from fuser.schedulers.analysis import persistent_buffers as PB
+
+    refs = []
+    for _ in range(3 * PB._CACHE_SIZE):
+        f = F.softmax()
+        find_persistent_buffers(f)
+        refs.append(weakref.ref(f))
+        del f
+    gc.collect()
+    assert sum(r() is not None for r in refs) <= PB._CACHE_SIZE
+
+
 def test_a_very_large_normalization_holds_one_vector_a_thread() -> None:
     """Past LARGE_FUSION_OPS ops, the inner persistent heuristic targets one vector a
     thread (the kernel is every op once per element a thread holds, unrolled)."""
