@@ -388,8 +388,7 @@ class _Lowering:
         if self.across:
             self.acc = SiblingAccumulators([v.owner for v in self.across], self.ev, self.shapes)  # type: ignore[misc]
             self.partial_bufs = list(self.b.func.args[len(self.b.func.args) - len(scratch) :])
-            dtypes = accumulator_dtypes([v.owner for v in self.across])  # type: ignore[misc]
-            self.slot_tile = slot_tile(self.b, self.block, self.across_threads, self.n_slots, dtypes, "across_tile", size)  # type: ignore[arg-type]
+            self.slot_tile = slot_tile(self.b, self.block, self.across_threads, self.n_slots, self.acc_dtypes, "across_tile", size)  # type: ignore[arg-type]
             state = self.acc.init() * self.n_slots
         state = self.outer(0, {}, state)
         if self.across:
@@ -884,8 +883,8 @@ class _Lowering:
             BLOCK_DIMS[a.parallel_type] for a in ls.loops[: self.q]
             if a.iter_type == IterType.reduction and a.parallel_type in BLOCK_DIMS
         )
-        reds = [v.owner for v in self.across]
-        return [ScratchBuffer(self.groups * self.n_across, dt) for dt in accumulator_dtypes(reds)]  # type: ignore[arg-type]
+        self.acc_dtypes = accumulator_dtypes([v.owner for v in self.across])  # type: ignore[misc]
+        return [ScratchBuffer(self.groups * self.n_across, dt) for dt in self.acc_dtypes]
 
     def slot(self, e: dict[str, int | SSAValue]) -> int:
         """The accumulator slot of the element at loop indices ``e``."""
