@@ -100,6 +100,7 @@ CASES = [
     ("row_sum_4096", ("bfloat16", "float32")),
     ("middle_sum_64x1024x256", ("float32", "bfloat16")),
     ("vocab_softmax_32x50257", ("bfloat16", "float32")),
+    ("few_rows_softmax_8x32000", ("bfloat16", "float32")),
     ("softmax_unaligned_4096x3001", ("bfloat16", "float32")),
 ]
 
@@ -124,11 +125,14 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
                     params = {"threads_per_row": tpr, "rows_per_block": rpb, "cross_block": tpr > 32,
                               "block": (tpr, rpb, 1), "grid": (g, 1, 1)}
                     out.append({"label": f"T{tpr}xR{rpb} b{vecs // tpr} G{g}", "params": params})
-    elif "vocab" in w.name:  # an odd width (no vectors): one block a row, threads x batch
+    elif "vocab" in w.name or "few_rows" in w.name:  # few long rows: threads x blocks of a cluster a row
+        rows, cols = w.shapes[0]
         out += [
-            {"label": f"T{t}xR1", "params": {"threads_per_row": t, "rows_per_block": 1, "cross_block": True,
-                                             "block": (t, 1, 1)}}
-            for t in (256, 512, 1024)
+            {"label": f"T{t}xR1 C{c}", "params": {"threads_per_row": t, "rows_per_block": 1, "cross_block": True,
+                                                  "block": (t, 1, 1), "cross_grid": c > 1, "grid": (rows, c, 1)}}
+            for c in (1, 2, 4, 8)
+            for t in (128, 256, 512, 1024)
+            if cols / (c * t) <= 128
         ]
     elif kind in ("inner_persistent", "reduction") and "col_sum" not in w.name and "middle_sum" not in w.name:
         rows, cols = w.shapes[0]

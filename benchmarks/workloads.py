@@ -226,6 +226,9 @@ def workloads() -> list[Workload]:
         Workload("softmax_unaligned_4096x3001", [[4096, 3001]], softmax, "softmax", [[4096, 3001]]),
         Workload("vocab_softmax_32x50257", [[32, 50257]], softmax, "softmax", [[32, 50257]]),
         Workload("few_rows_softmax_8x32000", [[8, 32000]], softmax, "softmax", [[8, 32000]]),
+        # Llama-3's vocabulary: a row too long for one block's registers (f32) or for
+        # one block in bf16 beside the others; one kernel over a thread-block cluster.
+        Workload("vocab_softmax_8x128256", [[8, 128256]], softmax, "softmax", [[8, 128256]]),
     ]
     return out
 

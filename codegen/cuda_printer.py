@@ -182,6 +182,72 @@ __device__ T fuser_block_reduce(T v, Op op, void* smem_raw) {
 }
 """
 
+CLUSTER_CUDA = r"""
+// Thread-block clusters (sm_90): the cluster barrier, and reads of another block's
+// shared memory (distributed shared memory: mapa + ld.shared::cluster).
+__device__ __forceinline__ void fuser_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ unsigned fuser_cluster_addr(const void* p, unsigned rank) {
+  unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p)), r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ float fuser_cluster_load(const float* p, unsigned rank) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(fuser_cluster_addr(p, rank)) : "memory");
+  return v;
+}
+__device__ __forceinline__ double fuser_cluster_load(const double* p, unsigned rank) {
+  double v;
+  asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(fuser_cluster_addr(p, rank)) : "memory");
+  return v;
+}
+__device__ __forceinline__ int fuser_cluster_load(const int* p, unsigned rank) {
+  int v;
+  asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(fuser_cluster_addr(p, rank)) : "memory");
+  return v;
+}
+__device__ __forceinline__ long long fuser_cluster_load(const long long* p, unsigned rank) {
+  long long v;
+  asm volatile("ld.shared::cluster.s64 %0, [%1];" : "=l"(v) : "r"(fuser_cluster_addr(p, rank)) : "memory");
+  return v;
+}
+
+// Reduction of a block-uniform value over the N blocks of the cluster: thread 0 writes
+// its block's value to slot, a cluster barrier, then every thread reads the N values
+// (all the loads first: one round trip) and combines them in rank order (every block
+// gets the same result). Each call has its own slot; the kernel ends with a cluster
+// barrier (no block leaves while another reads its slot).
+template <int N, typename T, typename Op>
+__device__ T fuser_cluster_reduce(T v, Op op, T* slot) {
+  if (threadIdx.x + threadIdx.y + threadIdx.z == 0) *slot = v;
+  fuser_cluster_sync();
+  T vals[N];
+#pragma unroll
+  for (int r = 0; r < N; ++r) vals[r] = fuser_cluster_load(slot, r);
+  T acc = vals[0];
+#pragma unroll
+  for (int r = 1; r < N; ++r) acc = op(acc, vals[r]);
+  return acc;
+}
+template <int N, typename T>
+__device__ FuserWelford<T> fuser_cluster_reduce(FuserWelford<T> v, FuserWelfordOp op, T* slot) {
+  if (threadIdx.x + threadIdx.y + threadIdx.z == 0) { slot[0] = v.mean; slot[1] = v.m2; slot[2] = v.n; }
+  fuser_cluster_sync();
+  FuserWelford<T> vals[N];
+#pragma unroll
+  for (int r = 0; r < N; ++r)
+    vals[r] = FuserWelford<T>{fuser_cluster_load(slot, r), fuser_cluster_load(slot + 1, r),
+                              fuser_cluster_load(slot + 2, r)};
+  FuserWelford<T> acc = vals[0];
+#pragma unroll
+  for (int r = 1; r < N; ++r) acc = op(acc, vals[r]);
+  return acc;
+}
+"""
+"""The cluster helpers, printed only for kernels with a ``cluster_size``."""
+
 _REDUCE_OPS = {"add": "FuserAdd()", "mul": "FuserMul()", "max": "FuserMax()",
                "min": "FuserMin()", "welford": "FuserWelfordOp()"}
 
@@ -312,7 +378,9 @@ class _KernelPrinter:
             else:
                 params.append(f"{self.ctype(a.type)} {name}")
         threads = f.threads_per_block()
-        head = (f'extern "C" __global__ void __launch_bounds__({threads}) '
+        cluster = f.get_cluster_size()
+        dims = "" if cluster is None else f"__cluster_dims__({', '.join(map(str, cluster))}) "
+        head = (f'extern "C" __global__ void {dims}__launch_bounds__({threads}) '
                 f"{f.sym_name.data}({', '.join(params)}) {{")
         smem = _reduction_workspace_bytes(f)
         if smem:
@@ -411,6 +479,8 @@ class _KernelPrinter:
             self.assign(r, f"{base}.{op.dim.data}")
         elif isinstance(op, k.BarrierOp):
             self.emit("__syncthreads();")
+        elif isinstance(op, k.ClusterBarrierOp):
+            self.emit("fuser_cluster_sync();")
         elif isinstance(op, memref.LoadOp):
             self.assign(r, self.access(op.memref, op.indices))
         elif isinstance(op, memref.StoreOp):
@@ -446,7 +516,7 @@ class _KernelPrinter:
             fn = {"xor": "__shfl_xor_sync", "down": "__shfl_down_sync",
                   "up": "__shfl_up_sync", "idx": "__shfl_sync"}[op.mode.data]
             self.assign(r, f"{fn}(0xffffffffu, {e(op.value)}, {e(op.offset)})")
-        elif isinstance(op, k.WarpReduceOp | k.BlockReduceOp):
+        elif isinstance(op, k.WarpReduceOp | k.BlockReduceOp | k.ClusterReduceOp):
             self.reduction(op)
         elif isinstance(op, scf.ForOp):
             self.for_op(op)
@@ -489,7 +559,7 @@ class _KernelPrinter:
     def access(self, mem: SSAValue, indices: Sequence[SSAValue]) -> str:
         return self.expr(mem) + "".join(f"[{self.expr(i)}]" for i in indices)
 
-    def reduction(self, op: k.WarpReduceOp | k.BlockReduceOp) -> None:
+    def reduction(self, op: k.WarpReduceOp | k.BlockReduceOp | k.ClusterReduceOp) -> None:
         kind = op.kind.data
         vals = [self.expr(v) for v in op.values]
         t = self.ctype(op.values[0].type)
@@ -500,6 +570,11 @@ class _KernelPrinter:
             arg, rt = vals[0], t
         if isinstance(op, k.WarpReduceOp):
             call = f"fuser_warp_reduce({arg}, {_REDUCE_OPS[kind]})"
+        elif isinstance(op, k.ClusterReduceOp):
+            slot = self.fresh("fuser_cluster_slot")
+            self.emit(f"__shared__ {t} {slot}[{len(vals)}];")
+            n = math.prod(self.func.get_cluster_size() or (1, 1, 1))
+            call = f"fuser_cluster_reduce<{n}>({arg}, {_REDUCE_OPS[kind]}, {slot})"
         else:
             dims = op.get_dims()
             flags = ", ".join("true" if d in dims else "false" for d in range(3))
@@ -686,7 +761,8 @@ def print_cuda(*modules: ModuleOp) -> str:
     kernels = [print_kernel(f) for f in funcs]
     complex_part = [COMPLEX_CUDA.strip()] if complex_values else []
     random_part = [CUDA_RANDOM.strip()] if rng else []
-    body = "\n\n".join([*complex_part, FP8_CUDA.strip(), CUDA_HELPERS.strip(), *random_part, *kernels])
+    cluster_part = [CLUSTER_CUDA.strip()] if any(f.cluster_size is not None for f in funcs) else []
+    body = "\n\n".join([*complex_part, FP8_CUDA.strip(), CUDA_HELPERS.strip(), *random_part, *cluster_part, *kernels])
     headers = [h for h, used in (("<cuda_fp16.h>", _HALF), ("<cuda_bf16.h>", _BF16)) if used.search(body)]
     head, rest = PREAMBLE.rstrip().split("\n", 1)
     preamble = "\n".join([head, *(f"#include {h}" for h in headers), rest])

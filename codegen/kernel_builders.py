@@ -138,8 +138,9 @@ class KernelBuilder:
     """Builds one ``kernel.func``: arguments by name, then ops at the insertion point."""
 
     def __init__(self, name: str, args: Sequence[tuple[str, Attribute]],
-                 block_size: Sequence[int], index_bits: int = 64) -> None:
-        self.func = k.FuncOp(name, [t for _, t in args], block_size, index_bits)
+                 block_size: Sequence[int], index_bits: int = 64,
+                 cluster_size: Sequence[int] | None = None) -> None:
+        self.func = k.FuncOp(name, [t for _, t in args], block_size, index_bits, cluster_size)
         self.module = ModuleOp([self.func])
         self.block_size = self.func.get_block_size()
         self._args: dict[str, SSAValue] = {}
@@ -386,6 +387,12 @@ class KernelBuilder:
     def block_reduce(self, values: Sequence[SSAValue], kind: str,
                      dims: Sequence[int] = (0,)) -> list[SSAValue]:
         return list(self.op(k.BlockReduceOp(values, kind, dims)).results)
+
+    def cluster_reduce(self, values: Sequence[SSAValue], kind: str) -> list[SSAValue]:
+        return list(self.op(k.ClusterReduceOp(values, kind)).results)
+
+    def cluster_barrier(self) -> None:
+        self.op(k.ClusterBarrierOp())
 
     # ---- control flow --------------------------------------------------------------
     def for_(self, lb: Value, ub: Value, step: Value,

@@ -1,10 +1,12 @@
 """Run kernel-level IR (``kernel.func``) on the CPU, for small shapes, without a GPU.
 
-The model is CUDA's: a grid of blocks, run one after the other; in a block, every
+The model is CUDA's: a grid of blocks, run one after the other (the blocks of a
+thread-block cluster, ``cluster_size``, together); in a block, every
 thread is a Python generator over the kernel body, and the threads run in lockstep
 from one synchronization point to the next. Synchronization points are
-``kernel.barrier``, ``kernel.shuffle``, ``kernel.warp_reduce`` and
-``kernel.block_reduce``: when every thread of the block has stopped at the same op,
+``kernel.barrier``, ``kernel.shuffle``, ``kernel.warp_reduce``,
+``kernel.block_reduce``, and across a cluster ``kernel.cluster_reduce`` and
+``kernel.cluster_barrier``: when every thread of the block (cluster) has stopped at the same op,
 the op is resolved for all of them at once (shuffles and warp reductions exchange
 values between the 32 lanes of each warp, block reductions through the block), and
 the threads go on. A thread that reaches a barrier that another thread skips, or
@@ -270,6 +272,7 @@ def _control_kind(t: type[Operation]) -> int:
             kind = _KIND_RETURN
         elif issubclass(
             t, scf.ForOp | scf.IfOp | k.BarrierOp | k.ShuffleOp | k.WarpReduceOp | k.BlockReduceOp
+            | k.ClusterReduceOp | k.ClusterBarrierOp,
         ):
             kind = _KIND_CONTROL
         else:
@@ -377,15 +380,27 @@ class KernelInterpreter:
                 values.append(np_dtype(p.type)(a))
         g = (tuple(grid) + (1, 1, 1))[:3]
         bdim = self.func.get_block_size()
+        cs = self.func.get_cluster_size() or (1, 1, 1)
+        if any(n % c for n, c in zip(g, cs, strict=True)):
+            raise self.error(None, None, f"grid {list(g)} is not a multiple of the cluster size {list(cs)}")
         with np.errstate(all="ignore"):
-            for bz in range(g[2]):
-                for by in range(g[1]):
-                    for bx in range(g[0]):
-                        self.run_block(_Block(self.func, (bx, by, bz), g, bdim), values)
+            for cz in range(0, g[2], cs[2]):
+                for cy in range(0, g[1], cs[1]):
+                    for cx in range(0, g[0], cs[0]):
+                        blocks = [
+                            _Block(self.func, (cx + x, cy + y, cz + z), g, bdim)
+                            for z in range(cs[2]) for y in range(cs[1]) for x in range(cs[0])
+                        ]  # in cluster-rank order
+                        self.run_cluster(blocks, values)
 
-    def run_block(self, blk: _Block, values: list[Any]) -> None:
-        bx, by, bz = blk.bdim
-        threads = [_Thread(blk, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)]
+    def run_cluster(self, blocks: list[_Block], values: list[Any]) -> None:
+        """The threads of ``blocks`` (one cluster, in rank order; one block without
+        clusters) in lockstep from one synchronization point to the next."""
+        threads: list[_Thread] = []
+        for blk in blocks:
+            bx, by, bz = blk.bdim
+            threads += [_Thread(blk, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)]
+        per_block = len(threads) // len(blocks)
         gens = []
         for th in threads:
             th.env.update(zip(self.func.args, values, strict=True))
@@ -414,26 +429,36 @@ class KernelInterpreter:
                     raise self.error(
                         threads[i],
                         s[0],
-                        f"threads of one block stopped at different "
+                        f"threads of one {'cluster' if len(blocks) > 1 else 'block'} stopped at different "
                         f"synchronization points ({first.name} and {s[0].name})",
                     )
             if len(live) != len(stops):
                 # Warps that returned as a whole may miss a warp-level collective (a
                 # kernel whose guard failed for their rows); anything else diverges.
-                warps = {i - i % WARP for i in live}
-                whole = all(stops[j] is not None for w in warps for j in range(w, min(w + WARP, len(stops))))
+                warps = {(i // per_block, (i % per_block) - (i % per_block) % WARP) for i in live}
+                whole = all(
+                    stops[b * per_block + j] is not None
+                    for b, w in warps for j in range(w, min(w + WARP, per_block))
+                )
                 if not (whole and isinstance(first, k.ShuffleOp | k.WarpReduceOp)):
                     done_i = stops.index(None)
                     raise self.error(
                         threads[done_i],
                         first,
-                        "reached by some threads of the block but not by this one "
-                        "(it returned): divergent synchronization",
+                        f"reached by some threads of the {'cluster' if len(blocks) > 1 else 'block'} but not by "
+                        "this one (it returned): divergent synchronization",
                     )
-            res = self.resolve(first, [threads[i] for i in live], [stops[i][1] for i in live])  # type: ignore[index]
             pending = [None] * len(gens)
-            for j, i in enumerate(live):
-                pending[i] = res[j]
+            if isinstance(first, k.ClusterReduceOp | k.ClusterBarrierOp):
+                groups = [live]
+            else:  # block-level: each block on its own
+                groups = [[i for i in live if i // per_block == b] for b in range(len(blocks))]
+            for grp in groups:
+                if not grp:
+                    continue
+                res = self.resolve(first, [threads[i] for i in grp], [stops[i][1] for i in grp])  # type: ignore[index]
+                for j, i in enumerate(grp):
+                    pending[i] = res[j]
 
     # ---- synchronization -------------------------------------------------------------
     def resolve(self, op: Operation, threads: list[_Thread], payloads: list[Any]) -> list[Any]:
@@ -454,7 +479,29 @@ class KernelInterpreter:
             return self.warp_reduce(op, threads, [tuple(p) for p in payloads], op.kind.data)
         if isinstance(op, k.BlockReduceOp):
             return self.block_reduce(op, threads, [tuple(p) for p in payloads])
+        if isinstance(op, k.ClusterBarrierOp):
+            return [None] * n
+        if isinstance(op, k.ClusterReduceOp):
+            return self.cluster_reduce(op, threads, [tuple(p) for p in payloads])
         raise self.error(threads[0], op, "not a synchronization op")
+
+    def cluster_reduce(
+        self, op: k.ClusterReduceOp, threads: list[_Thread], vals: list[tuple[Any, ...]]
+    ) -> list[Any]:
+        """Thread 0 of each block publishes its value; every thread gets the values
+        combined in rank order (``fuser_cluster_reduce``). The value must be the same
+        in every thread of a block (a block reduction's result)."""
+        comb = _combine(op.kind.data)
+        firsts: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+        for th, v in zip(threads, vals, strict=True):
+            if th.linear == 0:
+                firsts[th.blk.idx] = v
+        if len(firsts) * th.blk.bdim[0] * th.blk.bdim[1] * th.blk.bdim[2] != len(threads):
+            raise self.error(threads[0], op, "reached by some threads of the cluster but not by all")
+        acc: tuple[Any, ...] | None = None
+        for v in firsts.values():  # blocks in rank order
+            acc = v if acc is None else comb(acc, v)
+        return [acc] * len(threads)
 
     def warp_reduce(
         self, op: Operation, threads: list[_Thread], vals: list[tuple[Any, ...]], kind: str
@@ -561,11 +608,11 @@ class KernelInterpreter:
                 region = op.true_region if env[op.cond] else op.false_region
                 res = (yield from self.exec_block(region.block, th)) if region.blocks else []
                 env.update(zip(op.output, res, strict=True))
-            elif isinstance(op, k.BarrierOp):
+            elif isinstance(op, k.BarrierOp | k.ClusterBarrierOp):
                 yield (op, None)
             elif isinstance(op, k.ShuffleOp):
                 env[op.result] = yield (op, (env[op.value], int(env[op.offset])))
-            elif isinstance(op, k.WarpReduceOp | k.BlockReduceOp):
+            elif isinstance(op, k.WarpReduceOp | k.BlockReduceOp | k.ClusterReduceOp):
                 res = yield (op, tuple(env[v] for v in op.values))
                 env.update(zip(op.results_, res, strict=True))
             else:

@@ -40,7 +40,7 @@ _PURE = (
     arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp, arith.IndexCastOp,
     arith.CmpiOp, arith.AndIOp, arith.ConstantOp, arith.MinSIOp, arith.MaxSIOp,
 )
-_SYNC = (k.BarrierOp, k.BlockReduceOp, k.SharedAllocOp)
+_SYNC = (k.BarrierOp, k.BlockReduceOp, k.SharedAllocOp, k.ClusterReduceOp, k.ClusterBarrierOp)
 
 
 def hoist_uniform_guard(func: k.FuncOp) -> bool:

@@ -315,9 +315,11 @@ class Schedule:
         self.ids[a] = op.result
         return self
 
-    def parallelize(self, axis: int, ptype: ParallelType | str) -> Schedule:
+    def parallelize(self, axis: int, ptype: ParallelType | str, clustered: bool = False) -> Schedule:
+        """Bind ``axis`` to ``ptype`` (a block type with ``clustered``: its blocks are
+        one thread-block cluster)."""
         a = self._axis(axis)
-        op = self._add(ParallelizeOp(self.ids[a], ParallelType(ptype)))
+        op = self._add(ParallelizeOp(self.ids[a], ParallelType(ptype), clustered))
         self.ids[a] = op.result
         return self
 
@@ -454,6 +456,8 @@ class LoopAxis:
     extent: Expr
     iter_type: IterType
     parallel_type: ParallelType
+    clustered: bool = False
+    """Its blocks are one thread-block cluster (``!iterdomain.id<.., BIDx, clustered>``)."""
 
     @property
     def static_extent(self) -> int | None:
@@ -627,7 +631,7 @@ def _loop_structure(fusion: FusionOp, tensor: SSAValue, all_vars: bool = False) 
 
     axes = logical_to_tensor_axes(tensor) if not root else list(range(len(logical)))
     return LoopStructure(
-        loops=[LoopAxis(v, extent[v], ty(v).iter_type, ty(v).parallel_type) for v in loop_ids],
+        loops=[LoopAxis(v, extent[v], ty(v).iter_type, ty(v).parallel_type, ty(v).clustered) for v in loop_ids],
         logical=[
             DomainAxis(v, extent[v], ty(v).iter_type, index[v], axes[k])
             for k, v in enumerate(logical)

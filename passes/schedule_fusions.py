@@ -19,7 +19,9 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   (persistent: ``unroll``ed) batch, rows split by ``rows_per_block`` (``TIDy``), rest
   ``BIDx``. Outer: rows split by ``vectorization`` and ``block.x`` (``TIDx``), the
   reduced axis by ``threads_per_row`` (``TIDy``). ``cross_grid``: the reduction rest
-  is split into ``grid.y`` parts on ``BIDy``. Inner persistent also places its tensors
+  is split into ``grid.y`` parts on ``BIDy`` (inner persistent: a ``clustered``
+  ``BIDy``, the row's blocks one thread-block cluster that combines its reductions in
+  the kernel; the reductions are placed past it). Inner persistent also places its tensors
   (nvFuser's computeAt and persistent buffers): every reduction at the end of its
   iteration loops (``compute_at``), and the fusion inputs that two stages read held
   there in registers (``memory = "registers"``); the rest is inlined, unless the
@@ -176,6 +178,7 @@ class Reorder:
 class Parallelize:
     axis: int
     ptype: ParallelType
+    clustered: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,8 +233,8 @@ class Steps:
             self.steps.append(Reorder(order))
         self.names = list(names)
 
-    def parallelize(self, name: str, ptype: ParallelType) -> None:
-        self.steps.append(Parallelize(self.pos(name), ptype))
+    def parallelize(self, name: str, ptype: ParallelType, clustered: bool = False) -> None:
+        self.steps.append(Parallelize(self.pos(name), ptype, clustered))
 
     def reverse(self, name: str) -> None:
         self.steps.append(Reverse(self.pos(name)))
@@ -323,7 +326,7 @@ def replay(
         elif isinstance(step, Reverse):
             s.reverse(step.axis)
         elif step.ptype != ParallelType.vectorize or _vectorizable(tensor, s, step.axis, global_io):
-            s.parallelize(step.axis, step.ptype)
+            s.parallelize(step.axis, step.ptype, step.clustered)
     loop = s.emit(verify=key is None or key not in verified)  # type: ignore[operator]
     if key is not None:
         verified.add(key)  # type: ignore[union-attr]
@@ -555,6 +558,7 @@ def reduction_steps(
     has_i = s.merge_all(rows, "i")
     persistent = kind != "reduction"
     batch_type = ParallelType.unroll if persistent else ParallelType.serial
+    clustered = False
     order: list[str] = []
     par: dict[str, ParallelType] = {}
     gy = p.grid[1]
@@ -565,6 +569,9 @@ def reduction_steps(
             if p.cross_grid and gy > 1 and not persistent_grid:
                 s.split("batch", gy, "bidy", "batch", inner_split=False)
                 par["bidy"] = ParallelType.BIDy
+                # A persistent row split over blocks: they are one thread-block
+                # cluster, which combines the row's reductions in the kernel.
+                clustered = kind == "inner_persistent"
             par["batch"] = batch_type
         if has_i:
             _split(s, "i", p.rows_per_block, "bidx", "tidy", par, ParallelType.TIDy)
@@ -597,7 +604,7 @@ def reduction_steps(
     s.reorder(order)
     for n in order:
         if par.get(n, ParallelType.serial) != ParallelType.serial:
-            s.parallelize(n, par[n])
+            s.parallelize(n, par[n], clustered and n == "bidy")
     return s
 
 
@@ -1000,7 +1007,12 @@ class _FusionScheduler:
         if ref is None:
             return
         types = [v.type for v in ref.ids]
-        q = next((k for k, t in enumerate(types) if t.iter_type == IterType.reduction), len(types))  # type: ignore[attr-defined]
+        # The first reduction loop, past the clustered block loops (blocks of a cluster
+        # combine a row's reductions: they are shared loops of the kernel).
+        q = next(
+            (k for k, t in enumerate(types) if t.iter_type == IterType.reduction and not t.clustered),  # type: ignore[attr-defined]
+            len(types),
+        )
         staged = [r.results[0] for r in reds]
         shared = [(t.extent, t.parallel_type) for t in types[:q]]  # type: ignore[attr-defined]
 

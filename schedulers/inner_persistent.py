@@ -10,7 +10,7 @@ from .analysis.graph import body_ops, reductions
 from .analysis.reduction_type import ReductionType
 from .analysis.row_kernel import row_kernel_reject
 from .analysis.sizes import ConcreteSizes
-from .base import Reject, Scheduler
+from .base import Reject, Scheduler, ceil_div
 from .params import ReductionParams
 from .persistent import (
     buffers_fit,
@@ -20,6 +20,7 @@ from .persistent import (
     fusion_buffer_sizes,
     inner_persistent_params,
     io_itemsize,
+    row_cluster,
 )
 from .reduction import same_axes_reject, same_sizes_reject
 from .target import GpuTarget
@@ -45,7 +46,10 @@ class InnerPersistentScheduler(Scheduler):
         # Few long rows stay one persistent kernel while a row fits on chip: a block a
         # row reads it once (bf16 softmax, 8 rows of 32000: 29 us, 1.0 of a copy, on
         # the H100), where the segmented grid reductions took 82 us in 6 kernels.
-        return buffers_fit(fusion_buffer_sizes(fusion, sizes).bytes_per_row, target)
+        # A row split over a thread-block cluster (``row_cluster``) holds a part a block.
+        buf = fusion_buffer_sizes(fusion, sizes)
+        blocks = row_cluster(first_extents(fusion, sizes), buf, target)
+        return buffers_fit(ceil_div(buf.bytes_per_row, blocks), target)
 
     @classmethod
     def heuristic(

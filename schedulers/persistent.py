@@ -51,6 +51,14 @@ threads on a 4096-wide row rather than 512 threads with one or two vectors each 
 rows in flight per SM, cheaper block reductions; ``benchmarks/TUNING.md``)."""
 
 
+CLUSTER_MIN_ELEMENTS = 2048
+"""A row is split over a thread-block cluster (``row_cluster``) only while each block
+keeps at least this many of its elements."""
+CLUSTER_ELEMENTS_PER_THREAD = 16
+"""Elements of a row a thread of a clustered row holds (``inner_persistent_params``)."""
+MAX_ROW_CLUSTER = 8
+"""Blocks a row is split over at most (a portable cluster)."""
+
 FEW_ROWS_MAX_BATCH = 16
 """With fewer rows than SMs, a thread holding more vectors than this at
 ``MAX_THREADS_PREFERRED`` threads gets a whole block of threads instead."""
@@ -120,10 +128,15 @@ def inner_persistent_params(
     another; up to a whole block when there are fewer rows than SMs and a thread
     would hold more than ``FEW_ROWS_MAX_BATCH`` vectors), and enough
     threads that the buffers fit the per-thread register budget. A fusion of more
-    than ``LARGE_FUSION_OPS`` ``ops`` targets one vector a thread."""
+    than ``LARGE_FUSION_OPS`` ``ops`` targets one vector a thread.
+
+    Few long rows on sm_90 are split over the blocks of a thread-block cluster
+    (``row_cluster``: ``grid.y`` blocks a row, ``cross_grid``, one row a block, about
+    ``CLUSTER_ELEMENTS_PER_THREAD`` elements a thread)."""
     vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
-    vecs = ceil_div(ext.reduction, vec)
-    use_smem = buf.bytes_per_row > register_budget(target)
+    cluster = row_cluster(ext, buf, target)
+    vecs = ceil_div(ceil_div(ext.reduction, vec), cluster)  # a block's part of a row
+    use_smem = ceil_div(buf.bytes_per_row, cluster) > register_budget(target)  # never with a cluster
     warp = target.warp_size
     cap = MAX_THREADS_PREFERRED if chained else MAX_THREADS_ONE_PASS
     if ext.iteration < target.sm_count and ceil_div(vecs, cap) > FEW_ROWS_MAX_BATCH:
@@ -145,10 +158,33 @@ def inner_persistent_params(
     if not use_smem:
         # Registers per thread for buffers must stay under the per-thread budget.
         per_thread_regs = target.max_regs_per_thread - REGISTER_OVERHEAD
-        min_threads = round_up(ceil_div(buf.bytes_per_row, per_thread_regs * 4), warp)
+        min_threads = round_up(ceil_div(ceil_div(buf.bytes_per_row, cluster), per_thread_regs * 4), warp)
         if threads < min_threads:
             threads = min(target.max_threads_per_block, min_threads)
     threads = min(threads, target.max_threads_per_block)
+    if cluster > 1:
+        # A block's part of the row: CLUSTER_ELEMENTS_PER_THREAD elements a thread
+        # (vocab softmax 32x50257: 512 threads a block at 17.5 us against 21.6 with 256
+        # in bf16; 8 rows of 32000, bf16: 256 threads at 9.6 against 11.0 with 128).
+        per_thread = max(1, CLUSTER_ELEMENTS_PER_THREAD // vec)
+        threads = max(min_threads, next_pow2(ceil_div(vecs, per_thread)))
+        threads = min(round_up(threads, warp), target.max_threads_per_block)
+        # The schedule splits the row's batch of vectors over the cluster's blocks.
+        batch = ceil_div(ceil_div(ceil_div(ext.reduction, vec), threads), cluster)
+        return ReductionParams(
+            fastest_dim=True,
+            vectorization=vec,
+            threads_per_row=threads,
+            rows_per_block=1,
+            persistent_batch=batch,
+            cross_block=threads > warp,
+            cross_grid=True,
+            block=(threads, 1, 1),
+            grid=(ext.iteration, cluster, 1),
+            project_to_inputs=buf.project_to_inputs,
+            use_shared_memory=False,
+            buffer_bytes_per_row=buf.bytes_per_row,
+        )
     batch = ceil_div(vecs, threads)
     rows = max(1, min(128 // threads, 1 << max(0, ext.iteration.bit_length() - 1)))
     return ReductionParams(
@@ -165,6 +201,31 @@ def inner_persistent_params(
         use_shared_memory=use_smem,
         buffer_bytes_per_row=buf.bytes_per_row,
     )
+
+
+def row_cluster(ext: ReductionExtents, buf: BufferSizes, target: GpuTarget) -> int:
+    """Blocks each row is split over, a thread-block cluster (1: a block a row).
+
+    Few long rows (a vocabulary softmax, 32 rows of 50257) leave most SMs idle with a
+    block a row, and each block's threads have a long serial batch of loads. On sm_90
+    and later, a row of fewer rows than half the SMs is split over 2, 4 or 8 blocks of
+    one cluster (they combine the row's reductions through distributed shared memory)
+    until the rows' blocks cover the SMs, while a block keeps at least
+    ``CLUSTER_MIN_ELEMENTS`` of its row and its part of the buffers fits in registers."""
+    if target.compute_capability < (9, 0) or ext.iteration * 2 > target.sm_count:
+        return 1
+    k = 1
+    if ext.reduction // 2 >= CLUSTER_MIN_ELEMENTS and buf.bytes_per_row > register_budget(target):
+        k = 2  # a row that a block holds only in shared memory
+    while (
+        k < MAX_ROW_CLUSTER
+        and ext.iteration * k < target.sm_count
+        and ext.reduction // (2 * k) >= CLUSTER_MIN_ELEMENTS
+    ):
+        k *= 2
+    while 1 < k < MAX_ROW_CLUSTER and ceil_div(buf.bytes_per_row, k) > register_budget(target):
+        k *= 2  # more blocks, until each part fits in registers
+    return k if ceil_div(buf.bytes_per_row, k) <= register_budget(target) else 1
 
 
 def first_extents(

@@ -350,15 +350,15 @@ def test_random_fusions_maps(text: str) -> None:
 
 
 BF16_SOFTMAX = """
-fuser.fusion @softmax(%x : !fuser.tensor<4x128256xbf16>) -> !fuser.tensor<4x128256xbf16> {
-  %xf = fuser.cast %x {dtype = f32} : (!fuser.tensor<4x128256xbf16>) -> !fuser.tensor<4x128256xf32>
-  %m = fuser.max %xf {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<4x128256xf32>) -> !fuser.tensor<4x1xf32>
-  %d = fuser.sub %xf, %m : (!fuser.tensor<4x128256xf32>, !fuser.tensor<4x1xf32>) -> !fuser.tensor<4x128256xf32>
-  %e = fuser.exp %d : (!fuser.tensor<4x128256xf32>) -> !fuser.tensor<4x128256xf32>
-  %s = fuser.sum %e {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<4x128256xf32>) -> !fuser.tensor<4x1xf32>
-  %y = fuser.div %e, %s : (!fuser.tensor<4x128256xf32>, !fuser.tensor<4x1xf32>) -> !fuser.tensor<4x128256xf32>
-  %yb = fuser.cast %y {dtype = bf16} : (!fuser.tensor<4x128256xf32>) -> !fuser.tensor<4x128256xbf16>
-  fuser.output %yb : !fuser.tensor<4x128256xbf16>
+fuser.fusion @softmax(%x : !fuser.tensor<4x2097152xbf16>) -> !fuser.tensor<4x2097152xbf16> {
+  %xf = fuser.cast %x {dtype = f32} : (!fuser.tensor<4x2097152xbf16>) -> !fuser.tensor<4x2097152xf32>
+  %m = fuser.max %xf {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<4x2097152xf32>) -> !fuser.tensor<4x1xf32>
+  %d = fuser.sub %xf, %m : (!fuser.tensor<4x2097152xf32>, !fuser.tensor<4x1xf32>) -> !fuser.tensor<4x2097152xf32>
+  %e = fuser.exp %d : (!fuser.tensor<4x2097152xf32>) -> !fuser.tensor<4x2097152xf32>
+  %s = fuser.sum %e {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<4x2097152xf32>) -> !fuser.tensor<4x1xf32>
+  %y = fuser.div %e, %s : (!fuser.tensor<4x2097152xf32>, !fuser.tensor<4x1xf32>) -> !fuser.tensor<4x2097152xf32>
+  %yb = fuser.cast %y {dtype = bf16} : (!fuser.tensor<4x2097152xf32>) -> !fuser.tensor<4x2097152xbf16>
+  fuser.output %yb : !fuser.tensor<4x2097152xbf16>
 }
 """
 
@@ -374,8 +374,8 @@ def test_input_forwarding_recomputes_the_cast_of_an_input() -> None:
     assert len(readers) >= 2  # the cast is in every segment that needs it
     # the first segment reads only x and writes no f32 copy of it
     first = segs[0]
-    assert [t.get_shape() for t in first.function_type.inputs.data] == [(4, 128256)]  # type: ignore[attr-defined]
-    assert all(t.get_shape() != (4, 128256) for t in first.function_type.outputs.data)  # type: ignore[attr-defined]
+    assert [t.get_shape() for t in first.function_type.inputs.data] == [(4, 2097152)]  # type: ignore[attr-defined]
+    assert all(t.get_shape() != (4, 2097152) for t in first.function_type.outputs.data)  # type: ignore[attr-defined]
     fusion = fusion_of(parse_module(BF16_SOFTMAX))
     (cast,) = [op for op in fusion.body.block.ops if isinstance(op, F.CastOp) and op.operands[0] in fusion.inputs]
     assert cast in forwarded_ops(fusion)

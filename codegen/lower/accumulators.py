@@ -190,6 +190,11 @@ class RowReduction:
             return self.b.warp_reduce(state, kind)
         return self.b.block_reduce(state, kind, tuple(dims))
 
+    def cross_cluster(self, state: list[SSAValue]) -> list[SSAValue]:
+        """Combine a block's ``state`` (every thread holds it: a ``cross`` result)
+        across the blocks of the thread-block cluster; every thread gets the result."""
+        return self.b.cluster_reduce(state, _CROSS_KIND[self.kind])
+
     def results(self, state: list[SSAValue]) -> list[SSAValue]:
         """The op's results (compute types of their dtypes, rounded)."""
         b, em = self.b, self.ev.em

@@ -708,12 +708,14 @@ def begin_kernel(
     block: tuple[int, int, int],
     iteration_elements: int,
     scratch: Sequence[ScratchBuffer] = (),
+    cluster: tuple[int, int, int] | None = None,
 ) -> tuple[KernelBuilder, ElementEvaluator, list[ArgRef], list[SSAValue]]:
     """The start of every single-kernel lowering: a ``kernel.func`` taking the fusion's
     inputs, its ``fuser.output`` operands, the symbolic extents of ``in_layouts``
     (``extent_n<j>``, int64), then the segment's ``scratch`` buffers (``partial<k>``;
     ``ArgRef``s in that order), with 32-bit indices when every offset
-    fits, and an evaluator over its arguments.
+    fits, and an evaluator over its arguments; ``cluster``: the thread-block cluster
+    shape of a kernel that has one.
 
     Returns (builder, evaluator, argument refs, output arguments); the scratch
     arguments are the function's last ones."""
@@ -738,7 +740,7 @@ def begin_kernel(
         sym_names.append(nm)
     names += sym_names + [f"partial{k}" for k in range(len(scratch))]
     names_types = zip(names, kernel_arg_types(fusion, args, scratch), strict=True)
-    b = KernelBuilder(name, list(names_types), block, index_bits_for(extents))
+    b = KernelBuilder(name, list(names_types), block, index_bits_for(extents), cluster)
     for e, nm in zip(symbols, sym_names, strict=True):
         b.declare_symbol(e.expr.name, nm, int(e))  # type: ignore[attr-defined]
     tensors: dict[int, TensorInput] = {}

@@ -68,9 +68,18 @@ finishing kernel adds the partial results up (``store_partials``,
 ``loop_nest_reduction.finish_partials_kernel``). Sibling reductions (dw and db) share
 the loop nest and the partial buffers.
 
+A row split over a thread-block cluster: the reduction's loops before the position
+include ``clustered`` block loops (``!iterdomain.id<8, reduction, BIDy, clustered>``),
+the blocks of one cluster (``check_launch`` gives the kernel its ``cluster_size``). Each
+block folds its part of the row and combines it over ``TIDx``; then
+``kernel.cluster_reduce`` combines the blocks' results (every thread of every block
+gets the row's result), and the kernel ends with a ``kernel.cluster_barrier``. The
+block must hold that one row (its threads all on the reduction's ``TIDx``), and the
+reduction must reduce every clustered loop of the kernel.
+
 Not yet (diagnostics naming them): tensors computed at different positions, a
-reduction in shared memory, a row reduction's loops bound to ``TIDy``/``BID``, a
-reduction that reduces loops both before and after its position.
+reduction in shared memory, a row reduction's loops bound to ``TIDy``/``BID`` after
+its position, a reduction that reduces loops both before and after its position.
 """
 
 from __future__ import annotations
@@ -126,6 +135,7 @@ from fuser.codegen.lower.loop_nest_reduction import (
 from fuser.codegen.lower.shared_tile import SHARED_LIMIT, Split, places, split_at
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.iterdomain import (
+    MAX_CLUSTER_SIZE,
     MAX_THREADS_PER_BLOCK,
     IterType,
     LoopOp,
@@ -285,10 +295,19 @@ class _Lowering:
     def check_launch(self, structures: Sequence[tuple[SSAValue, LoopStructure]], q: int) -> None:
         """One grid and one block for every loop nest: a parallel type has one extent."""
         bound: dict[ParallelType, tuple[int, SSAValue, int]] = {}
+        clustered: dict[ParallelType, tuple[bool, SSAValue, int]] = {}
         for v, ls in structures:
             for k, a in enumerate(ls.loops):
                 pt, ext = a.parallel_type, a.static_extent
                 assert ext is not None
+                if pt in GRID_DIMS:
+                    seen_c = clustered.setdefault(pt, (a.clustered, v, k))
+                    if seen_c[0] != a.clustered:
+                        raise self.error(
+                            f"loop #{seen_c[2]} of {tensor_name(seen_c[1])} binds {pt} "
+                            f"{'as' if seen_c[0] else 'not as'} a cluster, loop #{k} of {tensor_name(v)} "
+                            f"{'as' if a.clustered else 'not as'} one: a kernel's blocks are clustered or not"
+                        )
                 if pt in GRID_DIMS and k >= q:
                     raise self.error(
                         f"loop #{k} of {tensor_name(v)} is bound to {pt} but is inside the compute-at "
@@ -307,6 +326,17 @@ class _Lowering:
                 bound.setdefault(pt, (ext, v, k))
         self.grid = tuple(bound[p][0] if p in bound else 1 for p in GRID_DIMS)
         self.block = tuple(bound[p][0] if p in bound else 1 for p in BLOCK_DIMS)
+        self.cluster: tuple[int, ...] | None = None
+        """The thread-block cluster: the extents of the clustered block loops."""
+        if any(c for c, _, _ in clustered.values()):
+            self.cluster = tuple(
+                bound[p][0] if p in bound and clustered.get(p, (False,))[0] else 1 for p in GRID_DIMS
+            )
+            if math.prod(self.cluster) > MAX_CLUSTER_SIZE:
+                raise self.error(
+                    f"the clustered block loops make clusters of {list(self.cluster)}, more than the "
+                    f"{MAX_CLUSTER_SIZE} blocks of a thread-block cluster"
+                )
         if math.prod(self.block) > MAX_THREADS_PER_BLOCK:
             raise self.error(f"block {list(self.block)} has more than {MAX_THREADS_PER_BLOCK} threads")
 
@@ -375,7 +405,8 @@ class _Lowering:
         if self.across:
             iterations = max(iterations, self.groups * self.n_across)
         self.b, self.ev, args, self.out_args = begin_kernel(
-            self.fusion, self.shapes, self.in_layouts, self.out_layouts, self.name, self.block, iterations, scratch  # type: ignore[arg-type]
+            self.fusion, self.shapes, self.in_layouts, self.out_layouts, self.name, self.block, iterations, scratch,  # type: ignore[arg-type]
+            self.cluster,  # type: ignore[arg-type]
         )
         self.tiles = {op.tensor: self.plan_tile(op.tensor) for op in self.staged if op.memory == MemoryType.shared}
         size = sum(t.bytes for t in self.tiles.values())
@@ -393,6 +424,8 @@ class _Lowering:
         state = self.outer(0, {}, state)
         if self.across:
             self.store_partials(state)
+        if self.cluster is not None:
+            self.b.cluster_barrier()  # no block leaves while another reads its shared memory
         module = self.b.finish()
         kernels = [LoweredKernel(module, self.name, self.block, self.grid, args)]  # type: ignore[arg-type]
         if self.across:
@@ -760,9 +793,29 @@ class _Lowering:
                     f"reduction loop #{k} of {tensor_name(result)} is bound to {a.parallel_type}; reductions across "
                     "TIDx (and serial loops) are lowered so far"
                 )
+        cluster_loops = []
         for k in range(self.q):
-            if ls.loops[k].iter_type == IterType.reduction:
+            a = ls.loops[k]
+            if a.iter_type != IterType.reduction:
+                continue
+            if not a.clustered:
                 raise self.error(f"loop #{k} of {tensor_name(result)} is a reduction id outside its compute-at position {self.q}")
+            cluster_loops.append(a.parallel_type)
+        if cluster_loops:
+            assert self.cluster is not None
+            spans = [p for p, n in zip(GRID_DIMS, self.cluster, strict=True) if n > 1]
+            if sorted(spans) != sorted(cluster_loops):
+                raise self.error(
+                    f"{tensor_name(result)} reduces the clustered block loops {', '.join(cluster_loops)}, "
+                    f"but the kernel's clusters span {', '.join(spans)}: a reduction across a cluster "
+                    "reduces every block of it"
+                )
+            if math.prod(self.block) != tpr:
+                raise self.error(
+                    f"{tensor_name(result)} reduces across a cluster, but its block {list(self.block)} holds other "
+                    f"rows than its {tpr} threads on TIDx: a block's partial result is combined across the cluster "
+                    "as one value (one row a block)"
+                )
         src = red.operands[0]
         in_shape = self.shapes[src]
         acc = RowReduction(red, ev, math.prod(in_shape[d] for d in reduction_dims(red)))
@@ -798,7 +851,10 @@ class _Lowering:
         total = state[:width]
         for n in range(1, slots):
             total = acc.merge(total, state[n * width : (n + 1) * width])
-        values = acc.results(acc.cross(total, tpr))
+        total = acc.cross(total, tpr)
+        if cluster_loops:
+            total = acc.cross_cluster(total)
+        values = acc.results(total)
         for r, val in zip(red.results, values, strict=True):
             self.hold(_Held(r, ls, [], {(): val}))
 
@@ -829,8 +885,8 @@ class _Lowering:
         iteration loop the kernel unrolls or binds to a thread, and every loop before
         it that is not a reduction is a block or thread index."""
         ls, q = self.ls[v], self.q
-        if not any(ls.loops[k].iter_type == IterType.reduction for k in range(q)):
-            return False
+        if not any(ls.loops[k].iter_type == IterType.reduction and not ls.loops[k].clustered for k in range(q)):
+            return False  # a row reduction (its clustered block loops: reduction_stage)
         for k, a in enumerate(ls.loops):
             ext = a.static_extent or 1
             if k >= q and a.iter_type == IterType.reduction:

@@ -64,6 +64,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
@@ -137,6 +138,9 @@ class MemoryType(StrEnum):
 
 
 THREAD_TYPES = (ParallelType.TIDx, ParallelType.TIDy, ParallelType.TIDz)
+GRID_TYPES = (ParallelType.BIDx, ParallelType.BIDy, ParallelType.BIDz)
+MAX_CLUSTER_SIZE = 8
+"""Blocks in a thread-block cluster (the portable maximum of sm_90)."""
 _PTYPE_ATTRS = {p: StringAttr(str(p)) for p in ParallelType}
 """The ``parallel_type`` property of each parallel type (made once)."""
 MAX_THREADS = {ParallelType.TIDx: 1024, ParallelType.TIDy: 1024, ParallelType.TIDz: 64}
@@ -155,22 +159,26 @@ def ceil_div(a: int, b: int) -> int:
 
 @irdl_attr_definition
 class IterDomainType(ParametrizedAttribute, TypeAttribute):
-    """``!iterdomain.id<12>``, ``!iterdomain.id<?, reduction>``, ``!iterdomain.id<128, TIDx>``."""
+    """``!iterdomain.id<12>``, ``!iterdomain.id<?, reduction>``, ``!iterdomain.id<128, TIDx>``,
+    ``!iterdomain.id<8, reduction, BIDx, clustered>`` (a block id whose blocks form one
+    thread-block cluster: ``clustered``)."""
 
     name = "iterdomain.id"
 
     extent_attr: IntAttr
     iter_type_attr: StringAttr
     parallel_type_attr: StringAttr
+    clustered_attr: IntAttr
 
     def __init__(
         self,
         extent: int,
         iter_type: IterType = IterType.iteration,
         parallel_type: ParallelType = ParallelType.serial,
+        clustered: bool = False,
     ) -> None:
         super().__init__(
-            IntAttr(extent), StringAttr(str(iter_type)), StringAttr(str(parallel_type))
+            IntAttr(extent), StringAttr(str(iter_type)), StringAttr(str(parallel_type)), IntAttr(int(clustered))
         )
 
     @property
@@ -188,17 +196,26 @@ class IterDomainType(ParametrizedAttribute, TypeAttribute):
         return _PARALLEL_TYPES.get(data) or ParallelType(data)
 
     @property
+    def clustered(self) -> bool:
+        """The blocks along this (block) id are one thread-block cluster: they run
+        together and share their shared memory (a reduction over the id combines
+        through it, in the kernel)."""
+        return bool(self.clustered_attr.data)
+
+    @property
     def is_static(self) -> bool:
         return self.extent != DYN
 
-    def with_parallel_type(self, ptype: ParallelType) -> IterDomainType:
-        return id_type(self.extent, self.iter_type, ptype)
+    def with_parallel_type(self, ptype: ParallelType, clustered: bool = False) -> IterDomainType:
+        return id_type(self.extent, self.iter_type, ptype, clustered)
 
     def describe(self) -> str:
         """A short human description for diagnostics, e.g. ``extent 12 (reduction)``."""
         extra = [] if self.iter_type == IterType.iteration else [str(self.iter_type)]
         if self.parallel_type != ParallelType.serial:
             extra.append(str(self.parallel_type))
+        if self.clustered:
+            extra.append("clustered")
         return f"extent {fmt_extent(self.extent)}" + (f" ({', '.join(extra)})" if extra else "")
 
     def verify(self) -> None:
@@ -214,6 +231,18 @@ class IterDomainType(ParametrizedAttribute, TypeAttribute):
                 f"!iterdomain.id: unknown parallel type '{self.parallel_type_attr.data}' "
                 f"(expected one of {', '.join(ParallelType.__members__)})"
             )
+        if self.clustered_attr.data not in (0, 1):
+            raise VerifyException(f"!iterdomain.id: clustered is 0 or 1, got {self.clustered_attr.data}")
+        if self.clustered:
+            if self.parallel_type not in GRID_TYPES:
+                raise VerifyException(
+                    f"!iterdomain.id: only a block id (BIDx, BIDy, BIDz) is clustered, not {self.parallel_type}"
+                )
+            if not 1 <= self.extent <= MAX_CLUSTER_SIZE:
+                raise VerifyException(
+                    f"!iterdomain.id: a clustered id has a static extent of 1 to {MAX_CLUSTER_SIZE} "
+                    f"(the blocks of one cluster), got {fmt_extent(self.extent)}"
+                )
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -222,50 +251,60 @@ class IterDomainType(ParametrizedAttribute, TypeAttribute):
                 printer.print_string(f", {self.iter_type_attr.data}")
             if self.parallel_type_attr.data != ParallelType.serial:
                 printer.print_string(f", {self.parallel_type_attr.data}")
+            if self.clustered_attr.data:
+                printer.print_string(", clustered")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        words = (*IterType.__members__, *ParallelType.__members__)
+        words = (*IterType.__members__, *ParallelType.__members__, "clustered")
         with parser.in_angle_brackets():
             if parser.parse_optional_punctuation("?") is not None:
                 extent = DYN
             else:
                 extent = parser.parse_integer(allow_negative=False, allow_boolean=False)
             iter_type, ptype = str(IterType.iteration), str(ParallelType.serial)
-            seen_iter = seen_par = False
+            seen_iter = seen_par = clustered = False
             while parser.parse_optional_punctuation(",") is not None:
                 word = parser.parse_keyword_in(words)
-                if word in IterType.__members__ and not seen_iter and not seen_par:
+                if clustered:  # nothing follows ``clustered``
+                    pass
+                elif word in IterType.__members__ and not seen_iter and not seen_par:
                     iter_type, seen_iter = word, True
+                    continue
                 elif word in ParallelType.__members__ and not seen_par:
                     ptype, seen_par = word, True
-                else:
-                    parser.raise_error(
+                    continue
+                elif word == "clustered" and seen_par:
+                    clustered = True
+                    continue
+                parser.raise_error(
                         f"!iterdomain.id: unexpected '{word}' (syntax: "
-                        "<EXTENT[, ITER_TYPE][, PARALLEL_TYPE]>)"
-                    )
-        return [IntAttr(extent), StringAttr(iter_type), StringAttr(ptype)]
+                        "<EXTENT[, ITER_TYPE][, PARALLEL_TYPE[, clustered]]>)"
+                )
+        return [IntAttr(extent), StringAttr(iter_type), StringAttr(ptype), IntAttr(int(clustered))]
 
 
 _ITER_TYPES: dict[str, IterType] = {str(t): t for t in IterType}
 _PARALLEL_TYPES: dict[str, ParallelType] = {str(t): t for t in ParallelType}
-_ID_TYPES: dict[tuple[int, str, str], IterDomainType] = {}
+_ID_TYPES: dict[tuple[int, str, str, bool], IterDomainType] = {}
 
 
 def id_type(
     extent: int,
     iter_type: IterType = IterType.iteration,
     parallel_type: ParallelType = ParallelType.serial,
+    clustered: bool = False,
 ) -> IterDomainType:
-    """``IterDomainType(extent, iter_type, parallel_type)``, one instance per distinct
-    type (attributes are immutable; building one takes three attributes and their
-    verification, and schedules and verifiers build the same few types over and over)."""
-    key = (extent, str(iter_type), str(parallel_type))
+    """``IterDomainType(extent, iter_type, parallel_type, clustered)``, one instance per
+    distinct type (attributes are immutable; building one takes four attributes and
+    their verification, and schedules and verifiers build the same few types over and
+    over)."""
+    key = (extent, str(iter_type), str(parallel_type), clustered)
     t = _ID_TYPES.get(key)
     if t is None:
         if len(_ID_TYPES) > 4096:
             _ID_TYPES.clear()
-        t = _ID_TYPES[key] = IterDomainType(extent, iter_type, parallel_type)
+        t = _ID_TYPES[key] = IterDomainType(extent, iter_type, parallel_type, clustered)
     return t
 
 
@@ -513,6 +552,11 @@ def _check_result(
     if got.parallel_type != expected.parallel_type:
         raise VerifyException(
             f"{op.name}: {what} is {got.parallel_type}, expected {expected.parallel_type}"
+        )
+    if got.clustered != expected.clustered:
+        raise VerifyException(
+            f"{op.name}: {what} is {'' if got.clustered else 'not '}clustered, expected "
+            f"{'' if expected.clustered else 'not '}clustered"
         )
 
 
@@ -848,23 +892,36 @@ class ParallelizeOp(IRDLOperation):
     """Bind an id to a parallel dimension; the result is the same id, parallelized::
 
     %tx = iterdomain.parallelize %x to TIDx : !iterdomain.id<128> -> !iterdomain.id<128, TIDx>
+
+    ``clustered`` (block ids only) makes the blocks along the id one thread-block
+    cluster (Hopper): ``%c = iterdomain.parallelize %r to BIDy clustered :
+    !iterdomain.id<8, reduction> -> !iterdomain.id<8, reduction, BIDy, clustered>``;
+    a reduction over it combines the blocks' partial results in the kernel.
     """
 
     name = "iterdomain.parallelize"
     input = operand_def(IterDomainType)
     parallel_type = prop_def(StringAttr)
+    clustered = opt_prop_def(UnitAttr)
     result = result_def(IterDomainType)
     traits = traits_def(Pure())
 
-    def __init__(self, input: SSAValue, ptype: ParallelType | str) -> None:
+    def __init__(self, input: SSAValue, ptype: ParallelType | str, clustered: bool = False) -> None:
         t = input.type
         assert isinstance(t, IterDomainType)
         ptype = ParallelType(ptype)
+        props: dict[str, Attribute] = {"parallel_type": _PTYPE_ATTRS[ptype]}
+        if clustered:
+            props["clustered"] = UnitAttr()
         # As SplitOp: Operation's own constructor (one operand, one result).
         Operation.__init__(
-            self, operands=[input], properties={"parallel_type": _PTYPE_ATTRS[ptype]},
-            result_types=[t.with_parallel_type(ptype)],
+            self, operands=[input], properties=props,
+            result_types=[t.with_parallel_type(ptype, clustered)],
         )
+
+    @property
+    def is_clustered(self) -> bool:
+        return self.clustered is not None
 
     def verify_(self) -> None:
         t = _id_type(self, self.input, "input")
@@ -879,11 +936,16 @@ class ParallelizeOp(IRDLOperation):
                 f"{self.name}: DIDx is a device axis, not a kernel loop; shard the tensor "
                 "with iterdomain.shard"
             )
+        if self.is_clustered and (p not in GRID_TYPES or not 1 <= t.extent <= MAX_CLUSTER_SIZE):
+            raise VerifyException(
+                f"{self.name}: a cluster is made of block ids (BIDx, BIDy, BIDz) of a static extent of 1 "
+                f"to {MAX_CLUSTER_SIZE}; the input has {t.describe()} and the type is {p}"
+            )
         _serial_input(self, t, "input")
         _check_result(
             self,
             self.result.type,
-            t.with_parallel_type(ParallelType(p)),
+            t.with_parallel_type(ParallelType(p), self.is_clustered),
             "result",
             "the input",
         )
@@ -892,6 +954,8 @@ class ParallelizeOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_operand(self.input)
         printer.print_string(f" to {self.parallel_type.data}")
+        if self.is_clustered:
+            printer.print_string(" clustered")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.input.type)
@@ -903,6 +967,9 @@ class ParallelizeOp(IRDLOperation):
         x = parser.parse_unresolved_operand()
         parser.parse_keyword("to")
         p = parser.parse_keyword_in(tuple(ParallelType.__members__))
+        props: dict[str, Attribute] = {"parallel_type": StringAttr(p)}
+        if parser.parse_optional_keyword("clustered") is not None:
+            props["clustered"] = UnitAttr()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         t = parser.parse_type()
@@ -911,7 +978,7 @@ class ParallelizeOp(IRDLOperation):
         return cls.create(
             operands=[parser.resolve_operand(x, t)],
             result_types=[r],
-            properties={"parallel_type": StringAttr(p)},
+            properties=props,
             attributes=attrs,
         )
 

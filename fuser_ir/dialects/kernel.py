@@ -59,6 +59,14 @@ This dialect adds the rest::
   thread-index axes ``dims`` (0 = x, 1 = y, 2 = z), through warp shuffles and shared
   memory; every participating thread gets the result. It is a barrier: all threads of
   the block must reach it.
+* ``kernel.cluster_reduce``: reduces a value every thread of a block holds (a
+  ``block_reduce`` result) across the blocks of the kernel's thread-block cluster
+  (``cluster_size``, Hopper): thread 0 of each block writes its block's value to its
+  shared memory, a cluster barrier, then every thread reads the cluster's values
+  (distributed shared memory) and combines them in block-rank order, so every block
+  gets the same result. ``kernel.cluster_barrier`` (``barrier.cluster``) is the
+  cluster's ``__syncthreads``: a kernel ends with one, so that no block leaves while
+  another reads its shared memory.
 * ``kernel.shared_alloc``: a static shared-memory tile (``__shared__``), memory space
   3; ``padding`` elements are added to the innermost extent to avoid bank conflicts
   (a 32x32 float tile padded by one is ``memref<32x33xf32, 3 : i64>``).
@@ -122,6 +130,8 @@ SHARED_MEMORY_SPACE = 3
 SHUFFLE_MODES = ("xor", "down", "up", "idx")
 REDUCTION_KINDS = ("add", "mul", "max", "min", "welford")
 UNROLL_ATTR = "kernel.unroll"
+MAX_CLUSTER_BLOCKS = 8
+"""Blocks in a thread-block cluster (the portable maximum of sm_90)."""
 
 
 @irdl_op_definition
@@ -129,19 +139,23 @@ class FuncOp(IRDLOperation):
     """A CUDA kernel: ``extern "C" __global__ void __launch_bounds__(X*Y*Z) name(...)``.
 
     ``block_size`` is the launch's block shape (x, y, z); ``index_bits`` (32 or 64,
-    default 64) the width of ``index`` values and arguments."""
+    default 64) the width of ``index`` values and arguments; ``cluster_size`` (x, y,
+    z), when present, groups the blocks into thread-block clusters of that shape
+    (``__cluster_dims__``; the grid is a multiple of it)."""
 
     name = "kernel.func"
     sym_name = attr_def(SymbolNameConstraint())
     function_type = attr_def(FunctionType)
     block_size = attr_def(DenseArrayBase)
     index_bits = opt_attr_def(IntegerAttr)
+    cluster_size = opt_attr_def(DenseArrayBase)
     body = region_def("single_block")
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
 
     def __init__(self, name: str, arg_types: Sequence[Attribute],
-                 block_size: Sequence[int], index_bits: int = 64) -> None:
+                 block_size: Sequence[int], index_bits: int = 64,
+                 cluster_size: Sequence[int] | None = None) -> None:
         bs = list(block_size) + [1] * (3 - len(block_size))
         attrs: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
@@ -150,6 +164,9 @@ class FuncOp(IRDLOperation):
         }
         if index_bits != 64:
             attrs["index_bits"] = IntegerAttr(index_bits, i64)
+        if cluster_size is not None:
+            cs = list(cluster_size) + [1] * (3 - len(cluster_size))
+            attrs["cluster_size"] = DenseArrayBase.from_list(i32, cs)
         super().__init__(attributes=attrs, regions=[Region(Block(arg_types=arg_types))])
 
     @property
@@ -158,6 +175,12 @@ class FuncOp(IRDLOperation):
 
     def get_block_size(self) -> tuple[int, int, int]:
         v = [int(x) for x in self.block_size.get_values()]
+        return (v[0], v[1], v[2])
+
+    def get_cluster_size(self) -> tuple[int, int, int] | None:
+        if self.cluster_size is None:
+            return None
+        v = [int(x) for x in self.cluster_size.get_values()]
         return (v[0], v[1], v[2])
 
     def threads_per_block(self) -> int:
@@ -179,6 +202,11 @@ class FuncOp(IRDLOperation):
         if len(bs) != 3 or any(b < 1 for b in bs) or bs[0] * bs[1] * bs[2] > 1024:
             raise VerifyException(f"{where}: block_size must be 3 positive extents with at "
                                   f"most 1024 threads, got {bs}")
+        if self.cluster_size is not None:
+            cs = [int(x) for x in self.cluster_size.get_values()]
+            if len(cs) != 3 or any(c < 1 for c in cs) or cs[0] * cs[1] * cs[2] > MAX_CLUSTER_BLOCKS:
+                raise VerifyException(f"{where}: cluster_size must be 3 positive extents with at "
+                                      f"most {MAX_CLUSTER_BLOCKS} blocks, got {cs}")
         if self.get_index_bits() not in (32, 64):
             raise VerifyException(f"{where}: index_bits must be 32 or 64, got "
                                   f"{self.get_index_bits()}")
@@ -372,11 +400,10 @@ def _verify_reduction(op: IRDLOperation, kind: str, values: Sequence[SSAValue],
         raise VerifyException(f"{op.name} must be inside a kernel.func")
 
 
-@irdl_op_definition
-class WarpReduceOp(IRDLOperation):
-    """Reduce a value over the 32 lanes of a warp; every lane gets the result."""
+class _KindReduceOp(IRDLOperation):
+    """A reduction of ``kind`` over a fixed group of threads (``values`` -> as many
+    results of the same types)."""
 
-    name = "kernel.warp_reduce"
     values = var_operand_def()
     kind = prop_def(StringAttr)
     results_ = var_result_def()
@@ -391,6 +418,13 @@ class WarpReduceOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_reduction(self, self.kind.data, self.values, self.results_)
+
+
+@irdl_op_definition
+class WarpReduceOp(_KindReduceOp):
+    """Reduce a value over the 32 lanes of a warp; every lane gets the result."""
+
+    name = "kernel.warp_reduce"
 
 
 @irdl_op_definition
@@ -423,6 +457,46 @@ class BlockReduceOp(IRDLOperation):
             raise VerifyException(
                 f"kernel.block_reduce: dims must be a non-empty increasing subset of "
                 f"[0, 1, 2] (x, y, z), got {list(dims)}")
+
+
+def _clustered_kernel(op: Operation) -> FuncOp:
+    f = enclosing_kernel(op)
+    if f is None or f.cluster_size is None:
+        raise VerifyException(
+            f"{op.name} must be inside a kernel.func with a cluster_size (a kernel of thread-block clusters)")
+    return f
+
+
+@irdl_op_definition
+class ClusterReduceOp(_KindReduceOp):
+    """Reduce a block-uniform value over the blocks of the thread-block cluster; every
+    thread of every block gets the result (combined in block-rank order). A cluster
+    barrier: every thread of the cluster must reach it."""
+
+    name = "kernel.cluster_reduce"
+
+    def verify_(self) -> None:
+        super().verify_()
+        for i, v in enumerate(self.values):
+            if isinstance(v.type, ComplexType):
+                raise VerifyException(f"{self.name}: operand #{i} is complex; cluster reductions take "
+                                      f"real scalars, got {v.type}")
+        _clustered_kernel(self)
+
+
+@irdl_op_definition
+class ClusterBarrierOp(IRDLOperation):
+    """``barrier.cluster``: every thread of the cluster's blocks must reach it; the
+    shared-memory writes before it are visible to the cluster after it."""
+
+    name = "kernel.cluster_barrier"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def verify_(self) -> None:
+        _clustered_kernel(self)
 
 
 @irdl_op_definition
@@ -622,6 +696,6 @@ def static_int(attr: Attribute) -> int:
 
 Kernel = Dialect(
     "kernel",
-    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, SharedAllocOp, FromElementsOp, IntrinsicOp, RngOp],
+    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, ClusterReduceOp, ClusterBarrierOp, SharedAllocOp, FromElementsOp, IntrinsicOp, RngOp],
     [],
 )

@@ -7,6 +7,7 @@ import pytest
 
 from fuser.runtime.plan import make_plan
 from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.inner_persistent import InnerPersistentScheduler
 from fuser.schedulers.registry import SCHEDULER_KINDS, get_scheduler, select
 from fuser.schedulers.target import H100, H200
 
@@ -120,15 +121,41 @@ def test_no_op_plan_launches_nothing() -> None:
 
 
 def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
-    """32 rows of 50257 (no vectors: odd width) take 1024 threads x 50, not 512 x 99;
-    8 rows of 32000 bf16 (8 vectors a thread at 512) and many rows keep 512."""
+    """Without thread-block clusters (sm_80): 32 rows of 50257 (no vectors: odd width)
+    take 1024 threads x 50, not 512 x 99; 8 rows of 8192 and many rows keep 512."""
     fusion = F.softmax()
+    sm80 = H100.with_(compute_capability=(8, 0))
 
     def threads(shape: tuple[int, int]) -> tuple[int, int]:
-        sel = select(fusion, bind_sizes(fusion, [shape]), H100)
+        sel = select(fusion, bind_sizes(fusion, [shape]), sm80)
         assert sel.kind == "inner_persistent"
+        assert sel.params.grid[1] == 1  # type: ignore[union-attr]
         return sel.params.threads_per_row, sel.params.persistent_batch  # type: ignore[union-attr]
 
     assert threads((32, 50257)) == (1024, 50)
     assert threads((8, 8192)) == (512, 4)
     assert threads((4096, 50257))[0] == 512
+    reject = InnerPersistentScheduler.can_schedule_run_time(fusion, bind_sizes(fusion, [(4, 300007)]), sm80)
+    assert reject is not None and "per row" in reject.reason
+
+
+def test_few_long_rows_are_split_over_a_thread_block_cluster() -> None:
+    """On sm_90, fewer rows than half the SMs are split over 2-8 blocks of a cluster
+    until the blocks cover the SMs (each keeping >= 2048 elements, about 16 a thread,
+    one row a block); a row longer than one block holds on chip is split until each
+    part fits in registers."""
+    fusion = F.softmax()
+
+    def params(shape: tuple[int, int]) -> tuple[int, int, int, bool]:
+        sel = select(fusion, bind_sizes(fusion, [shape]), H100)
+        assert sel.kind == "inner_persistent"
+        p = sel.params
+        assert p.rows_per_block == 1 or p.grid[1] == 1  # type: ignore[union-attr]
+        return p.grid[1], p.threads_per_row, p.persistent_batch, p.cross_grid  # type: ignore[union-attr]
+
+    assert params((32, 50257)) == (8, 512, 13, True)  # 8 x 512 x 13 >= 50257
+    assert params((8, 8192)) == (4, 128, 4, True)  # vectors of 4: 128 x 4 x 4 x 4 = 8192
+    assert params((64, 16384))[:2] == (4, 256)
+    assert params((100, 4096))[0] == 1 and params((4096, 50257))[0] == 1
+    assert params((8, 3000))[0] == 1  # 1500 elements a block would be too few
+    assert params((4, 300007))[0] == 8  # 1.2 MB a row: 150 KB a block, in registers

@@ -382,3 +382,33 @@ fuser.fusion @reverse_type(%a : !fuser.tensor<12xf32>) -> !fuser.tensor<12xf32> 
 }
 // CHECK: iterdomain.reverse: result has type !iterdomain.id<6>, expected the input's type !iterdomain.id<12>
 
+
+// -----
+
+fuser.fusion @clustered_thread(%a : !fuser.tensor<12xf32>) -> !fuser.tensor<12xf32> {
+  %i = iterdomain.logical %a : !fuser.tensor<12xf32> -> !iterdomain.id<12>
+  %o, %n = iterdomain.split %i by 4 : !iterdomain.id<12> -> !iterdomain.id<3>, !iterdomain.id<4>
+  %t = iterdomain.parallelize %n to TIDx clustered : !iterdomain.id<4> -> !iterdomain.id<4, TIDx>
+  fuser.output %a : !fuser.tensor<12xf32>
+}
+// CHECK: iterdomain.parallelize: a cluster is made of block ids (BIDx, BIDy, BIDz) of a static extent of 1 to 8; the input has extent 4 and the type is TIDx
+
+// -----
+
+fuser.fusion @cluster_too_big(%a : !fuser.tensor<32xf32>) -> !fuser.tensor<32xf32> {
+  %i = iterdomain.logical %a : !fuser.tensor<32xf32> -> !iterdomain.id<32>
+  %o, %n = iterdomain.split %i by 2 : !iterdomain.id<32> -> !iterdomain.id<16>, !iterdomain.id<2>
+  %b = iterdomain.parallelize %o to BIDx clustered : !iterdomain.id<16> -> !iterdomain.id<16, BIDx>
+  fuser.output %a : !fuser.tensor<32xf32>
+}
+// CHECK: iterdomain.parallelize: a cluster is made of block ids (BIDx, BIDy, BIDz) of a static extent of 1 to 8; the input has extent 16 and the type is BIDx
+
+// -----
+
+fuser.fusion @clustered_result_type(%a : !fuser.tensor<32xf32>) -> !fuser.tensor<32xf32> {
+  %i = iterdomain.logical %a : !fuser.tensor<32xf32> -> !iterdomain.id<32>
+  %o, %n = iterdomain.split %i by 4 : !iterdomain.id<32> -> !iterdomain.id<8>, !iterdomain.id<4>
+  %b = iterdomain.parallelize %o to BIDx : !iterdomain.id<8> -> !iterdomain.id<8, BIDx, clustered>
+  fuser.output %a : !fuser.tensor<32xf32>
+}
+// CHECK: iterdomain.parallelize: result is clustered, expected not clustered

@@ -80,3 +80,38 @@ kernel.func @k(%x : memref<?xcomplex<f32>>) attributes {block_size = array<i32: 
   kernel.return
 }
 // CHECK: kernel.warp_reduce: kind 'max' of complex operand #0 (complex<f32>): complex values have no order (only add and mul)
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %tid = kernel.thread_id x
+  %v = memref.load %x[%tid] : memref<?xf32>
+  %s = kernel.cluster_reduce %v {kind = "add"} : (f32) -> f32
+  kernel.return
+}
+// CHECK: kernel.cluster_reduce must be inside a kernel.func with a cluster_size (a kernel of thread-block clusters)
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  kernel.cluster_barrier
+  kernel.return
+}
+// CHECK: kernel.cluster_barrier must be inside a kernel.func with a cluster_size (a kernel of thread-block clusters)
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>, cluster_size = array<i32: 4, 4, 1>} {
+  kernel.return
+}
+// CHECK: kernel.func @k: cluster_size must be 3 positive extents with at most 8 blocks, got [4, 4, 1]
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>, cluster_size = array<i32: 2, 1, 1>} {
+  %tid = kernel.thread_id x
+  %v = memref.load %x[%tid] : memref<?xf32>
+  %s = kernel.cluster_reduce %v {kind = "avg"} : (f32) -> f32
+  kernel.return
+}
+// CHECK: kernel.cluster_reduce: unknown kind 'avg' (expected one of add, mul, max, min, welford)
