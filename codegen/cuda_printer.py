@@ -214,39 +214,73 @@ __device__ __forceinline__ long long fuser_cluster_load(const long long* p, unsi
   return v;
 }
 
-// Reduction of a block-uniform value over the N blocks of the cluster: thread 0 writes
-// its block's value to slot, a cluster barrier, then every thread reads the N values
-// (all the loads first: one round trip) and combines them in rank order (every block
-// gets the same result). Each call has its own slot; the kernel ends with a cluster
-// barrier (no block leaves while another reads its slot).
-template <int N, typename T, typename Op>
-__device__ T fuser_cluster_reduce(T v, Op op, T* slot) {
-  if (threadIdx.x + threadIdx.y + threadIdx.z == 0) *slot = v;
+// Reduction over every thread of the N blocks of the cluster (W warps a block, whole
+// warps): each warp reduces its lanes, lane 0 writes the warp's result to slot[warp]
+// (its block's shared memory), a cluster barrier, then lane l of every warp loads the
+// partials l, l + 32, ... of the N * W (rank-major: p = rank * W + warp; all the loads
+// first, one round trip) and the warp reduces them. Every thread gets the result;
+// each call has its own slot (no block barrier: the cluster barrier is the only one).
+// The kernel ends with a cluster barrier (no block leaves while another reads its slot).
+template <int N, int W, typename T, typename Op>
+__device__ T fuser_cluster_reduce(T v, Op op, T ident, T* slot) {
+  constexpr int K = (N * W + 31) / 32;
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned lane = tid % 32;
+  v = fuser_warp_reduce(v, op);
+  if (lane == 0) slot[tid / 32] = v;
   fuser_cluster_sync();
-  T vals[N];
+  T vals[K];
 #pragma unroll
-  for (int r = 0; r < N; ++r) vals[r] = fuser_cluster_load(slot, r);
-  T acc = vals[0];
+  for (int j = 0; j < K; ++j) {
+    const unsigned p = lane + 32 * j;
+    vals[j] = p < N * W ? fuser_cluster_load(slot + p % W, p / W) : ident;
+  }
+  T acc = ident;
 #pragma unroll
-  for (int r = 1; r < N; ++r) acc = op(acc, vals[r]);
-  return acc;
+  for (int j = 0; j < K; ++j) acc = op(acc, vals[j]);
+  return fuser_warp_reduce(acc, op);
 }
-template <int N, typename T>
-__device__ FuserWelford<T> fuser_cluster_reduce(FuserWelford<T> v, FuserWelfordOp op, T* slot) {
-  if (threadIdx.x + threadIdx.y + threadIdx.z == 0) { slot[0] = v.mean; slot[1] = v.m2; slot[2] = v.n; }
+template <int N, int W, typename T>
+__device__ FuserWelford<T> fuser_cluster_reduce(FuserWelford<T> v, FuserWelfordOp op, FuserWelford<T> ident,
+                                                T* slot) {
+  constexpr int K = (N * W + 31) / 32;
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned lane = tid % 32;
+  v = fuser_warp_reduce(v, op);
+  if (lane == 0) { slot[3 * (tid / 32)] = v.mean; slot[3 * (tid / 32) + 1] = v.m2; slot[3 * (tid / 32) + 2] = v.n; }
   fuser_cluster_sync();
-  FuserWelford<T> vals[N];
+  FuserWelford<T> vals[K];
 #pragma unroll
-  for (int r = 0; r < N; ++r)
-    vals[r] = FuserWelford<T>{fuser_cluster_load(slot, r), fuser_cluster_load(slot + 1, r),
-                              fuser_cluster_load(slot + 2, r)};
-  FuserWelford<T> acc = vals[0];
+  for (int j = 0; j < K; ++j) {
+    const unsigned p = lane + 32 * j;
+    vals[j] = p < N * W ? FuserWelford<T>{fuser_cluster_load(slot + 3 * (p % W), p / W),
+                                          fuser_cluster_load(slot + 3 * (p % W) + 1, p / W),
+                                          fuser_cluster_load(slot + 3 * (p % W) + 2, p / W)}
+                        : ident;
+  }
+  FuserWelford<T> acc = ident;
 #pragma unroll
-  for (int r = 1; r < N; ++r) acc = op(acc, vals[r]);
-  return acc;
+  for (int j = 0; j < K; ++j) acc = op(acc, vals[j]);
+  return fuser_warp_reduce(acc, op);
 }
 """
 """The cluster helpers, printed only for kernels with a ``cluster_size``."""
+
+def _cluster_identity(kind: str, ty: Attribute, ctype: str) -> str:
+    """The identity of a cluster reduction's ``kind`` on ``ty`` (the lanes past the
+    cluster's partial results start from it)."""
+    if kind == "welford":
+        return f"FuserWelford<{ctype}>{{0, 0, 0}}"
+    if kind in ("add", "mul"):
+        return f"static_cast<{ctype}>({0 if kind == 'add' else 1})"
+    if isinstance(ty, AnyFloat):
+        return f"static_cast<{ctype}>({'-' if kind == 'max' else ''}INFINITY)"
+    assert isinstance(ty, IntegerType)
+    lo, hi = (-(2**31), 2**31 - 1) if ty.width.data <= 32 else (-(2**63), 2**63 - 1)
+    suffix = "LL" if ty.width.data > 32 else ""
+    value = f"({lo + 1}{suffix} - 1)" if kind == "max" else f"{hi}{suffix}"
+    return f"static_cast<{ctype}>{value}" if value.startswith("(") else f"static_cast<{ctype}>({value})"
+
 
 _REDUCE_OPS = {"add": "FuserAdd()", "mul": "FuserMul()", "max": "FuserMax()",
                "min": "FuserMin()", "welford": "FuserWelfordOp()"}
@@ -571,10 +605,12 @@ class _KernelPrinter:
         if isinstance(op, k.WarpReduceOp):
             call = f"fuser_warp_reduce({arg}, {_REDUCE_OPS[kind]})"
         elif isinstance(op, k.ClusterReduceOp):
-            slot = self.fresh("fuser_cluster_slot")
-            self.emit(f"__shared__ {t} {slot}[{len(vals)}];")
             n = math.prod(self.func.get_cluster_size() or (1, 1, 1))
-            call = f"fuser_cluster_reduce<{n}>({arg}, {_REDUCE_OPS[kind]}, {slot})"
+            w = self.func.threads_per_block() // k.WARP_SIZE
+            slot = self.fresh("fuser_cluster_slot")
+            self.emit(f"__shared__ {t} {slot}[{w * len(vals)}];")
+            ident = _cluster_identity(kind, op.values[0].type, t)
+            call = f"fuser_cluster_reduce<{n}, {w}>({arg}, {_REDUCE_OPS[kind]}, {ident}, {slot})"
         else:
             dims = op.get_dims()
             flags = ", ".join("true" if d in dims else "false" for d in range(3))

@@ -179,6 +179,19 @@ def _welford(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> tuple[Any, Any
     return (a[0] + delta * nb_n, a[1] + b[1] + delta * delta * a[2] * nb_n, n)
 
 
+def _identity(kind: str, like: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The identity of ``kind`` in the types of ``like`` (a reduction's operands)."""
+    t = type(like[0])
+    if kind == "welford":
+        return tuple(type(v)(0) for v in like)
+    if kind in ("add", "mul"):
+        return (t(0 if kind == "add" else 1),)
+    if np.issubdtype(t, np.integer):
+        info = np.iinfo(t)
+        return (t(info.min if kind == "max" else info.max),)
+    return (t(-np.inf if kind == "max" else np.inf),)
+
+
 def _combine(kind: str) -> Callable[[Any, Any], Any]:
     if kind == "welford":
         return _welford
@@ -488,20 +501,27 @@ class KernelInterpreter:
     def cluster_reduce(
         self, op: k.ClusterReduceOp, threads: list[_Thread], vals: list[tuple[Any, ...]]
     ) -> list[Any]:
-        """Thread 0 of each block publishes its value; every thread gets the values
-        combined in rank order (``fuser_cluster_reduce``). The value must be the same
-        in every thread of a block (a block reduction's result)."""
-        comb = _combine(op.kind.data)
-        firsts: dict[tuple[int, int, int], tuple[Any, ...]] = {}
-        for th, v in zip(threads, vals, strict=True):
-            if th.linear == 0:
-                firsts[th.blk.idx] = v
-        if len(firsts) * th.blk.bdim[0] * th.blk.bdim[1] * th.blk.bdim[2] != len(threads):
-            raise self.error(threads[0], op, "reached by some threads of the cluster but not by all")
-        acc: tuple[Any, ...] | None = None
-        for v in firsts.values():  # blocks in rank order
-            acc = v if acc is None else comb(acc, v)
-        return [acc] * len(threads)
+        """Every thread's value over the cluster, as ``fuser_cluster_reduce`` combines
+        them: each warp's butterfly (lane 0's result is the warp's partial, rank-major
+        ``p = rank * W + warp``), then lane ``l`` folds partials ``l, l + 32, ...`` into
+        the identity and the warp's butterfly combines the lanes (per-lane results, as
+        on the GPU)."""
+        kind = op.kind.data
+        comb = _combine(kind)
+        per_block = math.prod(threads[0].blk.bdim)
+        if per_block % WARP or len(threads) % per_block:
+            raise self.error(threads[0], op, f"needs whole warps in whole blocks, the block has {per_block} threads")
+        warped = self.warp_reduce(op, threads, vals, kind)
+        partials = warped[::WARP]  # rank-major: blocks in rank order, warps in order
+        ident = _identity(kind, vals[0])
+        lanes = []
+        for lane in range(WARP):
+            acc = ident
+            for p in range(lane, len(partials), WARP):
+                acc = comb(acc, partials[p])
+            lanes.append(acc)
+        result = self.warp_reduce(op, threads[:WARP], lanes, kind)
+        return [result[i % WARP] for i in range(len(threads))]
 
     def warp_reduce(
         self, op: Operation, threads: list[_Thread], vals: list[tuple[Any, ...]], kind: str

@@ -23,6 +23,7 @@ from fuser import DataType, FusionDefinition
 from fuser.codegen.kernel_interpreter import KernelError, run_kernel
 from fuser.ir.context import parse_module
 from fuser.ir.dialects import fuser as F
+from fuser.runtime.cpu_runner import run_segment_on_cpu
 from fuser.runtime.schedule_segment import schedule_segment
 from fuser.runtime.signature import Signature
 from fuser.schedulers.analysis.sizes import bind_sizes
@@ -134,8 +135,7 @@ builtin.module {
     %o = arith.muli %b, %c32 : index
     %i = arith.addi %o, %t : index
     %v = memref.load %x[%i] : memref<?xf32>
-    %r = kernel.block_reduce %v {kind = "add", dims = array<i64: 0>} : (f32) -> f32
-    %s = kernel.cluster_reduce %r {kind = "add"} : (f32) -> f32
+    %s = kernel.cluster_reduce %v {kind = "add"} : (f32) -> f32
     memref.store %s, %y[%i] : memref<?xf32>
     kernel.cluster_barrier
     kernel.return
@@ -145,8 +145,8 @@ builtin.module {
 
 
 def test_the_interpreter_runs_a_cluster_in_lockstep() -> None:
-    """Every thread of a cluster gets the sum of its 4 blocks, combined in rank order;
-    the next cluster is separate."""
+    """Every thread of a cluster gets the sum of its 4 blocks' values (exact here:
+    small integers); the next cluster is separate."""
     module = parse_module(_KERNEL)
     x = np.arange(256, dtype=np.float32)
     y = np.zeros(256, np.float32)
@@ -171,3 +171,16 @@ def test_a_block_that_skips_the_cluster_reduction_is_an_error() -> None:
     x = np.arange(128, dtype=np.float32)
     with pytest.raises(KernelError, match="cluster stopped at different synchronization points"):
         run_kernel(module, "k", [x, np.zeros(128, np.float32)], (4, 1, 1))
+
+
+def test_a_serial_row_loop_around_cluster_reductions_matches_the_reference() -> None:
+    """The hand-written schedule of ``lower-to-kernels-cluster.mlir`` (two rows a
+    block, one after the other, each reduced across a cluster of 2) on the CPU."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "filecheck/passes/lower-to-kernels-cluster.mlir").read_text()
+    fusion = next(op for op in parse_module(text).ops if isinstance(op, F.FusionOp))
+    x = _rand((4, 64))
+    ours, lowered = run_segment_on_cpu(fusion, [x])
+    assert _cluster_of(lowered) == (1, 2, 1)
+    np.testing.assert_allclose(ours[0], x.astype(np.float64).sum(1), rtol=1e-5)

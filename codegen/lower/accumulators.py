@@ -191,8 +191,9 @@ class RowReduction:
         return self.b.block_reduce(state, kind, tuple(dims))
 
     def cross_cluster(self, state: list[SSAValue]) -> list[SSAValue]:
-        """Combine a block's ``state`` (every thread holds it: a ``cross`` result)
-        across the blocks of the thread-block cluster; every thread gets the result."""
+        """Combine every thread's ``state`` over the blocks of the thread-block cluster
+        (instead of ``cross``: its threads are the cluster's); every thread gets the
+        result."""
         return self.b.cluster_reduce(state, _CROSS_KIND[self.kind])
 
     def results(self, state: list[SSAValue]) -> list[SSAValue]:

@@ -71,11 +71,12 @@ the loop nest and the partial buffers.
 A row split over a thread-block cluster: the reduction's loops before the position
 include ``clustered`` block loops (``!iterdomain.id<8, reduction, BIDy, clustered>``),
 the blocks of one cluster (``check_launch`` gives the kernel its ``cluster_size``). Each
-block folds its part of the row and combines it over ``TIDx``; then
-``kernel.cluster_reduce`` combines the blocks' results (every thread of every block
-gets the row's result), and the kernel ends with a ``kernel.cluster_barrier``. The
-block must hold that one row (its threads all on the reduction's ``TIDx``), and the
-reduction must reduce every clustered loop of the kernel.
+thread folds its part of the row; then ``kernel.cluster_reduce`` combines every
+thread of the cluster (warps, then the warps' results through distributed shared
+memory: no block reduction), every thread gets the row's result, and the kernel ends
+with a ``kernel.cluster_barrier``. The block must hold that one row (its threads all
+on the reduction's ``TIDx``, whole warps), and the reduction must reduce every
+clustered loop of the kernel.
 
 Not yet (diagnostics naming them): tensors computed at different positions, a
 reduction in shared memory, a row reduction's loops bound to ``TIDy``/``BID`` after
@@ -142,6 +143,7 @@ from fuser.ir.dialects.iterdomain import (
     MemoryType,
     ParallelType,
 )
+from fuser.ir.dialects.kernel import WARP_SIZE
 from fuser.ir.schedule import Const, Expr, LoopStructure, loop_structure
 from fuser.schedulers.analysis.graph import ancestors, descendants, is_reduction, reduction_dims
 
@@ -472,10 +474,13 @@ class _Lowering:
             self.store_row(v, r, env)
         if self.full:
             self.output_nest(env)
-        if self.tiles and any(
+        repeats = any(
             a.parallel_type not in PARALLEL_DIMS and (a.static_extent or 1) > 1 for a in self.ref.loops[: self.q]
-        ):
+        )
+        if self.tiles and repeats:
             self.b.barrier()  # the next iteration writes the tiles again: every read of this one first
+        if self.cluster is not None and repeats:
+            self.b.cluster_barrier()  # and the cluster reductions' slots: every block's reads first
         self.ev.hooks = saved
         return state
 
@@ -813,8 +818,12 @@ class _Lowering:
             if math.prod(self.block) != tpr:
                 raise self.error(
                     f"{tensor_name(result)} reduces across a cluster, but its block {list(self.block)} holds other "
-                    f"rows than its {tpr} threads on TIDx: a block's partial result is combined across the cluster "
-                    "as one value (one row a block)"
+                    f"rows than its {tpr} threads on TIDx: every thread of the cluster is combined (one row a block)"
+                )
+            if tpr % WARP_SIZE:
+                raise self.error(
+                    f"{tensor_name(result)} reduces across a cluster with {tpr} threads on TIDx, not a multiple of "
+                    f"{WARP_SIZE}: the cluster's threads are combined by whole warps"
                 )
         src = red.operands[0]
         in_shape = self.shapes[src]
@@ -851,9 +860,7 @@ class _Lowering:
         total = state[:width]
         for n in range(1, slots):
             total = acc.merge(total, state[n * width : (n + 1) * width])
-        total = acc.cross(total, tpr)
-        if cluster_loops:
-            total = acc.cross_cluster(total)
+        total = acc.cross_cluster(total) if cluster_loops else acc.cross(total, tpr)
         values = acc.results(total)
         for r, val in zip(red.results, values, strict=True):
             self.hold(_Held(r, ls, [], {(): val}))

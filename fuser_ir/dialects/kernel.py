@@ -59,12 +59,11 @@ This dialect adds the rest::
   thread-index axes ``dims`` (0 = x, 1 = y, 2 = z), through warp shuffles and shared
   memory; every participating thread gets the result. It is a barrier: all threads of
   the block must reach it.
-* ``kernel.cluster_reduce``: reduces a value every thread of a block holds (a
-  ``block_reduce`` result) across the blocks of the kernel's thread-block cluster
-  (``cluster_size``, Hopper): thread 0 of each block writes its block's value to its
-  shared memory, a cluster barrier, then every thread reads the cluster's values
-  (distributed shared memory) and combines them in block-rank order, so every block
-  gets the same result. ``kernel.cluster_barrier`` (``barrier.cluster``) is the
+* ``kernel.cluster_reduce``: reduces a value over every thread of the blocks of the
+  kernel's thread-block cluster (``cluster_size``, Hopper; blocks of whole warps): each
+  warp reduces its lanes and writes its result to its block's shared memory, a cluster
+  barrier, then each warp loads the cluster's warp results (distributed shared memory)
+  and reduces them; every thread gets the result. ``kernel.cluster_barrier`` (``barrier.cluster``) is the
   cluster's ``__syncthreads``: a kernel ends with one, so that no block leaves while
   another reads its shared memory.
 * ``kernel.shared_alloc``: a static shared-memory tile (``__shared__``), memory space
@@ -469,9 +468,9 @@ def _clustered_kernel(op: Operation) -> FuncOp:
 
 @irdl_op_definition
 class ClusterReduceOp(_KindReduceOp):
-    """Reduce a block-uniform value over the blocks of the thread-block cluster; every
-    thread of every block gets the result (combined in block-rank order). A cluster
-    barrier: every thread of the cluster must reach it."""
+    """Reduce a value over every thread of the thread-block cluster's blocks (whole
+    warps); every thread gets the result. A cluster barrier: every thread of the
+    cluster must reach it."""
 
     name = "kernel.cluster_reduce"
 

@@ -10,9 +10,10 @@
 // reductions are computed at loop 2 (past the clustered BIDy, a shared loop of the
 // kernel) and the input is held there in registers, 16 elements a thread.
 //
-// The kernel: cluster_size [1, 8, 1]; each reduction is a block reduction, then a
-// reduction across the cluster (distributed shared memory); the kernel ends with a
-// cluster barrier.
+// The kernel: cluster_size [1, 8, 1]; each reduction folds a thread's part of the row,
+// then combines every thread of the cluster (kernel.cluster_reduce: warps, then the 8 x
+// 32 warp results through distributed shared memory, no block reduction); the kernel
+// ends with a cluster barrier.
 
 fuser.fusion @vocab_softmax(%x : !fuser.tensor<4x128256xbf16>) -> !fuser.tensor<4x128256xbf16> {
   %xf = fuser.cast %x {dtype = f32} : (!fuser.tensor<4x128256xbf16>) -> !fuser.tensor<4x128256xf32>
@@ -42,15 +43,17 @@ fuser.fusion @vocab_softmax(%x : !fuser.tensor<4x128256xbf16>) -> !fuser.tensor<
 
 // KERNEL-LABEL: kernel.func @vocab_softmax_kernel
 // KERNEL-SAME:  block_size = array<i32: 1024, 1, 1>, index_bits = 32 : i64, cluster_size = array<i32: 1, 8, 1>, fuser.grid = array<i64: 4, 8, 1>
-// KERNEL:       kernel.block_reduce %{{.*}} {kind = "max", dims = array<i64: 0>} : (f32) -> f32
-// KERNEL-NEXT:  kernel.cluster_reduce %{{.*}} {kind = "max"} : (f32) -> f32
-// KERNEL:       kernel.block_reduce %{{.*}} {kind = "add", dims = array<i64: 0>} : (f32) -> f32
-// KERNEL-NEXT:  kernel.cluster_reduce %{{.*}} {kind = "add"} : (f32) -> f32
+// KERNEL-NOT:   kernel.block_reduce
+// KERNEL:       kernel.cluster_reduce %{{.*}} {kind = "max"} : (f32) -> f32
+// KERNEL-NOT:   kernel.block_reduce
+// KERNEL:       kernel.cluster_reduce %{{.*}} {kind = "add"} : (f32) -> f32
+// KERNEL-NOT:   kernel.block_reduce
 // KERNEL:       kernel.cluster_barrier
 // KERNEL-NEXT:  kernel.return
 
 // CUDA-LABEL: extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(1024) vocab_softmax_kernel(
-// CUDA:       fuser_cluster_reduce<8>({{.*}}, FuserMax(), fuser_cluster_slot);
-// CUDA:       fuser_cluster_reduce<8>({{.*}}, FuserAdd(), fuser_cluster_slot_1);
+// CUDA:       __shared__ float fuser_cluster_slot[32];
+// CUDA-NEXT:  fuser_cluster_reduce<8, 32>({{.*}}, FuserMax(), static_cast<float>(-INFINITY), fuser_cluster_slot);
+// CUDA:       fuser_cluster_reduce<8, 32>({{.*}}, FuserAdd(), static_cast<float>(0), fuser_cluster_slot_1);
 // CUDA:       fuser_cluster_sync();
 // CUDA-NEXT:  }
