@@ -517,8 +517,8 @@ class KernelInterpreter:
         lanes = []
         for lane in range(WARP):
             acc = ident
-            for p in range(lane, len(partials), WARP):
-                acc = comb(acc, partials[p])
+            for p in range(lane, -(-len(partials) // WARP) * WARP, WARP):  # K loads a lane, past the end: ident
+                acc = comb(acc, partials[p] if p < len(partials) else ident)
             lanes.append(acc)
         result = self.warp_reduce(op, threads[:WARP], lanes, kind)
         return [result[i % WARP] for i in range(len(threads))]

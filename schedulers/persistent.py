@@ -166,7 +166,8 @@ def inner_persistent_params(
         # A block's part of the row: CLUSTER_ELEMENTS_PER_THREAD elements a thread
         # (vocab softmax 32x50257: 512 threads a block at 17.5 us against 21.6 with 256
         # in bf16; 8 rows of 32000, bf16: 256 threads at 9.6 against 11.0 with 128).
-        per_thread = max(1, CLUSTER_ELEMENTS_PER_THREAD // vec)
+        # A fusion of more than LARGE_FUSION_OPS ops: one vector a thread, as above.
+        per_thread = max(1, CLUSTER_ELEMENTS_PER_THREAD // vec) if ops <= LARGE_FUSION_OPS else 1
         threads = max(min_threads, next_pow2(ceil_div(vecs, per_thread)))
         threads = min(round_up(threads, warp), target.max_threads_per_block)
         # The schedule splits the row's batch of vectors over the cluster's blocks.

@@ -8,6 +8,12 @@ import pytest
 from fuser.runtime.plan import make_plan
 from fuser.schedulers.analysis.sizes import bind_sizes
 from fuser.schedulers.inner_persistent import InnerPersistentScheduler
+from fuser.schedulers.persistent import (
+    LARGE_FUSION_OPS,
+    first_extents,
+    fusion_buffer_sizes,
+    inner_persistent_params,
+)
 from fuser.schedulers.registry import SCHEDULER_KINDS, get_scheduler, select
 from fuser.schedulers.target import H100, H200
 
@@ -159,3 +165,9 @@ def test_few_long_rows_are_split_over_a_thread_block_cluster() -> None:
     assert params((100, 4096))[0] == 1 and params((4096, 50257))[0] == 1
     assert params((8, 3000))[0] == 1  # 1500 elements a block would be too few
     assert params((4, 300007))[0] == 8  # 1.2 MB a row: 150 KB a block, in registers
+    ext = first_extents(fusion, bind_sizes(fusion, [(32, 50257)]))
+    buf = fusion_buffer_sizes(fusion, bind_sizes(fusion, [(32, 50257)]))
+    large = inner_persistent_params(ext, buf, 4, H100, ops=LARGE_FUSION_OPS + 1)
+    # A fusion of more than LARGE_FUSION_OPS ops: as few elements a thread as a block
+    # allows (1024 threads x 7 a block, not 512 x 13: the kernel unrolls every op).
+    assert (large.grid, large.threads_per_row, large.persistent_batch) == ((32, 8, 1), 1024, 7)
