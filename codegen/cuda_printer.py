@@ -214,6 +214,25 @@ __device__ __forceinline__ long long fuser_cluster_load(const long long* p, unsi
   return v;
 }
 
+// A cluster reduction's partial result in a shared slot: one T, or a Welford state as
+// three consecutive T; read back from block rank's slot.
+template <typename T>
+__device__ __forceinline__ void fuser_slot_store(T* slot, unsigned i, T v) { slot[i] = v; }
+template <typename T>
+__device__ __forceinline__ void fuser_slot_store(T* slot, unsigned i, FuserWelford<T> v) {
+  slot[3 * i] = v.mean; slot[3 * i + 1] = v.m2; slot[3 * i + 2] = v.n;
+}
+template <typename T>
+__device__ __forceinline__ T fuser_slot_load(const T* slot, unsigned i, unsigned rank, T) {
+  return fuser_cluster_load(slot + i, rank);
+}
+template <typename T>
+__device__ __forceinline__ FuserWelford<T> fuser_slot_load(const T* slot, unsigned i, unsigned rank,
+                                                          FuserWelford<T>) {
+  return FuserWelford<T>{fuser_cluster_load(slot + 3 * i, rank), fuser_cluster_load(slot + 3 * i + 1, rank),
+                         fuser_cluster_load(slot + 3 * i + 2, rank)};
+}
+
 // Reduction over every thread of the N blocks of the cluster (W warps a block, whole
 // warps): each warp reduces its lanes, lane 0 writes the warp's result to slot[warp]
 // (its block's shared memory), a cluster barrier, then lane l of every warp loads the
@@ -221,44 +240,21 @@ __device__ __forceinline__ long long fuser_cluster_load(const long long* p, unsi
 // first, one round trip) and the warp reduces them. Every thread gets the result;
 // each call has its own slot (no block barrier: the cluster barrier is the only one).
 // The kernel ends with a cluster barrier (no block leaves while another reads its slot).
-template <int N, int W, typename T, typename Op>
-__device__ T fuser_cluster_reduce(T v, Op op, T ident, T* slot) {
+template <int N, int W, typename V, typename T, typename Op>
+__device__ V fuser_cluster_reduce(V v, Op op, V ident, T* slot) {
   constexpr int K = (N * W + 31) / 32;
   const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const unsigned lane = tid % 32;
   v = fuser_warp_reduce(v, op);
-  if (lane == 0) slot[tid / 32] = v;
+  if (lane == 0) fuser_slot_store(slot, tid / 32, v);
   fuser_cluster_sync();
-  T vals[K];
+  V vals[K];
 #pragma unroll
   for (int j = 0; j < K; ++j) {
     const unsigned p = lane + 32 * j;
-    vals[j] = p < N * W ? fuser_cluster_load(slot + p % W, p / W) : ident;
+    vals[j] = p < N * W ? fuser_slot_load(slot, p % W, p / W, ident) : ident;
   }
-  T acc = ident;
-#pragma unroll
-  for (int j = 0; j < K; ++j) acc = op(acc, vals[j]);
-  return fuser_warp_reduce(acc, op);
-}
-template <int N, int W, typename T>
-__device__ FuserWelford<T> fuser_cluster_reduce(FuserWelford<T> v, FuserWelfordOp op, FuserWelford<T> ident,
-                                                T* slot) {
-  constexpr int K = (N * W + 31) / 32;
-  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned lane = tid % 32;
-  v = fuser_warp_reduce(v, op);
-  if (lane == 0) { slot[3 * (tid / 32)] = v.mean; slot[3 * (tid / 32) + 1] = v.m2; slot[3 * (tid / 32) + 2] = v.n; }
-  fuser_cluster_sync();
-  FuserWelford<T> vals[K];
-#pragma unroll
-  for (int j = 0; j < K; ++j) {
-    const unsigned p = lane + 32 * j;
-    vals[j] = p < N * W ? FuserWelford<T>{fuser_cluster_load(slot + 3 * (p % W), p / W),
-                                          fuser_cluster_load(slot + 3 * (p % W) + 1, p / W),
-                                          fuser_cluster_load(slot + 3 * (p % W) + 2, p / W)}
-                        : ident;
-  }
-  FuserWelford<T> acc = ident;
+  V acc = ident;
 #pragma unroll
   for (int j = 0; j < K; ++j) acc = op(acc, vals[j]);
   return fuser_warp_reduce(acc, op);

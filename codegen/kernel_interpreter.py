@@ -462,7 +462,7 @@ class KernelInterpreter:
                         "this one (it returned): divergent synchronization",
                     )
             pending = [None] * len(gens)
-            if isinstance(first, k.ClusterReduceOp | k.ClusterBarrierOp):
+            if len(blocks) == 1 or isinstance(first, k.ClusterReduceOp | k.ClusterBarrierOp):
                 groups = [live]
             else:  # block-level: each block on its own
                 groups = [[i for i in live if i // per_block == b] for b in range(len(blocks))]

@@ -38,6 +38,7 @@ from .persistent import (
     fusion_buffer_sizes,
     inner_persistent_params,
     register_budget,
+    row_params,
     smem_budget,
 )
 from .pointwise import PointwiseScheduler
@@ -151,20 +152,7 @@ def single_kernel_params(
     lo, hi = SINGLE_KERNEL_BLOCKS_PER_SM
     per_sm = max(lo, min(hi, ceil_div(SINGLE_KERNEL_BYTES_IN_FLIGHT, max(1, rows * row_bytes))))
     blocks = min(per_sm * target.sm_count, ceil_div(ext.iteration, rows))
-    return ReductionParams(
-        fastest_dim=True,
-        vectorization=vec,
-        threads_per_row=tpr,
-        rows_per_block=rows,
-        persistent_batch=batch,
-        cross_block=tpr > target.warp_size,
-        cross_grid=True,
-        block=(tpr, rows, 1),
-        grid=(blocks, 1, 1),
-        project_to_inputs=buf.project_to_inputs,
-        use_shared_memory=False,
-        buffer_bytes_per_row=buf.bytes_per_row,
-    )
+    return row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True)
 
 
 class InnerOuterPersistentScheduler(Scheduler):

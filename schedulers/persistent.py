@@ -138,23 +138,31 @@ def inner_persistent_params(
     vecs = ceil_div(ceil_div(ext.reduction, vec), cluster)  # a block's part of a row
     use_smem = ceil_div(buf.bytes_per_row, cluster) > register_budget(target)  # never with a cluster
     warp = target.warp_size
-    cap = MAX_THREADS_PREFERRED if chained else MAX_THREADS_ONE_PASS
-    if ext.iteration < target.sm_count and ceil_div(vecs, cap) > FEW_ROWS_MAX_BATCH:
-        # Fewer rows than SMs and a long batch a thread: a block an SM, so only its own
-        # threads keep loads in flight (vocab softmax 32x50257, no vectors: 1024 threads
-        # x 50 at 22.4/24.5 us f32/bf16 against 512 x 99 at 26.5/30.0, and half the
-        # unrolled batch to compile; 8 rows of 32000 bf16, 8 vectors a thread at 512, is
-        # 7% slower at 1024).
-        cap = target.max_threads_per_block
-    full = max(1, target.max_access_bytes // itemsize)
-    # Narrower vectors than 16 bytes (a width that 16 bytes do not divide) keep the
-    # elements a thread of full vectors would hold, on a power-of-two number of threads:
-    # softmax 4096x3001 (no vectors), bf16 128 x 24 at 36.7 us against 512 x 6 at
-    # 54.2; f32 256 x 12 at 42.7 against 53.2 (benchmarks/TUNING.md).
-    target_batch = TARGET_BATCH * full // vec if ops <= LARGE_FUSION_OPS else 1
-    threads = min(cap, round_up(ceil_div(vecs, target_batch), warp))
-    if vec < full:
-        threads = min(cap, next_pow2(threads))
+    if cluster > 1:
+        # A block's part of the row: CLUSTER_ELEMENTS_PER_THREAD elements a thread
+        # (vocab softmax 32x50257: 512 threads a block at 17.5 us against 21.6 with 256
+        # in bf16; 8 rows of 32000, bf16: 256 threads at 9.6 against 11.0 with 128).
+        # A fusion of more than LARGE_FUSION_OPS ops: one vector a thread, as below.
+        per_thread = max(1, CLUSTER_ELEMENTS_PER_THREAD // vec) if ops <= LARGE_FUSION_OPS else 1
+        threads = max(warp, next_pow2(ceil_div(vecs, per_thread)))
+    else:
+        cap = MAX_THREADS_PREFERRED if chained else MAX_THREADS_ONE_PASS
+        if ext.iteration < target.sm_count and ceil_div(vecs, cap) > FEW_ROWS_MAX_BATCH:
+            # Fewer rows than SMs and a long batch a thread: a block an SM, so only its
+            # own threads keep loads in flight (vocab softmax 32x50257, no vectors: 1024
+            # threads x 50 at 22.4/24.5 us f32/bf16 against 512 x 99 at 26.5/30.0, and
+            # half the unrolled batch to compile; 8 rows of 32000 bf16, 8 vectors a
+            # thread at 512, is 7% slower at 1024).
+            cap = target.max_threads_per_block
+        full = max(1, target.max_access_bytes // itemsize)
+        # Narrower vectors than 16 bytes (a width that 16 bytes do not divide) keep the
+        # elements a thread of full vectors would hold, on a power-of-two number of
+        # threads: softmax 4096x3001 (no vectors), bf16 128 x 24 at 36.7 us against
+        # 512 x 6 at 54.2; f32 256 x 12 at 42.7 against 53.2 (benchmarks/TUNING.md).
+        target_batch = TARGET_BATCH * full // vec if ops <= LARGE_FUSION_OPS else 1
+        threads = min(cap, round_up(ceil_div(vecs, target_batch), warp))
+        if vec < full:
+            threads = min(cap, next_pow2(threads))
     if not use_smem:
         # Registers per thread for buffers must stay under the per-thread budget.
         per_thread_regs = target.max_regs_per_thread - REGISTER_OVERHEAD
@@ -163,41 +171,37 @@ def inner_persistent_params(
             threads = min(target.max_threads_per_block, min_threads)
     threads = min(threads, target.max_threads_per_block)
     if cluster > 1:
-        # A block's part of the row: CLUSTER_ELEMENTS_PER_THREAD elements a thread
-        # (vocab softmax 32x50257: 512 threads a block at 17.5 us against 21.6 with 256
-        # in bf16; 8 rows of 32000, bf16: 256 threads at 9.6 against 11.0 with 128).
-        # A fusion of more than LARGE_FUSION_OPS ops: one vector a thread, as above.
-        per_thread = max(1, CLUSTER_ELEMENTS_PER_THREAD // vec) if ops <= LARGE_FUSION_OPS else 1
-        threads = max(min_threads, next_pow2(ceil_div(vecs, per_thread)))
-        threads = min(round_up(threads, warp), target.max_threads_per_block)
         # The schedule splits the row's batch of vectors over the cluster's blocks.
         batch = ceil_div(ceil_div(ceil_div(ext.reduction, vec), threads), cluster)
-        return ReductionParams(
-            fastest_dim=True,
-            vectorization=vec,
-            threads_per_row=threads,
-            rows_per_block=1,
-            persistent_batch=batch,
-            cross_block=threads > warp,
-            cross_grid=True,
-            block=(threads, 1, 1),
-            grid=(ext.iteration, cluster, 1),
-            project_to_inputs=buf.project_to_inputs,
-            use_shared_memory=False,
-            buffer_bytes_per_row=buf.bytes_per_row,
-        )
-    batch = ceil_div(vecs, threads)
+        return row_params(vec, threads, 1, batch, (ext.iteration, cluster, 1), buf, target, True)
     rows = max(1, min(128 // threads, 1 << max(0, ext.iteration.bit_length() - 1)))
+    grid = (ceil_div(ext.iteration, rows), 1, 1)
+    return row_params(vec, threads, rows, ceil_div(vecs, threads), grid, buf, target, False, use_smem)
+
+
+def row_params(
+    vec: int,
+    threads: int,
+    rows: int,
+    batch: int,
+    grid: tuple[int, int, int],
+    buf: BufferSizes,
+    target: GpuTarget,
+    cross_grid: bool,
+    use_smem: bool = False,
+) -> ReductionParams:
+    """An inner persistent row schedule: ``rows`` rows of ``threads`` threads a block
+    (``block``), each thread ``batch`` vectors of ``vec`` elements, on ``grid``."""
     return ReductionParams(
         fastest_dim=True,
         vectorization=vec,
         threads_per_row=threads,
         rows_per_block=rows,
         persistent_batch=batch,
-        cross_block=threads > warp,
-        cross_grid=False,
+        cross_block=threads > target.warp_size,
+        cross_grid=cross_grid,
         block=(threads, rows, 1),
-        grid=(ceil_div(ext.iteration, rows), 1, 1),
+        grid=grid,
         project_to_inputs=buf.project_to_inputs,
         use_shared_memory=use_smem,
         buffer_bytes_per_row=buf.bytes_per_row,

@@ -3,8 +3,8 @@
 
 A schedule's logical indices are ``fuser.ir.schedule.Expr`` trees over the loop
 indices ``i0, i1, ...`` (``loop_structure``). Here they become kernel arithmetic
-(``emit_index``), and three static facts are read from them: an upper bound over the
-loop ranges (``max_value``, which decides where a predicate is needed), whether an
+(``emit_index``), and three static facts are read from them: bounds over the
+loop ranges (``value_range``, which decides where a predicate is needed), whether an
 index moves one-for-one with a vector lane (``lane_form``, which decides vector
 loads and stores), and the launch shape the parallel types give (``launch_shape``).
 """
@@ -26,7 +26,7 @@ from fuser.ir.symbolic import symbols_of as vars_of
 
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
-    "lane_form", "lane_indices", "lanes_axis", "launch_shape", "max_value", "not_vectorizable", "ops_of",
+    "lane_form", "lane_indices", "lanes_axis", "launch_shape", "value_range", "not_vectorizable", "ops_of",
     "parallel_index", "reindex", "same_elements", "scheduled_kind", "store_lanes", "tensor_name", "vars_of",
 ]
 
@@ -102,19 +102,19 @@ def bounded_index(
     b: Any, exprs: Sequence[tuple[Expr, int]], env: dict[str, int | SSAValue], extents: Sequence[int]
 ) -> tuple[list[int | SSAValue], list[SSAValue | bool]]:
     """The values of index expressions ``(expr, axis extent)`` at ``env`` and the
-    predicates that keep them inside their axes: ``< extent`` unless ``max_value``
+    predicates that keep them inside their axes: ``< extent`` unless ``value_range``
     proves it over the loop ``extents`` (for a symbolic extent, at every size:
-    ``always_below``), ``>= 0`` after a resize (pad) unless ``min_value`` proves it (a
-    reversed loop: ``extent - 1 - i``)."""
+    ``always_below``), ``>= 0`` after a resize (pad) unless ``value_range`` proves it
+    (a reversed loop: ``extent - 1 - i``)."""
     memo: dict[Expr, int | SSAValue] = {}
     values: list[int | SSAValue] = []
     conds: list[SSAValue | bool] = []
     for e, extent in exprs:
         value = emit_index(b, e, env, memo)
         values.append(value)
-        if "-" in ops_of(e) and min_value(e, extents) < 0:
+        low, bound = value_range(e, extents)
+        if "-" in ops_of(e) and low < 0:
             conds.append(b.cmp("sge", value, 0))
-        bound = max_value(e, extents)
         if bound >= extent or not always_below(bound, extent):
             conds.append(b.cmp("slt", value, extent))
     return values, conds
@@ -255,45 +255,36 @@ def always_below(bound: int, extent: int) -> bool:
     return True
 
 
-def max_value(e: Expr, extents: Sequence[int]) -> int:
-    """An upper bound of ``e`` over loop indices ``i<k>`` in ``[0, extents[k])``
-    (indices are non-negative; a subtraction is bounded by ``min_value`` of what it
-    subtracts)."""
+def value_range(e: Expr, extents: Sequence[int]) -> tuple[int, int]:
+    """Bounds ``(lo, hi)`` of ``e`` over loop indices ``i<k>`` in ``[0, extents[k])``
+    (other variables unbounded): sums and differences add the bounds (a reversed loop
+    ``extent - 1 - i`` is in ``[0, extent - 1]``); a product, quotient or remainder of
+    non-negative operands is non-negative, its upper bound the product, the quotient
+    by a constant, or the constant less one."""
     if isinstance(e, Const):
-        return e.value
+        return e.value, e.value
     if isinstance(e, Var):
-        return extents[int(e.name[1:])] - 1 if e.name.startswith("i") else math.inf  # type: ignore[return-value]
+        if e.name.startswith("i"):
+            return 0, extents[int(e.name[1:])] - 1
+        return -math.inf, math.inf  # type: ignore[return-value]
     assert isinstance(e, BinOp)
-    a = max_value(e.lhs, extents)
+    lo_a, hi_a = value_range(e.lhs, extents)
+    lo_b, hi_b = value_range(e.rhs, extents)
     if e.op == "+":
-        return a + max_value(e.rhs, extents)
+        return lo_a + lo_b, hi_a + hi_b
     if e.op == "-":
-        return a - min_value(e.rhs, extents)
+        return lo_a - hi_b, hi_a - lo_b
+    lo = -math.inf
+    if e.op in ("*", "/", "%") and lo_a >= 0 and lo_b >= 0:
+        lo = lo_a * lo_b if e.op == "*" else 0
+    hi = math.inf
     if e.op == "*":
-        return a * max_value(e.rhs, extents)
-    if e.op == "/" and isinstance(e.rhs, Const):
-        return a // e.rhs.value
-    if e.op == "%" and isinstance(e.rhs, Const):
-        return min(a, e.rhs.value - 1)
-    return math.inf  # type: ignore[return-value]
-
-
-def min_value(e: Expr, extents: Sequence[int]) -> int:
-    """A lower bound of ``e`` over loop indices ``i<k>`` in ``[0, extents[k])``
-    (``max_value``'s twin): a reversed loop ``extent - 1 - i`` is at least 0."""
-    if isinstance(e, Const):
-        return e.value
-    if isinstance(e, Var):
-        return 0 if e.name.startswith("i") else -math.inf  # type: ignore[return-value]
-    assert isinstance(e, BinOp)
-    a = min_value(e.lhs, extents)
-    if e.op == "+":
-        return a + min_value(e.rhs, extents)
-    if e.op == "-":
-        return a - max_value(e.rhs, extents)
-    if e.op in ("*", "/", "%") and a >= 0 and min_value(e.rhs, extents) >= 0:
-        return a * min_value(e.rhs, extents) if e.op == "*" else 0
-    return -math.inf  # type: ignore[return-value]
+        hi = hi_a * hi_b
+    elif e.op == "/" and isinstance(e.rhs, Const):
+        hi = hi_a // e.rhs.value
+    elif e.op == "%" and isinstance(e.rhs, Const):
+        hi = min(hi_a, e.rhs.value - 1)
+    return lo, hi  # type: ignore[return-value]
 
 
 def reduction_nest(fusion: Any, red: Operation, shapes: dict[SSAValue, tuple[int, ...]] | None = None) -> LoopStructure:

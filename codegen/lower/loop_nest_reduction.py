@@ -144,7 +144,6 @@ normalization's Welford, 33 a thread on 16 rows of threads, took 17.4 us on the
 H100)."""
 
 
-
 def lower_scheduled_reduction(
     fusion: F.FusionOp,
     reductions: Sequence[Operation],

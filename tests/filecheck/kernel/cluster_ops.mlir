@@ -30,8 +30,8 @@ builtin.module {
 // CHECK-NEXT:    kernel.return
 
 // CUDA:      __device__ __forceinline__ void fuser_cluster_sync() {
-// CUDA:      template <int N, int W, typename T, typename Op>
-// CUDA-NEXT: __device__ T fuser_cluster_reduce(T v, Op op, T ident, T* slot) {
+// CUDA:      template <int N, int W, typename V, typename T, typename Op>
+// CUDA-NEXT: __device__ V fuser_cluster_reduce(V v, Op op, V ident, T* slot) {
 // CUDA-LABEL: extern "C" __global__ void __cluster_dims__(1, 4, 1) __launch_bounds__(128) rows(const float* __restrict__ x, float* __restrict__ y) {
 // CUDA:        float b = fuser_block_reduce<true, false, false>(v, FuserMax(), fuser_red_smem);
 // CUDA-NEXT:   __shared__ float fuser_cluster_slot[4];
