@@ -67,6 +67,17 @@ def two_segments(fd: Any) -> None:
     fd.add_output(fd.ops.add(t1, t3))
 
 
+def linear_gelu(fd: Any) -> None:
+    """A cuBLAS segment (the linear, bias in its epilogue) and a kernel (the GELU)."""
+    from fuser import DataType
+
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+    w = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+    b = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)
+    y = fd.ops.cast(fd.ops.linear(x, w, b), DataType.Float)
+    fd.add_output(fd.ops.cast(fd.ops.mul(y, fd.ops.sigmoid(y)), DataType.BFloat16))
+
+
 def main() -> None:
     import torch
 

@@ -1,5 +1,5 @@
 """Cache-hit host time of ``fd.execute`` with and without the hot launcher
-(``fuser.runtime.hot_launch``), beside what bounds it: one launch of the same kernel
+(``fuser.runtime.hot_launch``; multi-step programs also without its CUDA graphs), beside what bounds it: one launch of the same kernel
 through cuda-python (``cuLaunchKernel`` and fuser's ``Kernel.launch``) and through
 ctypes, ``torch.empty`` of the output, one eager torch op. Blocks of 2000 back to back
 calls after a warm-up; per case the median and the fastest block, in microseconds per
@@ -46,7 +46,7 @@ def main() -> None:
     import torch
     from cuda.bindings import driver as cu
 
-    from benchmarks.host_cases import pointwise, transpose_bookend, two_segments
+    from benchmarks.host_cases import linear_gelu, pointwise, transpose_bookend, two_segments
     from fuser import FusionDefinition
     from fuser.frontend import execution
     from fuser.runtime import hot_launch
@@ -65,6 +65,8 @@ def main() -> None:
         "pointwise_1k": (pointwise, [randn(1024)]),
         "transpose_bookend_small": (transpose_bookend, [randn(48, 8, 64)]),
         "two_segments_small": (two_segments, [randn(64, 256), randn(64, 256)]),
+        "linear_bias_gelu_small": (linear_gelu, [randn(64, 128).bfloat16(), randn(256, 128).bfloat16(),
+                                                 randn(256).bfloat16()]),
     }
     for name, (body, inputs) in cases.items():
         fd = define(body)
@@ -76,6 +78,21 @@ def main() -> None:
         same = all(torch.equal(a, b) for a, b in zip(outs, slow_outs, strict=True))
         res[name] = {"hot_launcher": hot, "same_as_full_path": same}
         res[name]["hot"] = per_call_us(lambda fd=fd, inputs=inputs: fd.execute(inputs))
+        graphs = [x.graphs for x in entry.hot.values() if x.graphs is not None]
+        if graphs:  # the same launcher without its CUDA graphs
+            res[name]["graphs"] = sum(len(g.execs) for g in graphs)
+            for launcher in entry.hot.values():
+                launcher.plan.hot_checked = False
+            entry.hot.clear()
+            hot_launch.GRAPHS = False
+            fd.execute(inputs)
+            hot_launch.GRAPHS = True
+            res[name]["hot_without_graphs"] = per_call_us(lambda fd=fd, inputs=inputs: fd.execute(inputs))
+            for launcher in entry.hot.values():
+                launcher.plan.hot_checked = False
+            entry.hot.clear()
+            for _ in range(3):
+                fd.execute(inputs)
         saved = dict(entry.hot)
         entry.hot.clear()
         res[name]["full_path"] = per_call_us(lambda fd=fd, inputs=inputs: fd.execute(inputs))

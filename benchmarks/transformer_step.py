@@ -2,7 +2,10 @@
 ``torch.compile(backend="fuser")``, side by side with eager torch and inductor.
 
     python3 benchmarks/transformer_step.py [--only gpt2,llama] [--variants eager,fuser] [--steps 20]
-                                           [--profile] [--json FILE]
+                                           [--profile] [--host-profile] [--json FILE]
+
+(``FUSER_CUDA_GRAPHS=0`` in the environment: the partitions launch every kernel per
+call instead of replaying CUDA graphs.)
 
 Models (random weights from a config, no download; bf16 on the GPU, dropout off):
 
@@ -87,6 +90,41 @@ def profile_table(compiled: Any, ids: Any) -> str:
     return prof.key_averages().table(sort_by="cuda_time_total", row_limit=20, max_name_column_width=60)
 
 
+def host_profile(compiled: Any, ids: Any, steps: int = 5) -> str:
+    """cProfile's top functions (own time) over ``steps`` steps: where the host goes."""
+    import cProfile
+    import io
+    import pstats
+
+    import torch
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(steps):
+        step(compiled, ids)
+    torch.cuda.synchronize()
+    prof.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out).sort_stats("tottime")
+    stats.print_stats(25)
+    stats.sort_stats("ncalls").print_stats("hot_launch|fuser hot launcher", 12)
+    return out.getvalue()
+
+
+def graph_counts() -> str:
+    """How many launchers replay CUDA graphs, how many graphs they hold, and why any
+    turned them off."""
+    import gc
+
+    from fuser.runtime.hot_launch import HotLauncher
+
+    launchers = [o for o in gc.get_objects() if isinstance(o, HotLauncher)]
+    graphed = [x.graphs for x in launchers if x.graphs is not None]
+    off = sorted({g.why for g in graphed if g.off})
+    return (f"hot launchers {len(launchers)}, with graphs {len(graphed)}, graphs "
+            f"{sum(len(g.execs) for g in graphed)}, off {sum(g.off for g in graphed)} {off}")
+
+
 def grad_error(grads: dict[str, Any], ref: dict[str, Any]) -> float:
     worst = 0.0
     for name, g in ref.items():
@@ -101,6 +139,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--json")
     ap.add_argument("--profile", action="store_true", help="the fuser variant's top CUDA kernels of one step")
+    ap.add_argument("--host-profile", action="store_true", help="the fuser variant's top host functions (cProfile)")
     ap.add_argument("--variants", default="eager,inductor,fuser", help="eager (always run: the reference), inductor, fuser")
     args = ap.parse_args()
     import torch
@@ -130,8 +169,12 @@ def main() -> None:
                 results[variant] = run_variant(model, compiled, ids, args.steps)
             if variant == "fuser":
                 report = rep
+                print(graph_counts(), flush=True)
                 if args.profile:
                     print(profile_table(compiled, ids), flush=True)
+                if args.host_profile:
+                    print(host_profile(compiled, ids), flush=True)
+                    print(graph_counts(), flush=True)
             del model, compiled
             torch.cuda.empty_cache()
         ref = results["eager"]["grads"]

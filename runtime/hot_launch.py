@@ -36,12 +36,43 @@ the frontend's (``fuser.frontend.execution.hot_execute``). The argument buffers 
 the launcher's own, so one lock (held across the pack and the launch) keeps two
 threads from interleaving; ``cuLaunchKernel`` is called holding the GIL
 (``ctypes.PyDLL``): it only queues the launch.
+
+**CUDA graphs.** A program of two or more steps (kernel launches and library calls)
+gets a launcher whose launches are one function ``_run``, and a ``Graphs``: the
+second time a call brings the same pointers (inputs, returned buffers) and scalars,
+``_run`` is captured into a CUDA graph, and from then on such a call is its
+allocations plus one ``cuGraphLaunch``::
+
+    def hot(inputs):
+        p0 = inputs[0].data_ptr()
+        p1 = inputs[1].data_ptr()
+        s = _stream(0)
+        cs = _cstreams[s]
+        b3 = _alloc3()                        # the returned buffer, made first
+        p3 = b3.data_ptr()
+        k = (p0, p1, p3)
+        g = _graph_get(k)
+        if g is None:
+            g = _graph_miss(k, _run, (inputs, p0, p1, p3, b3))   # maybe capture now
+        if g is not None:
+            e = _graph_launch(g, cs)
+            if e:
+                _graph_fail(e)
+        else:
+            _run(inputs, s, cs, _take0, _give0, p0, p1, p3, b3)  # the launches above
+        return [b3]
+
+A training loop's buffers come back at the same addresses every step, so its
+partitions replay graphs from the third step on (GPT-2 small: 42 graphs for 12
+launchers, then none new). ``FUSER_CUDA_GRAPHS=0`` turns graphs off.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+import os
 import struct
 import sys
 import threading
@@ -94,12 +125,16 @@ class HotLauncher:
     """A generated launcher (``run``) and the program it replays (``plan``, for
     ``CacheEntry.last_run``)."""
 
-    __slots__ = ("plan", "run", "source")
+    __slots__ = ("graphs", "plan", "run", "source")
 
-    def __init__(self, plan: Any, run: Callable[[Sequence[Any]], list[Any]], source: str) -> None:
+    def __init__(
+        self, plan: Any, run: Callable[[Sequence[Any]], list[Any]], source: str, graphs: Graphs | None = None
+    ) -> None:
         self.plan = plan
         self.run = run
         self.source = source
+        self.graphs = graphs
+        """Its CUDA graphs (``Graphs``), or None when it launches every call."""
 
 
 @functools.cache
@@ -111,6 +146,159 @@ def _cu_launch() -> Any:
     fn = lib.cuLaunchKernel
     fn.restype = ctypes.c_int
     return fn
+
+
+@functools.cache
+def _cu_graph_launch() -> Any:
+    """libcuda's ``cuGraphLaunch(exec, stream)`` through ctypes (``_cu_launch``'s way)."""
+    fn = ctypes.PyDLL("libcuda.so.1").cuGraphLaunch
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _graph_fail(err: Any) -> None:
+    from cuda.bindings import driver as cu
+
+    try:
+        code: Any = cu.CUresult(int(err))
+    except ValueError:
+        code = err
+    raise drv.CudaError("cuGraphLaunch", code, "a fusion's captured launches")
+
+
+GRAPHS = os.environ.get("FUSER_CUDA_GRAPHS", "1") != "0"
+"""Whether launchers of programs of two or more steps (kernel launches and library
+calls) replay them as CUDA graphs (``Graphs``); ``FUSER_CUDA_GRAPHS=0`` turns it off.
+Read when a launcher is built."""
+CAPTURE_AFTER = 2
+"""A graph is captured on the call that sees its pointers for the second time: a
+training loop's buffers come back at the same addresses every step, one-off pointers
+do not pay for a capture."""
+MAX_GRAPHS = 64
+"""Graphs kept per launcher. One launcher serves every call of its fusion and input
+signature: GPT-2's 12 layers call the same partition with 12 sets of weights, so 12
+graphs (more while the allocator settles). After that many, pointers that keep
+changing take the plain launches (the graphs captured so far are still replayed)."""
+_capture_lock = threading.Lock()
+
+
+class Graphs:
+    """The CUDA graphs of one launcher: its launches and library calls captured once
+    per set of pointers, replayed by one ``cuGraphLaunch`` on the caller's stream.
+
+    A captured graph bakes in every pointer the launches read or write. Its key is
+    those a call brings: the inputs', the buffers the call returns (made before the
+    launches: ``_Source.hoist``) and the scalar inputs' values. A key seen again means
+    the same addresses, so the replay reads and writes this call's tensors (a graph
+    reads memory when it runs, not when it was captured). The graph owns the rest, in
+    the private memory pool of the ``torch.cuda.CUDAGraph`` it was captured with: the
+    intermediate buffers between its kernels, the scratch buffers (zeroed inside the
+    graph where a kernel asks) and the temporaries of library calls (cuBLAS through
+    torch). Nothing a capture makes lands in the caller's pool, so capturing does not
+    move the addresses later calls get.
+
+    Capture runs ``_run`` on a side stream under ``capture_begin`` (thread-local mode:
+    other threads keep launching); a program that cannot be captured turns graphs off
+    for this launcher (``why``) and runs its plain launches, as does a call made while
+    the caller's own stream is being captured (torch's ``CUDAGraph`` around
+    ``fd.execute``: the plain launches join that graph)."""
+
+    __slots__ = ("_capture", "device", "execs", "kept", "off", "seen", "why")
+
+    def __init__(self, device: int, capture: Callable[..., tuple[Any, Any]] | None = None) -> None:
+        self.device = device
+        self.execs: dict[tuple, Any] = {}
+        """key -> the graph's exec handle (a ``c_void_p`` for ``cuGraphLaunch``)."""
+        self.seen: dict[tuple, int] = {}
+        self.kept: list[Any] = []  # what each graph owns (its torch graph, scratch)
+        self.off = False
+        self.why = ""
+        self._capture = capture or _torch_capture
+
+    def miss(self, key: tuple, run: Callable[..., None], args: tuple) -> Any:
+        """The graph of ``key`` when this call captures it (``CAPTURE_AFTER``), else
+        None (the caller runs the plain launches). ``args`` are ``_run``'s after its
+        stream and scratch parameters."""
+        if self.off:
+            return None
+        seen = self.seen.get(key, 0) + 1
+        if seen < CAPTURE_AFTER:
+            if len(self.seen) >= 16 * MAX_GRAPHS:
+                self.seen.clear()
+            self.seen[key] = seen
+            return None
+        if len(self.execs) >= MAX_GRAPHS:
+            return None
+        with _capture_lock:
+            if key in self.execs:
+                return self.execs[key]
+            try:
+                handle, owned = self._capture(run, args, self.device)
+            except _NotNow:
+                return None
+            except Exception as e:  # noqa: BLE001 - not capturable: plain launches from now on
+                self.off = True
+                self.why = f"{type(e).__name__}: {e}"
+                return None
+            self.seen.pop(key, None)
+            self.kept.append(owned)
+            self.execs[key] = handle
+        return handle
+
+
+class _NotNow(Exception):
+    """Not the moment to capture (the caller's stream is capturing)."""
+
+
+_side_streams: dict[int, Any] = {}
+
+
+def _torch_capture(run: Callable[..., None], args: tuple, device: int) -> tuple[Any, Any]:
+    """Capture ``run(inputs, s, cs, take, give, *rest)`` (``args`` = ``(inputs,
+    *rest)``) as a CUDA graph on this device's side stream: (its exec handle, what it
+    owns)."""
+    torch = sys.modules["torch"]
+    if torch.cuda.is_current_stream_capturing():
+        raise _NotNow
+    side = _side_streams.get(device)
+    if side is None:
+        side = _side_streams[device] = torch.cuda.Stream(device=device)
+    raw = side.cuda_stream
+    bufs: list[Any] = []
+
+    def take(nbytes: int, zero: bool, stream: int, dev: int = 0) -> Any:
+        # Made inside the capture: from the graph's private pool, so that capturing
+        # does not move what the caller's allocations get next (their addresses key
+        # the graphs: buffers kept in the shared pool shifted every later step's).
+        buf = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=f"cuda:{device}")
+        bufs.append(buf)
+        if zero and nbytes:
+            drv.memset_d8(buf.data_ptr(), 0, nbytes, stream)  # a memset node: every replay zeroes it
+        return _Ptr(buf.data_ptr())
+
+    def give(nbytes: int, buf: Any, stream: int, dev: int = 0) -> None:
+        pass  # the graph keeps its scratch
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(side):
+        graph.capture_begin(capture_error_mode="thread_local")
+        try:
+            run(args[0], raw, ctypes.c_void_p(raw), take, give, *args[1:])
+        except BaseException:
+            with contextlib.suppress(Exception):
+                graph.capture_end()
+            raise
+        graph.capture_end()
+    return ctypes.c_void_p(graph.raw_cuda_graph_exec()), (graph, bufs)
+
+
+class _Ptr:
+    """A scratch buffer as ``_run`` reads it (``.ptr``)."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
 
 
 LAUNCH = "ctypes"
@@ -180,14 +368,27 @@ def build(
             lambda d: torch.cuda.current_stream(d).cuda_stream
         )
     mode = "ctypes" if launch is not None else LAUNCH
+    graphed = GRAPHS and launch is None
     if launch is None:
         launch = _cu_launch() if mode == "ctypes" else _cuda_python_launch()
+    graphs = Graphs(int(replay.device)) if graphed and mode == "ctypes" and _steps(replay) >= 2 else None
     try:
-        source, namespace = _generate(replay, tensors, launch, stream, mode)
+        source, namespace = _generate(replay, tensors, launch, stream, mode, graphs)
     except NotHot:
         return None
     exec(compile(source, "<fuser hot launcher>", "exec"), namespace)  # noqa: S102 - our own source
-    return HotLauncher(plan, namespace["hot"], source)
+    return HotLauncher(plan, namespace["hot"], source, graphs)
+
+
+def _steps(replay: Replay) -> int:
+    """Kernel launches and library calls of one call of ``replay``."""
+    n = 0
+    for step in replay.steps:
+        if step[0] == _LAUNCH:
+            n += len(step[1].launch_table())
+        elif step[0] == _LIBRARY:
+            n += 1
+    return n
 
 
 def _cuda_python_launch() -> Any:
@@ -199,9 +400,15 @@ def _cuda_python_launch() -> Any:
 class _Source:
     """The body of the generated function being written, and the names it reads."""
 
-    def __init__(self, launch: Any, stream: Any, mode: str) -> None:
+    def __init__(self, launch: Any, stream: Any, mode: str, hoist: frozenset[int] = frozenset()) -> None:
         self.lines: list[str] = []
         self.pending: list[str] = []  # launch lines not yet written (written under the lock)
+        self.hoist = hoist
+        """Graph mode: the roots returned. Their allocations go to ``allocs``: the call
+        makes them before its launches, and their pointers key the graph. The other
+        buffers (a call's intermediates) are made inside ``_run``: a capture takes them
+        from the graph's private pool, and the graph keeps them."""
+        self.allocs: list[str] = []
         self.ns: dict[str, Any] = {
             "_lock": _lock, "_cu_launch": launch, "_stream": stream, "_fail": _fail, "_cstreams": _Streams(),
         }
@@ -220,28 +427,43 @@ class _Source:
 
 
 def _generate(
-    replay: Replay, tensors: Sequence[bool], launch: Any, stream: Any, mode: str = "ctypes"
+    replay: Replay, tensors: Sequence[bool], launch: Any, stream: Any, mode: str = "ctypes",
+    graphs: Graphs | None = None, graph_launch: Any = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The launcher's source and the names it reads (module docstring)."""
-    src = _Source(launch, stream, mode)
+    """The launcher's source and the names it reads (module docstring). With
+    ``graphs`` (ctypes launches only) the launches and library calls are one function
+    ``_run`` that a call either runs or replays as the CUDA graph captured from it for
+    these pointers (``Graphs``); ``graph_launch`` replaces libcuda's ``cuGraphLaunch``
+    (tests)."""
+    if graphs is not None and mode != "ctypes":
+        raise ValueError("hot launchers capture CUDA graphs of ctypes launches only")
+    returned = frozenset(r for r, _ in replay.returns)
+    src = _Source(launch, stream, mode, hoist=returned if graphs is not None else frozenset())
     n_in = replay.num_inputs
-    src.lines += [f"p{k} = inputs[{k}].data_ptr()" for k in replay.pointer_inputs]
-    src.lines += [f"v{k} = inputs[{k}]" for k in replay.scalar_inputs]
-    src.lines.append(f"s = _stream({int(replay.device)})")
+    head = [f"p{k} = inputs[{k}].data_ptr()" for k in replay.pointer_inputs]
+    head += [f"v{k} = inputs[{k}]" for k in replay.scalar_inputs]
+    head.append(f"s = _stream({int(replay.device)})")
     if mode == "ctypes":
-        src.lines.append("cs = _cstreams[s]")
+        head.append("cs = _cstreams[s]")
+    roots: list[int] = []  # allocated roots made before the launches (graph mode)
     for step in replay.steps:
         tag = step[0]
         if tag == _ALLOCATE:
             src.flush()
             _, r, make, zero = step
             src.ns[f"_alloc{r}"] = _faster_allocator(make)
-            src.lines += [f"b{r} = _alloc{r}()", f"p{r} = b{r}.data_ptr()"] + ([f"b{r}.zero_()"] if zero else [])
+            lines = [f"b{r} = _alloc{r}()", f"p{r} = b{r}.data_ptr()"] + ([f"b{r}.zero_()"] if zero else [])
+            if r in src.hoist:
+                roots.append(r)
+                src.allocs += lines
+            else:
+                src.lines += lines
         elif tag == _LAUNCH:
             _launch_lines(src, *step[1:])
         elif tag == _FREE:
             src.flush()
-            src.lines.append(f"b{step[1]} = None")
+            if step[1] not in src.hoist:
+                src.lines.append(f"b{step[1]} = None")
         elif tag == _LIBRARY:
             src.flush()
             _library_line(src, n_in, tensors, *step[1:])
@@ -258,8 +480,37 @@ def _generate(
         else:
             src.ns[f"_view{j}"] = functools.partial(_view, place=place)
             rets.append(f"_view{j}({root})")
-    src.lines.append(f"return [{', '.join(rets)}]")
-    return "def hot(inputs):\n" + "".join(f"    {x}\n" for x in src.lines), src.ns
+    ret = f"return [{', '.join(rets)}]"
+    if graphs is None:
+        return "def hot(inputs):\n" + "".join(f"    {x}\n" for x in [*head, *src.lines, ret]), src.ns
+    # Graph mode: the key is every pointer the launches bake in that a call brings
+    # (inputs, then the buffers it returns) and every scalar input's value.
+    key = [f"p{k}" for k in replay.pointer_inputs] + [f"p{r}" for r in roots]
+    key += [f"v{k}" for k in replay.scalar_inputs]
+    names = ", ".join([*key, *(f"b{r}" for r in roots)])
+    params = f"inputs, s, cs, _take, _give{', ' if names else ''}{names}"
+    src.ns.update({
+        "_graph_get": graphs.execs.get, "_graph_miss": graphs.miss, "_graph_launch": graph_launch or _cu_graph_launch(),
+        "_graph_fail": _graph_fail, "_take0": _scratch.take, "_give0": _scratch.give,
+    })
+    body = src.lines or ["pass"]
+    hot = [
+        *head, *src.allocs,
+        f"k = ({', '.join(key)}{',' if len(key) == 1 else ''})",
+        "g = _graph_get(k)",
+        "if g is None:",
+        f"    g = _graph_miss(k, _run, (inputs{', ' if names else ''}{names}))",
+        "if g is not None:",
+        "    e = _graph_launch(g, cs)",
+        "    if e:",
+        "        _graph_fail(e)",
+        "else:",
+        f"    _run(inputs, s, cs, _take0, _give0{', ' if names else ''}{names})",
+        ret,
+    ]
+    source = f"def _run({params}):\n" + "".join(f"    {x}\n" for x in body)
+    source += "def hot(inputs):\n" + "".join(f"    {x}\n" for x in hot)
+    return source, src.ns
 
 
 def _library_line(

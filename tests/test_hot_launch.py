@@ -421,3 +421,161 @@ def test_in_place_random_vector_and_value_keyed_fusions_are_not_hot(monkeypatch:
     assert not attempt(flat=[x, 1, 2])  # the hidden Philox seed and offset
     assert not attempt(flat=[x.clone()])  # flattened inputs are not the caller's
     assert not attempt(replay=None)  # walked every time
+
+
+CAPTURE_STREAM = 0x7F00_0000_5678
+
+
+class FakeCapture:
+    """``Graphs``' capture faked: runs ``_run`` on a side stream (its launches land in
+    the program's log) with the graph's own scratch, and hands out one handle per
+    capture; ``launches`` records ``cuGraphLaunch``."""
+
+    def __init__(self) -> None:
+        self.captures = 0
+        self.launches: list[tuple[int, int]] = []
+        self.scratch_taken: list[tuple[int, bool, int]] = []
+
+    def capture(self, run: Any, args: tuple, device: int) -> tuple[Any, Any]:
+        def take(n: int, zero: bool, s: int, d: int) -> Any:
+            self.scratch_taken.append((n, zero, s))
+            return types.SimpleNamespace(ptr=0xA000 + 0x100 * len(self.scratch_taken))
+
+        run(args[0], CAPTURE_STREAM, ctypes.c_void_p(CAPTURE_STREAM), take, lambda *a: None, *args[1:])
+        self.captures += 1
+        return ctypes.c_void_p(0xC0DE + self.captures), ("owned", self.captures)
+
+    def launch(self, handle: Any, stream: Any) -> int:
+        self.launches.append((handle.value, stream.value))
+        return 0
+
+
+def _graph_launcher(fd: FusionDefinition, inputs: list[Any], monkeypatch: pytest.MonkeyPatch) -> tuple[Program, Any, FakeCapture, hot_launch.Graphs]:
+    prog = Program(fd, inputs)
+    monkeypatch.setattr(gpu_arrays, "_raw_stream", lambda d: STREAM)
+    fake = FakeCapture()
+    graphs = hot_launch.Graphs(0, capture=fake.capture)
+    tensors = [isinstance(x, torch.Tensor) for x in inputs]
+    source, ns = hot_launch._generate(prog.replay, tensors, prog.cu_launch, lambda d: STREAM, "ctypes",
+                                      graphs, fake.launch)
+    exec(compile(source, "<test>", "exec"), ns)  # noqa: S102
+    return prog, ns["hot"], fake, graphs
+
+
+def _two_segments() -> tuple[FusionDefinition, list[Any]]:
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t2 = fd.ops.sum(t0, dims=[1], keepdim=False, dtype=DataType.Float)
+        t3 = fd.ops.segment_set(fd.ops.broadcast(t2, is_broadcast_dim=[False, True]))
+        fd.add_output(fd.ops.add(t1, t3))
+    return fd, [torch.randn(64, 256), torch.randn(64, 256)]
+
+
+def test_graph_is_captured_on_the_second_sighting_of_its_pointers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first call launches as the replay does; the second, with the same pointers,
+    captures the same launches on the side stream and replays the graph on the
+    caller's stream; the third only replays it."""
+    fd, inputs = _two_segments()
+    prog, hot, fake, graphs = _graph_launcher(fd, inputs, monkeypatch)
+    slow = prog.replay(list(inputs))
+    want = list(prog.log)
+    assert len({e[0] for e in want}) >= 2
+    fast = hot(list(inputs))
+    _same_outputs(slow, fast)
+    assert prog.hot_log == want and fake.launches == [] and fake.captures == 0
+    prog.hot_log.clear()
+    hot(list(inputs))
+    captured = [(*e[:4], STREAM, *e[5:]) for e in prog.hot_log]
+    assert [e[4] for e in prog.hot_log] == [CAPTURE_STREAM] * len(want)
+    assert captured == want  # the same kernels, arguments and pointers, on the side stream
+    assert fake.captures == 1 and fake.launches == [(0xC0DF, STREAM)]
+    prog.hot_log.clear()
+    out = hot(list(inputs))
+    _same_outputs(slow, out)
+    assert prog.hot_log == [] and fake.launches == [(0xC0DF, STREAM)] * 2
+    assert len(graphs.execs) == 1 and graphs.kept == [("owned", 1)]
+    # the key: the two inputs' pointers and the output's; the intermediate between the
+    # segments is the graph's own
+    (key,) = graphs.execs
+    assert key == (inputs[0].data_ptr(), inputs[1].data_ptr(), out[0].data_ptr())
+
+
+def test_new_pointers_launch_plainly_then_get_their_own_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An input at another address is another key: plain launches (with its pointer),
+    then its own graph; the first graph is still replayed for the first pointers."""
+    fd, inputs = _two_segments()
+    prog, hot, fake, graphs = _graph_launcher(fd, inputs, monkeypatch)
+    hot(list(inputs))
+    hot(list(inputs))
+    other = [inputs[0].clone(), inputs[1]]
+    prog.hot_log.clear()
+    hot(other)
+    assert prog.hot_log and other[0].data_ptr() in prog.hot_log[0][5]
+    assert all(e[4] == STREAM for e in prog.hot_log) and fake.captures == 1
+    hot(other)
+    assert fake.captures == 2 and len(graphs.execs) == 2
+    hot(list(inputs))
+    assert fake.launches[-1] == (0xC0DF, STREAM) and fake.launches[-2] == (0xC0E0, STREAM)
+
+
+def test_at_most_max_graphs_then_plain_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    fd, inputs = _two_segments()
+    prog, hot, fake, graphs = _graph_launcher(fd, inputs, monkeypatch)
+    monkeypatch.setattr(hot_launch, "MAX_GRAPHS", 2)
+    keep = []
+    for _ in range(4):
+        x = [inputs[0].clone(), inputs[1]]
+        keep.append(x)
+        hot(x)
+        hot(x)
+    assert fake.captures == 2 and len(graphs.execs) == 2
+    prog.hot_log.clear()
+    hot(keep[-1])  # no graph for it: launched
+    assert prog.hot_log and len(fake.launches) == 2
+
+
+def test_a_program_that_cannot_be_captured_turns_graphs_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    fd, inputs = _two_segments()
+    prog, hot, fake, graphs = _graph_launcher(fd, inputs, monkeypatch)
+
+    def refuse(*args: Any) -> Any:
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    graphs._capture = refuse  # noqa: SLF001
+    hot(list(inputs))
+    prog.hot_log.clear()
+    out = hot(list(inputs))
+    assert graphs.off and "not permitted" in graphs.why
+    assert len(prog.hot_log) >= 2 and all(e[4] == STREAM for e in prog.hot_log)  # launched plainly
+    assert out[0].shape == (64, 256)
+
+
+def test_graph_scratch_is_the_graphs_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel's scratch buffer (a grid reduction's) is taken from the pool on plain
+    calls and from the graph's own buffers (zeroed in the graph) in the capture."""
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        s = fd.ops.sum(a, dims=[0], keepdim=False, dtype=DataType.Float)
+        fd.add_output(fd.ops.add(fd.ops.segment_set(fd.ops.broadcast(s, [True])), a))
+    x = torch.randn(1 << 22)
+    pool = types.SimpleNamespace(take=lambda n, zero, s, d: types.SimpleNamespace(ptr=0x9000 + n),
+                                 give=lambda *a: None)
+    monkeypatch.setattr(hot_launch, "_scratch", pool)
+    prog, hot, fake, graphs = _graph_launcher(fd, [x], monkeypatch)
+    hot([x])
+    if not any(0x9000 < a < 0xA000 for e in prog.hot_log for a in e[5]):
+        pytest.skip("this size's reduction has no scratch buffer")
+    hot([x])
+    assert fake.scratch_taken and all(s == CAPTURE_STREAM for _, _, s in fake.scratch_taken)
+    assert any(0xA100 in e[5] for e in prog.hot_log if e[4] == CAPTURE_STREAM)
+
+
+def test_built_launchers_graph_only_programs_of_two_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    fd, inputs = _two_segments()
+    prog = Program(fd, inputs)
+    assert hot_launch._steps(prog.replay) >= 2  # noqa: SLF001
+    with FusionDefinition() as one:
+        a = one.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        one.add_output(one.ops.exp(a))
+    assert hot_launch._steps(Program(one, [torch.randn(1024)]).replay) == 1  # noqa: SLF001
