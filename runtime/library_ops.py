@@ -114,15 +114,15 @@ class LibraryCall:
 
 ALIGN_BYTES = 16
 """cuBLAS takes its fast GEMM kernels only when every matrix's leading dimension and
-base address are multiples of 16 bytes; otherwise it falls back to old CUTLASS ones.
-GPT-2's LM head (N = 50257) went from 2.17 ms (sm75 CUTLASS) to 0.63 ms with an
-aligned output buffer. Its two backward GEMMs have the odd extent as K or M, and
-aligned strides do not help them (3.3 and 2.5 ms, still sm75): zero-padding the
-extents, as inductor's pad_mm does, is the next step (not measured yet)."""
+base address are multiples of 16 bytes, and (for 16-bit types) the extents M, N, K are
+multiples of 8; otherwise it falls back to old CUTLASS ones. GPT-2's LM head (N =
+50257) went from 2.17 ms (sm75 CUTLASS) to 0.63 ms with an aligned output buffer; its
+two backward GEMMs, with 50257 as K or M, stayed at 3.3 and 2.5 ms until the extents
+were zero-padded as well (inductor's pad_mm does the same)."""
 PAD_MIN_FLOPS = 1 << 28
 PAD_MIN_INTENSITY = 64
 """Pad only GEMMs of at least this many flops and flops per element copied: the
-copies into aligned buffers are then small next to the time saved."""
+copies into padded buffers are then small next to the time saved."""
 
 
 def _matmul(torch: Any, a: Any, b: Any, out: Any) -> None:
@@ -145,25 +145,31 @@ def _linear(torch: Any, x: Any, w: Any, bias: Any, out: Any) -> None:
 
 def gemm(torch: Any, a: Any, b: Any, bias: Any, out: Any, pad: bool | None = None) -> None:
     """``out = a @ b (+ bias)`` for matrices. ``pad`` (by default: on the GPU, for a
-    large GEMM whose matrices are not all 16-byte aligned) runs it on aligned copies
-    and an aligned output buffer (``aligned``), so cuBLAS takes its fast kernels."""
+    large GEMM whose matrices are not all 16-byte aligned or whose extents are not all
+    multiples of 16 bytes) runs it on zero-padded copies (``padded``): every extent
+    rounded up to 16 bytes of elements, the product's extra rows and columns dropped
+    when copied into ``out``. Zeros added along K add nothing to the sums."""
+    m, k = a.shape
+    n = b.shape[1]
+    per = max(1, ALIGN_BYTES // a.element_size())
     if pad is None:
-        m, k = a.shape
-        n = b.shape[1]
         flops = 2 * m * n * k
         pad = (
             a.is_cuda
             and flops >= PAD_MIN_FLOPS
             and flops >= PAD_MIN_INTENSITY * (m * k + k * n + m * n)
-            and not all(is_aligned(t) for t in (a, b, out))
+            and (bool(m % per or n % per or k % per) or not all(is_aligned(t) for t in (a, b, out)))
         )
     if not pad:
         _mm(torch, a, b, bias, out)
         return
-    target = out if is_aligned(out) else aligned(torch, out, copy=False)
-    _mm(torch, aligned(torch, a), aligned(torch, b), bias, target)
+    mp, kp, np_ = (-(-e // per) * per for e in (m, k, n))
+    if bias is not None and np_ != n:
+        bias = torch.nn.functional.pad(bias, (0, np_ - n))
+    target = out if (mp, np_) == (m, n) and is_aligned(out) else padded(torch, out, mp, np_, copy=False)
+    _mm(torch, padded(torch, a, mp, kp), padded(torch, b, kp, np_), bias, target)
     if target is not out:
-        out.copy_(target)
+        out.copy_(target[:m, :n])
 
 
 def _mm(torch: Any, a: Any, b: Any, bias: Any, out: Any) -> None:
@@ -187,18 +193,23 @@ def is_aligned(t: Any) -> bool:
     return False
 
 
-def aligned(torch: Any, t: Any, copy: bool = True) -> Any:
-    """``t`` (a matrix) in a buffer whose leading dimension is padded to
-    ``ALIGN_BYTES``, in ``t``'s own orientation (row- or column-major); a view of the
-    buffer's first columns (rows), holding ``t``'s values when ``copy``."""
-    if is_aligned(t):
+def padded(torch: Any, t: Any, rows: int, cols: int, copy: bool = True) -> Any:
+    """``t`` (a matrix) in a ``rows`` x ``cols`` buffer of ``t``'s own orientation (row-
+    or column-major) whose leading dimension is a multiple of ``ALIGN_BYTES``: ``t``'s
+    values in the first rows and columns and zeros after them when ``copy`` (else
+    uninitialized). ``t`` itself when it already is such a matrix."""
+    r, c = t.shape
+    if (r, c) == (rows, cols) and is_aligned(t):
         return t
     per = max(1, ALIGN_BYTES // t.element_size())
-    rows, cols = t.shape
-    if t.stride(0) == 1 and t.stride(1) != 1:  # column-major: pad the rows
+    if t.stride(0) == 1 and t.stride(1) != 1:  # column-major
         buf = torch.empty((cols, -(-rows // per) * per), dtype=t.dtype, device=t.device)[:, :rows].t()
     else:
         buf = torch.empty((rows, -(-cols // per) * per), dtype=t.dtype, device=t.device)[:, :cols]
     if copy:
-        buf.copy_(t)
+        buf[:r, :c].copy_(t)
+        if cols > c:
+            buf[:, c:].zero_()
+        if rows > r:
+            buf[r:, :c].zero_()
     return buf

@@ -292,27 +292,37 @@ def test_the_gpu_replay_keeps_library_calls_as_steps() -> None:
     assert first[2] == [(0, None), (1, None), (2, None)] and first[3] == (4, None)
 
 
-def test_gemm_on_aligned_copies_equals_the_plain_gemm() -> None:
-    """cuBLAS's fast kernels need 16-byte aligned leading dimensions; a large GEMM on
-    unaligned matrices (GPT-2's 50257-wide vocabulary) runs on aligned copies in each
-    matrix's own orientation, into an aligned output copied back: the same values."""
+def test_gemm_on_padded_copies_equals_the_plain_gemm() -> None:
+    """cuBLAS's fast kernels need 16-byte aligned leading dimensions and extents; a large
+    GEMM on unaligned matrices (GPT-2's 50257-wide vocabulary) runs on zero-padded
+    copies in each matrix's own orientation, into a padded output whose first rows and
+    columns are copied back: the same values."""
     torch = pytest.importorskip("torch")
-    from fuser.runtime.library_ops import aligned, gemm, is_aligned
+    from fuser.runtime.library_ops import gemm, is_aligned, padded
 
     gen = torch.Generator().manual_seed(0)
     a = torch.randn(33, 17, generator=gen)  # row-major, 68-byte rows
     b = torch.randn(50, 17, generator=gen).t()  # column-major, 68-byte columns
     bias = torch.randn(50, generator=gen)
     assert not is_aligned(a) and not is_aligned(b)
-    pa, pb = aligned(torch, a), aligned(torch, b)
-    assert pa.stride() == (20, 1) and pb.stride() == (1, 20)
-    assert is_aligned(pa) and is_aligned(pb) and torch.equal(pa, a) and torch.equal(pb, b)
-    assert aligned(torch, pa) is pa
+    pa, pb = padded(torch, a, 36, 20), padded(torch, b, 20, 52)
+    assert pa.shape == (36, 20) and pa.stride() == (20, 1)
+    assert pb.shape == (20, 52) and pb.stride() == (1, 20)  # still column-major
+    assert is_aligned(pa) and is_aligned(pb)
+    assert torch.equal(pa[:33, :17], a) and torch.equal(pb[:17, :50], b)
+    assert not pa[33:].any() and not pa[:, 17:].any() and not pb[17:].any() and not pb[:, 50:].any()
+    assert padded(torch, pa, 36, 20) is pa
     for bi in (None, bias):
-        out = torch.empty(33, 50)  # 200-byte rows: computed in an aligned buffer
+        out = torch.empty(33, 50)  # 200-byte rows, odd extents: computed in a padded buffer
         gemm(torch, a, b, bi, out, pad=True)
         ref = torch.mm(a, b) if bi is None else torch.addmm(bi, a, b)
         torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    # bf16, K odd (GPT-2's LM-head backward: K = 50257): zero-padded K adds nothing.
+    a16 = torch.randn(24, 1001, generator=gen).bfloat16()
+    b16 = torch.randn(1001, 40, generator=gen).bfloat16()
+    out16 = torch.empty(24, 40, dtype=torch.bfloat16)
+    gemm(torch, a16, b16, None, out16, pad=True)
+    torch.testing.assert_close(out16, torch.mm(a16, b16), rtol=2e-2, atol=2e-2)
     # Aligned extents with unaligned strides: aligned copies, no padding.
     a8, b8 = torch.randn(32, 17, generator=gen)[:, :16], torch.randn(40, 17, generator=gen)[:, :16].t()
     assert not is_aligned(a8) and not is_aligned(b8)
