@@ -188,7 +188,8 @@ class Graphs:
 
     A captured graph bakes in every pointer the launches read or write. Its key is
     those a call brings: the inputs', the buffers the call returns (made before the
-    launches: ``_Source.hoist``) and the scalar inputs' values. A key seen again means
+    launches: ``_Source.hoist``) and the scalar inputs' values (by ``repr``: -0.0 and
+    0.0 are two keys). A key seen again means
     the same addresses, so the replay reads and writes this call's tensors (a graph
     reads memory when it runs, not when it was captured). The graph owns the rest, in
     the private memory pool of the ``torch.cuda.CUDAGraph`` it was captured with: the
@@ -486,8 +487,9 @@ def _generate(
     # Graph mode: the key is every pointer the launches bake in that a call brings
     # (inputs, then the buffers it returns) and every scalar input's value.
     key = [f"p{k}" for k in replay.pointer_inputs] + [f"p{r}" for r in roots]
-    key += [f"v{k}" for k in replay.scalar_inputs]
-    names = ", ".join([*key, *(f"b{r}" for r in roots)])
+    key += [f"repr(v{k})" for k in replay.scalar_inputs]  # -0.0 is not 0.0 to a kernel
+    names = ", ".join([*(f"p{k}" for k in replay.pointer_inputs), *(f"p{r}" for r in roots),
+                       *(f"v{k}" for k in replay.scalar_inputs), *(f"b{r}" for r in roots)])
     params = f"inputs, s, cs, _take, _give{', ' if names else ''}{names}"
     src.ns.update({
         "_graph_get": graphs.execs.get, "_graph_miss": graphs.miss, "_graph_launch": graph_launch or _cu_graph_launch(),

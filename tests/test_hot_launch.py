@@ -579,3 +579,24 @@ def test_built_launchers_graph_only_programs_of_two_steps(monkeypatch: pytest.Mo
         a = one.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
         one.add_output(one.ops.exp(a))
     assert hot_launch._steps(Program(one, [torch.randn(1024)]).replay) == 1  # noqa: SLF001
+
+
+def test_scalar_values_key_the_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scalar is baked into the captured launch: another value (-0.0 is not 0.0)
+    is another key, launched plainly with its own value."""
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        s = fd.define_scalar(dtype=DataType.Double)
+        fd.add_output(fd.ops.div(fd.ops.exp(a), s))
+    x = torch.randn(8, 128)
+    prog, hot, fake, graphs = _graph_launcher(fd, [x, 0.0], monkeypatch)
+    hot([x, 0.0])
+    hot([x, 0.0])
+    assert fake.captures == 1
+    prog.hot_log.clear()
+    hot([x, -0.0])
+    assert len(prog.hot_log) == 1 and fake.launches == [(0xC0DF, STREAM)]
+    packed = prog.hot_log[0][5]
+    assert any(isinstance(v, float) and v == 0.0 and np.copysign(1.0, v) < 0 for v in packed)
+    hot([x, 0.0])
+    assert len(fake.launches) == 2
