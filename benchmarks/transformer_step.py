@@ -15,7 +15,9 @@ Models (random weights from a config, no download; bf16 on the GPU, dropout off)
 
 Per model and variant (eager, inductor, fuser): the first step's wall time (compile
 included), the median step time over ``--steps`` steps (wall clock, synchronized), the
-loss, and the largest relative gradient error against eager over the parameters
+loss, the peak of allocated memory over the timed steps and the memory torch's
+allocator holds after them (CUDA graphs' private pools included), and the largest
+relative gradient error against eager over the parameters
 (``max |g - g_eager| / max |g_eager|``, per parameter; bf16 rounding makes inductor's
 non-zero too), plus the fuser backend's partition report in numbers.
 """
@@ -68,6 +70,7 @@ def run_variant(model: Any, compiled: Any, ids: Any, steps: int) -> dict[str, An
     first = time.perf_counter() - t0
     grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     times = []
+    torch.cuda.reset_peak_memory_stats()
     for _ in range(steps):
         model.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
@@ -76,7 +79,9 @@ def run_variant(model: Any, compiled: Any, ids: Any, steps: int) -> dict[str, An
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     return {"first_s": round(first, 2), "step_ms": round(statistics.median(times) * 1e3, 2),
-            "loss": float(loss), "grads": grads}
+            "loss": float(loss), "grads": grads,
+            "peak_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2),
+            "reserved_gb": round(torch.cuda.memory_reserved() / 2**30, 2)}
 
 
 def profile_table(compiled: Any, ids: Any) -> str:
@@ -183,6 +188,8 @@ def main() -> None:
             row[f"{variant}_step_ms"] = r["step_ms"]
             row[f"{variant}_first_s"] = r["first_s"]
             row[f"{variant}_loss"] = round(r["loss"], 5)
+            row[f"{variant}_peak_gb"] = r["peak_gb"]  # allocated, over the timed steps
+            row[f"{variant}_reserved_gb"] = r["reserved_gb"]
             if variant != "eager":
                 row[f"{variant}_grad_err"] = float(f"{grad_error(r['grads'], ref):.2e}")
         if report is not None:
