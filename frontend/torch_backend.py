@@ -6,8 +6,15 @@ ATen graphs (core ATen decompositions: layer norm, GELU, softmax and their backw
 become pointwise ops and reductions); ``compile_graph`` then
 
 1. marks every node fuser runs (``torch_graph.unsupported_reason``),
-2. groups them into partitions with torch's ``CapabilityBasedPartitioner`` (maximal
-   groups without a cycle through a torch node),
+2. groups them into partitions (``PARTITIONING``): by default with torch's
+   ``CapabilityBasedPartitioner`` (maximal groups without a cycle through a torch
+   node); with ``FUSER_PARTITIONS=ordered``, in graph order (``ordered_partitions``:
+   a partition grows until a node needs a torch node that needs the partition, so
+   each partition stays where its nodes were). The maximal groups put all twelve
+   layers' weight-gradient GEMMs of GPT-2's backward into one partition at its end,
+   which keeps every layer's gradients alive until then: the ordered ones take 2 GB
+   less at the peak (9.7 against 11.7 GB), at a speed not yet compared on one machine
+   (benchmarks/RESULTS.md, tenth session).
 3. replaces each partition's submodule by a ``FuserPartition``: its
    ``FusionDefinition`` (``torch_graph.definition_of``), run with ``fd.execute``
    (segmented, matmuls as cuBLAS segments, generated kernels for the rest). A
@@ -240,7 +247,10 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
         if reason is not None and node.target not in free:
             report.torch_ops.append((op_name(node.target), reason))
     partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
-    partitions = partitioner.propose_partitions()
+    if partitioning() == "ordered":
+        partitions = ordered_partitions(gm, lambda n: n.op == "call_function" and reasons.get(n, "") is None)
+    else:
+        partitions = partitioner.propose_partitions()
     # A partition of getitems alone would only unpack tuples: leave it to torch.
     partitions = [p for p in partitions if any(_computes(n) for n in p.nodes)]
     fused = partitioner.fuse_partitions(partitions)
@@ -263,6 +273,52 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
     fused.recompile()
     _record(report)
     return fused
+
+
+PARTITIONINGS = ("maximal", "ordered")
+
+
+def partitioning() -> str:
+    """How ``compile_graph`` groups supported nodes: ``FUSER_PARTITIONS`` in the
+    environment, ``"maximal"`` (the default) or ``"ordered"``; ``ValueError`` naming
+    the variable for anything else."""
+    value = os.environ.get("FUSER_PARTITIONS", "maximal")
+    if value not in PARTITIONINGS:
+        raise ValueError(f"FUSER_PARTITIONS must be one of {', '.join(PARTITIONINGS)}, got {value!r}")
+    return value
+
+
+def ordered_partitions(gm: Any, supported: Callable[[Any], bool]) -> list[Any]:
+    """The supported nodes of ``gm`` in partitions that keep the graph's order: a walk
+    in graph order adds each supported node to the open partition, unless it reads a
+    value that depends on the open partition through an unsupported node (a torch
+    node that needs the partition's result must run between them). Then the open
+    partition closes and the node opens the next one. Unsupported nodes that do not
+    depend on the open partition (constants, ``arange``, another branch) do not close
+    it. A ``getitem`` joins the partition of the tuple it unpacks, or stays in torch.
+
+    Every external input of a partition is defined before its first node or
+    independently of it, and no partition reads another's later result. So fusing
+    them (``fuse_partitions``, which sorts the graph topologically) makes no cycle,
+    and no partition moves far from where its nodes were."""
+    from torch.fx.passes.infra.partitioner import Partition
+
+    partitions: list[Any] = []
+    members: dict[Any, None] = {}  # the open partition, in graph order
+    tainted: set[Any] = set()  # unsupported nodes that depend on the open partition
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "get_attr", "output"):
+            continue
+        if supported(node) and (_computes(node) or node.args[0] in members):  # a getitem goes with its tuple
+            if members and any(a in tainted for a in node.all_input_nodes):
+                partitions.append(Partition(id=len(partitions), nodes=members))
+                members, tainted = {}, set()
+            members[node] = None
+        elif any(a in members or a in tainted for a in node.all_input_nodes):
+            tainted.add(node)
+    if members:
+        partitions.append(Partition(id=len(partitions), nodes=members))
+    return partitions
 
 
 def _free_ops() -> set[Any]:

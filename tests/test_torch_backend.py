@@ -248,3 +248,86 @@ def test_symbolic_sizes_stay_in_torch_with_a_reason() -> None:
     first, second = report.graphs
     assert first.partitions and not first.torch_ops
     assert ("aten.tanh.default", "a symbolic size") in second.torch_ops and not second.partitions
+
+
+def _backward_like(g0: Any, a0: Any, a1: Any) -> Any:
+    """Two layers of a backward: each layer's input gradient goes through a torch op
+    (``sin`` standing for attention's backward) before the next layer uses it, and
+    each layer's weight gradient needs only what is already there."""
+    dx1 = g0 * 2.0
+    u1 = torch.sin(dx1)  # torch, needs layer 1's partition
+    dw1 = g0 * a1
+    c = torch.cos(a0)  # torch, needs no partition: does not close one
+    dx0 = u1 * c
+    u0 = torch.sin(dx0)
+    dw0 = dx1 * a0  # layer 0's weight gradient: joins layer 0's partition, not layer 1's
+    return u0, dw1, dw0
+
+
+def test_partitions_keep_the_graph_order() -> None:
+    """A partition closes where a node needs a torch node that needs it; a node that
+    could run earlier joins the open partition, not the first one it could (torch's
+    CapabilityBasedPartitioner put GPT-2's twelve weight-gradient GEMMs in one
+    partition at the end of the backward, holding every layer's gradients until
+    then). Fusing the partitions makes no cycle and computes the same."""
+    import operator
+
+    gm = torch.fx.symbolic_trace(_backward_like)
+    supported = {operator.mul}
+    parts = torch_backend.ordered_partitions(gm, lambda n: n.op == "call_function" and n.target in supported)
+    names = [sorted(n.name for n in p.nodes) for p in parts]
+    # fx names the products in order: mul = dx1, mul_1 = dw1, mul_2 = dx0, mul_3 = dw0
+    assert names == [["mul", "mul_1"], ["mul_2", "mul_3"]]
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupport
+
+    class Muls(OperatorSupport):
+        def is_node_supported(self, submodules: Any, node: Any) -> bool:
+            return node.op == "call_function" and node.target in supported
+
+    fused = CapabilityBasedPartitioner(gm, Muls()).fuse_partitions(parts)
+    args = [torch.randn(4, 3) for _ in range(3)]
+    for got, want in zip(fused(*args), _backward_like(*args), strict=True):
+        torch.testing.assert_close(got, want)
+    calls = [n.target for n in fused.graph.nodes if n.op in ("call_module", "call_function")]
+    first, second = (i for i, t in enumerate(calls) if isinstance(t, str))
+    assert calls.index(torch.sin) < second  # layer 1's torch op runs between the partitions
+
+
+def test_a_getitem_goes_with_its_tuple() -> None:
+    """A ``getitem`` of a torch op's tuple stays in torch; of a partition's, joins it."""
+    import operator
+
+    def f(x: Any) -> Any:
+        a, b = torch.split(x, 2)
+        m = torch.var_mean(a * b)
+        return m[0] + m[1]
+
+    gm = torch.fx.symbolic_trace(f)
+    ops = {operator.mul, operator.add, operator.getitem, torch.var_mean}
+    parts = torch_backend.ordered_partitions(gm, lambda n: n.op == "call_function" and n.target in ops)
+    (part,) = parts
+    got = {n.name for n in part.nodes}
+    assert {"mul", "var_mean", "getitem_2", "getitem_3", "add"} <= got
+    assert not got & {"split", "getitem", "getitem_1"}
+
+
+def test_ordered_partitioning_is_chosen_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``FUSER_PARTITIONS=ordered`` runs a tiny GPT-2's step with the ordered
+    partitions (the weight-gradient products stay in their layer's partition) and the
+    same gradients; another value is a ValueError naming the variable."""
+    torch.manual_seed(0)
+    ref = _tiny_gpt2()
+    ours = copy.deepcopy(ref)
+    ids = torch.randint(0, 64, (2, 8))
+    monkeypatch.setenv("FUSER_PARTITIONS", "ordered")
+    with torch_backend.recording() as report:
+        torch.compile(ours, backend="fuser")(input_ids=ids, labels=ids).loss.backward()
+    ref(input_ids=ids, labels=ids).loss.backward()
+    _grads_match(ref, ours)
+    backward = [g for g in report.graphs if g.kind == "backward"][-1]
+    products = [sum(op == "aten.mm.default" for op in ops) for ops in backward.partitions]
+    assert max(products) <= 8, products  # maximal grouping puts every layer's weight products in one
+    monkeypatch.setenv("FUSER_PARTITIONS", "greedy")
+    with pytest.raises(ValueError, match="FUSER_PARTITIONS"):
+        torch_backend.partitioning()
