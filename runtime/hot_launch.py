@@ -189,9 +189,9 @@ class Graphs:
     A captured graph bakes in every pointer the launches read or write. Its key is
     those a call brings: the inputs', the buffers the call returns (made before the
     launches: ``_Source.hoist``) and the scalar inputs' values (by ``repr``: -0.0 and
-    0.0 are two keys). A key seen again means
-    the same addresses, so the replay reads and writes this call's tensors (a graph
-    reads memory when it runs, not when it was captured). The graph owns the rest, in
+    0.0 are two keys). A key seen again means the same addresses, so the replay reads
+    and writes this call's tensors (a graph reads memory when it runs, not when it was
+    captured). The graph owns the rest, in
     the private memory pool of the ``torch.cuda.CUDAGraph`` it was captured with: the
     intermediate buffers between its kernels, the scratch buffers (zeroed inside the
     graph where a kernel asks) and the temporaries of library calls (cuBLAS through
