@@ -179,6 +179,12 @@ MAX_GRAPHS = 64
 signature: GPT-2's 12 layers call the same partition with 12 sets of weights, so 12
 graphs (more while the allocator settles). After that many, pointers that keep
 changing take the plain launches (the graphs captured so far are still replayed)."""
+GRAPH_MEMORY_FRACTION = 8
+"""The graphs of one launcher may own at most 1/8 of the device's memory (``Graphs.
+budget``; 10 GB on an H100). Each graph keeps its own intermediates and scratch
+buffers (``Graphs.owned``), so a program of large intermediates gets fewer graphs (at
+least one). The temporaries of library calls (padded GEMM copies) are not counted:
+their size is known only inside torch. GPT-2 small's 42 graphs hold 2.8 GB in all."""
 _capture_lock = threading.Lock()
 
 
@@ -204,10 +210,14 @@ class Graphs:
     the caller's own stream is being captured (torch's ``CUDAGraph`` around
     ``fd.execute``: the plain launches join that graph)."""
 
-    __slots__ = ("_capture", "device", "execs", "kept", "off", "seen", "why")
+    __slots__ = ("_capture", "budget", "device", "execs", "kept", "off", "owned", "seen", "why")
 
-    def __init__(self, device: int, capture: Callable[..., tuple[Any, Any]] | None = None) -> None:
+    def __init__(self, device: int, capture: Callable[..., tuple[Any, Any]] | None = None, budget: int = 1 << 33) -> None:
         self.device = device
+        self.budget = budget
+        """Bytes the graphs may own in all (``GRAPH_MEMORY_FRACTION`` of the device's)."""
+        self.owned = 0
+        """Bytes of intermediates and scratch each graph keeps (set by ``_generate``)."""
         self.execs: dict[tuple, Any] = {}
         """key -> the graph's exec handle (a ``c_void_p`` for ``cuGraphLaunch``)."""
         self.seen: dict[tuple, int] = {}
@@ -228,7 +238,7 @@ class Graphs:
                 self.seen.clear()
             self.seen[key] = seen
             return None
-        if len(self.execs) >= MAX_GRAPHS:
+        if len(self.execs) >= self.limit():
             return None
         with _capture_lock:
             if key in self.execs:
@@ -245,6 +255,12 @@ class Graphs:
             self.kept.append(owned)
             self.execs[key] = handle
         return handle
+
+
+    def limit(self) -> int:
+        """How many graphs this launcher may keep: ``MAX_GRAPHS``, fewer when their
+        owned buffers would pass ``budget``."""
+        return max(1, min(MAX_GRAPHS, self.budget // max(self.owned, 1)))
 
 
 class _NotNow(Exception):
@@ -344,6 +360,13 @@ def _faster_allocator(make: Any) -> Any:
     return functools.partial(torch.empty_like, template)
 
 
+def _nbytes(shape: Sequence[int], strides: Sequence[int], dtype: Any) -> int:
+    """Bytes a buffer of ``shape``/``strides`` (elements) of ``dtype`` spans."""
+    if any(e == 0 for e in shape):
+        return 0
+    return (1 + sum((e - 1) * s for e, s in zip(shape, strides, strict=True))) * dtype.itemsize
+
+
 def _dims(d: int | Sequence[int]) -> tuple[int, int, int]:
     if isinstance(d, int):
         return (d, 1, 1)
@@ -372,7 +395,10 @@ def build(
     graphed = GRAPHS and launch is None
     if launch is None:
         launch = _cu_launch() if mode == "ctypes" else _cuda_python_launch()
-    graphs = Graphs(int(replay.device)) if graphed and mode == "ctypes" and _steps(replay) >= 2 else None
+    graphs = None
+    if graphed and mode == "ctypes" and _steps(replay) >= 2:
+        total = torch.cuda.get_device_properties(int(replay.device)).total_memory
+        graphs = Graphs(int(replay.device), budget=total // GRAPH_MEMORY_FRACTION)
     try:
         source, namespace = _generate(replay, tensors, launch, stream, mode, graphs)
     except NotHot:
@@ -410,6 +436,7 @@ class _Source:
         buffers (a call's intermediates) are made inside ``_run``: a capture takes them
         from the graph's private pool, and the graph keeps them."""
         self.allocs: list[str] = []
+        self.owned = 0  # bytes of the buffers made inside ``_run`` (graph mode)
         self.ns: dict[str, Any] = {
             "_lock": _lock, "_cu_launch": launch, "_stream": stream, "_fail": _fail, "_cstreams": _Streams(),
         }
@@ -459,6 +486,7 @@ def _generate(
                 src.allocs += lines
             else:
                 src.lines += lines
+                src.owned += _nbytes(*replay.buffers[r]) if r in replay.buffers else 0
         elif tag == _LAUNCH:
             _launch_lines(src, *step[1:])
         elif tag == _FREE:
@@ -484,6 +512,7 @@ def _generate(
     ret = f"return [{', '.join(rets)}]"
     if graphs is None:
         return "def hot(inputs):\n" + "".join(f"    {x}\n" for x in [*head, *src.lines, ret]), src.ns
+    graphs.owned = src.owned
     # Graph mode: the key is every pointer the launches bake in that a call brings
     # (inputs, then the buffers it returns) and every scalar input's value.
     key = [f"p{k}" for k in replay.pointer_inputs] + [f"p{r}" for r in roots]
@@ -599,5 +628,6 @@ def _launch_lines(
     src.ns["_take"], src.ns["_give"] = _scratch.take, _scratch.give
     dev = seg.device
     src.lines += [f"sc{first}_{j} = _take({n}, {bool(z.zero_init)}, s, {dev})" for j, (n, z) in enumerate(scratch)]
+    src.owned += sum(n for n, _ in scratch)
     src.pending += lines
     src.flush(after=[f"_give({n}, sc{first}_{j}, s, {dev})" for j, (n, _) in enumerate(scratch)])

@@ -600,3 +600,56 @@ def test_scalar_values_key_the_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert any(isinstance(v, float) and v == 0.0 and np.copysign(1.0, v) < 0 for v in packed)
     hot([x, 0.0])
     assert len(fake.launches) == 2
+
+
+def test_graphs_own_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each graph keeps its intermediates: a launcher may keep as many graphs as fit in
+    its budget (at least one), then new pointers launch plainly."""
+    fd, inputs = _two_segments()
+    prog, hot, fake, graphs = _graph_launcher(fd, inputs, monkeypatch)
+    assert graphs.owned == 64 * 4  # the row sums between the two segments, float32
+    assert graphs.limit() == hot_launch.MAX_GRAPHS
+    graphs.budget = 3 * 64 * 4
+    assert graphs.limit() == 3
+    graphs.budget = 1
+    assert graphs.limit() == 1
+    hot(list(inputs))
+    hot(list(inputs))
+    other = [inputs[0].clone(), inputs[1]]
+    hot(other)
+    prog.hot_log.clear()
+    hot(other)
+    assert fake.captures == 1 and prog.hot_log  # the second pointers launch plainly
+
+
+@pytest.mark.parametrize("graphs_on", [True, False])
+def test_build_gives_multi_step_programs_graphs(graphs_on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build`` (libcuda's launches faked) gives a two-segment program a ``Graphs``
+    with 1/8 of the device's memory as its budget, a one-kernel program none, and
+    none at all with graphs off; the launcher runs as the replay does."""
+    fd, inputs = _two_segments()
+    prog = Program(fd, inputs)
+    monkeypatch.setattr(gpu_arrays, "_raw_stream", lambda d: STREAM)
+    monkeypatch.setattr(hot_launch, "takes", lambda xs: True)
+    monkeypatch.setattr(hot_launch, "_tensor_types", frozenset({torch.Tensor}))
+    monkeypatch.setattr(hot_launch, "_cu_launch", lambda: prog.cu_launch)
+    monkeypatch.setattr(hot_launch, "_cu_graph_launch", lambda: None)
+    monkeypatch.setattr(hot_launch, "GRAPHS", graphs_on)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: types.SimpleNamespace(total_memory=80 << 30))
+    launcher = hot_launch.build(prog.replay, None, inputs, stream=lambda d: STREAM)
+    assert launcher is not None
+    if graphs_on:
+        assert launcher.graphs is not None and launcher.graphs.budget == 10 << 30
+        assert "_graph_get(k)" in launcher.source
+    else:
+        assert launcher.graphs is None and "_graph_get" not in launcher.source
+    prog.replay(list(inputs))
+    want = list(prog.log)
+    launcher.run(list(inputs))
+    assert prog.hot_log == want
+    with FusionDefinition() as one:
+        a = one.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        one.add_output(one.ops.exp(a))
+    single = Program(one, [torch.randn(1024)])
+    monkeypatch.setattr(hot_launch, "_cu_launch", lambda: single.cu_launch)
+    assert hot_launch.build(single.replay, None, [torch.randn(1024)], stream=lambda d: STREAM).graphs is None
