@@ -1,11 +1,12 @@
 """One training step (forward, loss, backward) of Hugging Face models through
 ``torch.compile(backend="fuser")``, side by side with eager torch and inductor.
 
-    python3 benchmarks/transformer_step.py [--only gpt2,llama] [--variants eager,fuser] [--steps 20]
+    python3 benchmarks/transformer_step.py [--only gpt2,llama] [--variants eager,fuser,fuser-ordered] [--steps 20]
                                            [--profile] [--host-profile] [--json FILE]
 
 (``FUSER_CUDA_GRAPHS=0`` in the environment: the partitions launch every kernel per
-call instead of replaying CUDA graphs.)
+call instead of replaying CUDA graphs. The ``fuser-*`` variants compile with the
+backend's other partitionings: ``FUSER_VARIANTS``.)
 
 Models (random weights from a config, no download; bf16 on the GPU, dropout off):
 
@@ -25,8 +26,10 @@ non-zero too), plus the fuser backend's partition report in numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
+import os
 import statistics
 import sys
 import time
@@ -130,6 +133,32 @@ def graph_counts() -> str:
             f"{sum(len(g.execs) for g in graphed)}, off {sum(g.off for g in graphed)} {off}")
 
 
+FUSER_VARIANTS: dict[str, dict[str, str]] = {
+    "fuser": {},
+    "fuser-ordered": {"FUSER_PARTITIONS": "ordered"},
+    "fuser-mincut": {"FUSER_AOT_PARTITIONER": "min_cut"},
+    "fuser-ordered-mincut": {"FUSER_PARTITIONS": "ordered", "FUSER_AOT_PARTITIONER": "min_cut"},
+}
+"""The backend's variants: the environment each compiles and runs under (the
+partitioning choices of ``fuser.frontend.torch_backend``), so one run compares them."""
+
+
+@contextlib.contextmanager
+def fuser_environment(env: dict[str, str]) -> Any:
+    """``env`` set in ``os.environ`` inside the block (the backend reads it when it
+    compiles, on the first step), the old values back after."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def grad_error(grads: dict[str, Any], ref: dict[str, Any]) -> float:
     worst = 0.0
     for name, g in ref.items():
@@ -145,8 +174,13 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--profile", action="store_true", help="the fuser variant's top CUDA kernels of one step")
     ap.add_argument("--host-profile", action="store_true", help="the fuser variant's top host functions (cProfile)")
-    ap.add_argument("--variants", default="eager,inductor,fuser", help="eager (always run: the reference), inductor, fuser")
+    ap.add_argument("--variants", default="eager,inductor,fuser",
+                    help="eager (always run: the reference), inductor, fuser, fuser-ordered, fuser-mincut, "
+                         "fuser-ordered-mincut")
     args = ap.parse_args()
+    for variant in args.variants.split(","):
+        if variant not in ("eager", "inductor") and variant not in FUSER_VARIANTS:
+            raise SystemExit(f"unknown variant {variant!r}: eager, inductor, {', '.join(FUSER_VARIANTS)}")
     import torch
 
     from fuser.frontend.torch_backend import fuser_backend, recording
@@ -160,7 +194,7 @@ def main() -> None:
         ids = torch.randint(0, vocab, (batch, tokens), device="cuda")
         results: dict[str, dict[str, Any]] = {}
         report = None
-        variants = ["eager", *(v for v in ("inductor", "fuser") if v in args.variants.split(","))]
+        variants = ["eager", *(v for v in args.variants.split(",") if v != "eager")]
         for variant in variants:
             torch._dynamo.reset()  # noqa: SLF001
             model = copy.deepcopy(base)
@@ -170,10 +204,10 @@ def main() -> None:
                 compiled = torch.compile(model)
             else:
                 compiled = torch.compile(model, backend=fuser_backend)
-            with recording() as rep:
+            with recording() as rep, fuser_environment(FUSER_VARIANTS.get(variant, {})):
                 results[variant] = run_variant(model, compiled, ids, args.steps)
-            if variant == "fuser":
-                report = rep
+            if variant in FUSER_VARIANTS:
+                report = rep if variant == "fuser" or report is None else report
                 print(graph_counts(), flush=True)
                 if args.profile:
                     print(profile_table(compiled, ids), flush=True)
