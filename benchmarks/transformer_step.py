@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import gc
 import json
 import os
 import statistics
@@ -122,8 +123,6 @@ def host_profile(compiled: Any, ids: Any, steps: int = 5) -> str:
 def graph_counts() -> str:
     """How many launchers replay CUDA graphs, how many graphs they hold, and why any
     turned them off."""
-    import gc
-
     from fuser.runtime.hot_launch import HotLauncher
 
     launchers = [o for o in gc.get_objects() if isinstance(o, HotLauncher)]
@@ -183,6 +182,7 @@ def main() -> None:
             raise SystemExit(f"unknown variant {variant!r}: eager, inductor, {', '.join(FUSER_VARIANTS)}")
     import torch
 
+    from fuser.frontend.cache import FusionCache
     from fuser.frontend.torch_backend import fuser_backend, recording
 
     rows = []
@@ -215,6 +215,10 @@ def main() -> None:
                     print(host_profile(compiled, ids), flush=True)
                     print(graph_counts(), flush=True)
             del model, compiled
+            # The process-wide fusion cache keeps every compiled partition (and its CUDA
+            # graphs' pools): drop it, so that the next variant's memory is its own.
+            FusionCache.reset()
+            gc.collect()
             torch.cuda.empty_cache()
         ref = results["eager"]["grads"]
         row = {"model": name, "batch": batch, "tokens": tokens}
