@@ -6,7 +6,7 @@ ATen graphs (core ATen decompositions: layer norm, GELU, softmax and their backw
 become pointwise ops and reductions); ``compile_graph`` then
 
 1. marks every node fuser runs (``torch_graph.unsupported_reason``),
-2. groups them into partitions (``PARTITIONING``): by default with torch's
+2. groups them into partitions (``partitioning()``): by default with torch's
    ``CapabilityBasedPartitioner`` (maximal groups without a cycle through a torch
    node); with ``FUSER_PARTITIONS=ordered``, in graph order (``ordered_partitions``:
    a partition grows until a node needs a torch node that needs the partition, so
@@ -246,9 +246,10 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
     for node, reason in reasons.items():
         if reason is not None and node.target not in free:
             report.torch_ops.append((op_name(node.target), reason))
-    partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
+    support = _Support()
+    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     if partitioning() == "ordered":
-        partitions = ordered_partitions(gm, lambda n: n.op == "call_function" and reasons.get(n, "") is None)
+        partitions = ordered_partitions(gm, lambda n: support.is_node_supported({}, n))
     else:
         partitions = partitioner.propose_partitions()
     # A partition of getitems alone would only unpack tuples: leave it to torch.
@@ -282,9 +283,15 @@ def partitioning() -> str:
     """How ``compile_graph`` groups supported nodes: ``FUSER_PARTITIONS`` in the
     environment, ``"maximal"`` (the default) or ``"ordered"``; ``ValueError`` naming
     the variable for anything else."""
-    value = os.environ.get("FUSER_PARTITIONS", "maximal")
-    if value not in PARTITIONINGS:
-        raise ValueError(f"FUSER_PARTITIONS must be one of {', '.join(PARTITIONINGS)}, got {value!r}")
+    return _env_choice("FUSER_PARTITIONS", PARTITIONINGS)
+
+
+def _env_choice(name: str, choices: Sequence[str]) -> str:
+    """Environment variable ``name``: one of ``choices`` (the first when unset);
+    ``ValueError`` naming the variable for anything else."""
+    value = os.environ.get(name, choices[0])
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     return value
 
 
@@ -421,10 +428,7 @@ def aot_partitioner() -> str:
     fewer, smaller tensors and recomputes cheap ones in the backward; a CPU trace of a
     2-layer GPT-2 saves 49 MB of the loss graph's float32 logits instead of 98);
     ``ValueError`` naming the variable for anything else."""
-    value = os.environ.get("FUSER_AOT_PARTITIONER", "default")
-    if value not in AOT_PARTITIONERS:
-        raise ValueError(f"FUSER_AOT_PARTITIONER must be one of {', '.join(AOT_PARTITIONERS)}, got {value!r}")
-    return value
+    return _env_choice("FUSER_AOT_PARTITIONER", AOT_PARTITIONERS)
 
 
 def explain(model: Any, *inputs: Any, backward: bool = False, **kwargs: Any) -> Report:
