@@ -157,13 +157,7 @@ def _cu_graph_launch() -> Any:
 
 
 def _graph_fail(err: Any) -> None:
-    from cuda.bindings import driver as cu
-
-    try:
-        code: Any = cu.CUresult(int(err))
-    except ValueError:
-        code = err
-    raise drv.CudaError("cuGraphLaunch", code, "a fusion's captured launches")
+    raise _cuda_error("cuGraphLaunch", err, "a fusion's captured launches")
 
 
 GRAPHS = os.environ.get("FUSER_CUDA_GRAPHS", "1") != "0"
@@ -197,12 +191,11 @@ class Graphs:
     launches: ``_Source.hoist``) and the scalar inputs' values (by ``repr``: -0.0 and
     0.0 are two keys). A key seen again means the same addresses, so the replay reads
     and writes this call's tensors (a graph reads memory when it runs, not when it was
-    captured). The graph owns the rest, in
-    the private memory pool of the ``torch.cuda.CUDAGraph`` it was captured with: the
-    intermediate buffers between its kernels, the scratch buffers (zeroed inside the
-    graph where a kernel asks) and the temporaries of library calls (cuBLAS through
-    torch). Nothing a capture makes lands in the caller's pool, so capturing does not
-    move the addresses later calls get.
+    captured). The graph owns the rest, in the private memory pool of the
+    ``torch.cuda.CUDAGraph`` it was captured with: the intermediate buffers between its
+    kernels, the scratch buffers (zeroed inside the graph where a kernel asks) and the
+    temporaries of library calls (cuBLAS through torch). Nothing a capture makes lands
+    in the caller's pool, so capturing does not move the addresses later calls get.
 
     Capture runs ``_run`` on a side stream under ``capture_begin`` (thread-local mode:
     other threads keep launching); a program that cannot be captured turns graphs off
@@ -255,7 +248,6 @@ class Graphs:
             self.kept.append(owned)
             self.execs[key] = handle
         return handle
-
 
     def limit(self) -> int:
         """How many graphs this launcher may keep: ``MAX_GRAPHS``, fewer when their
@@ -332,13 +324,18 @@ class _Streams(dict):
 
 
 def _fail(err: Any, kernel: str, grid: tuple, block: tuple, shared: int) -> None:
+    raise _cuda_error("cuLaunchKernel", err, f"kernel '{kernel}' grid={grid} block={block} shared={shared}")
+
+
+def _cuda_error(api: str, err: Any, detail: str) -> drv.CudaError:
+    """The ``CudaError`` of libcuda's ``api`` returning ``err`` (an int from ctypes)."""
     from cuda.bindings import driver as cu
 
     try:
         code: Any = cu.CUresult(int(err))
     except ValueError:
         code = err
-    raise drv.CudaError("cuLaunchKernel", code, f"kernel '{kernel}' grid={grid} block={block} shared={shared}")
+    return drv.CudaError(api, code, detail)
 
 
 def _faster_allocator(make: Any) -> Any:
@@ -515,10 +512,10 @@ def _generate(
     graphs.owned = src.owned
     # Graph mode: the key is every pointer the launches bake in that a call brings
     # (inputs, then the buffers it returns) and every scalar input's value.
-    key = [f"p{k}" for k in replay.pointer_inputs] + [f"p{r}" for r in roots]
-    key += [f"repr(v{k})" for k in replay.scalar_inputs]  # -0.0 is not 0.0 to a kernel
-    names = ", ".join([*(f"p{k}" for k in replay.pointer_inputs), *(f"p{r}" for r in roots),
-                       *(f"v{k}" for k in replay.scalar_inputs), *(f"b{r}" for r in roots)])
+    pointers = [f"p{k}" for k in [*replay.pointer_inputs, *roots]]
+    scalars = [f"v{k}" for k in replay.scalar_inputs]
+    key = pointers + [f"repr({v})" for v in scalars]  # -0.0 is not 0.0 to a kernel
+    names = ", ".join([*pointers, *scalars, *(f"b{r}" for r in roots)])
     params = f"inputs, s, cs, _take, _give{', ' if names else ''}{names}"
     src.ns.update({
         "_graph_get": graphs.execs.get, "_graph_miss": graphs.miss, "_graph_launch": graph_launch or _cu_graph_launch(),
