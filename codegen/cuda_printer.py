@@ -399,7 +399,7 @@ class _KernelPrinter:
     def print(self) -> str:
         f = self.func
         params = []
-        written = _written_args(f)
+        written = k.written_tensors(f)
         for a in f.args:
             name = self.define(a)
             if isinstance(a.type, MemRefType):
@@ -536,6 +536,9 @@ class _KernelPrinter:
             vt = self.ctype(op.vector.type)
             ptr = f"&{e(op.base)}[{e(op.indices[0])}]"
             self.emit(f"*reinterpret_cast<{vt}*>({ptr}) = {e(op.vector)};")
+        elif isinstance(op, k.PrefetchOp):
+            ptr = f"&{e(op.mem)}[{e(op.index)}]"
+            self.emit(f'asm volatile("prefetch.global.{op.level.data} [%0];" :: "l"({ptr}));')
         elif isinstance(op, vector.ExtractOp):
             if op.dynamic_position or len(op.static_position.get_values()) != 1:
                 raise CudaPrintError("vector.extract: only one static position is supported")
@@ -719,16 +722,6 @@ def _literal(attr: Attribute, t: Attribute) -> str:
             return f"({text[:-8]}(double)INFINITY)" if text.endswith("INFINITY") else "((double)NAN)"
         return text
     raise CudaPrintError(f"no CUDA literal for {attr}")
-
-
-def _written_args(func: k.FuncOp) -> set[SSAValue]:
-    out: set[SSAValue] = set()
-    for op in func.walk():
-        if isinstance(op, memref.StoreOp):
-            out.add(op.memref)
-        elif isinstance(op, vector.StoreOp):
-            out.add(op.base)
-    return out
 
 
 def _reduction_workspace_bytes(func: k.FuncOp) -> int:

@@ -858,6 +858,11 @@ class KernelInterpreter:
             self.check_vector(th, op, arr, off, len(vec))
             arr[off : off + len(vec)] = vec
             return
+        elif isinstance(op, k.PrefetchOp):
+            # No effect on values; an address outside the tensor is a bug of the
+            # transform that issued it (the GPU would ignore it silently).
+            self.check_vector(th, op, ins[0], ins[1], 1)
+            return
         elif isinstance(op, vector.ExtractOp):
             (pos,) = op.static_position.get_values()
             res = ins[0][pos]

@@ -78,6 +78,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -312,6 +313,54 @@ class BarrierOp(IRDLOperation):
 
     def __init__(self) -> None:
         super().__init__()
+
+
+PREFETCH_LEVELS = ("L1", "L2")
+
+
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """``prefetch.global.L2 [&mem[index]]``: ask the memory system for the cache line
+    of one element of a global tensor, without waiting for it (no result). The later
+    load of that element finds it in the cache (``level``: ``L2``, or ``L1`` of the
+    thread's multiprocessor). ``codegen/prefetch_loads.py`` issues the next
+    iteration's loads of a persistent loop this way::
+
+        kernel.prefetch %x[%i] {level = "L2"} : memref<?xbf16>
+    """
+
+    name = "kernel.prefetch"
+    mem = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    level = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$mem `[` $index `]` attr-dict `:` type($mem)"
+
+    def __init__(self, mem: SSAValue | Operation, index: SSAValue | Operation, level: str = "L2") -> None:
+        super().__init__(operands=[mem, index], properties={"level": StringAttr(level)})
+
+    def verify_(self) -> None:
+        if self.level.data not in PREFETCH_LEVELS:
+            raise VerifyException(
+                f"kernel.prefetch: level must be one of {list(PREFETCH_LEVELS)}, got '{self.level.data}'")
+        ty = self.mem.type
+        assert isinstance(ty, MemRefType)
+        if ty.get_shape() != (DYNAMIC_INDEX,) or isinstance(ty.memory_space, IntegerAttr):
+            raise VerifyException(
+                f"kernel.prefetch: operand mem must be a global tensor (memref<?xT>), got {ty}")
+
+
+def written_tensors(func: FuncOp) -> set[SSAValue]:
+    """The memrefs ``func`` stores to (``memref.store``, ``vector.store``): a global
+    tensor argument outside this set is read-only in the kernel."""
+    out: set[SSAValue] = set()
+    for op in func.walk():
+        if isinstance(op, memref.StoreOp):
+            out.add(op.memref)
+        elif isinstance(op, vector.StoreOp):
+            out.add(op.base)
+    return out
 
 
 def enclosing_kernel(op: Operation) -> FuncOp | None:
@@ -695,6 +744,6 @@ def static_int(attr: Attribute) -> int:
 
 Kernel = Dialect(
     "kernel",
-    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, ClusterReduceOp, ClusterBarrierOp, SharedAllocOp, FromElementsOp, IntrinsicOp, RngOp],
+    [FuncOp, ReturnOp, ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, BarrierOp, ShuffleOp, WarpReduceOp, BlockReduceOp, ClusterReduceOp, ClusterBarrierOp, SharedAllocOp, FromElementsOp, IntrinsicOp, RngOp, PrefetchOp],
     [],
 )

@@ -115,3 +115,22 @@ kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>
   kernel.return
 }
 // CHECK: kernel.cluster_reduce: unknown kind 'avg' (expected one of add, mul, max, min, welford)
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %tid = kernel.thread_id x
+  kernel.prefetch %x[%tid] {level = "L3"} : memref<?xf32>
+  kernel.return
+}
+// CHECK: kernel.prefetch: level must be one of ['L1', 'L2'], got 'L3'
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>} {
+  %tid = kernel.thread_id x
+  %tile = kernel.shared_alloc : memref<32xf32, 3 : i64>
+  kernel.prefetch %tile[%tid] {level = "L2"} : memref<32xf32, 3 : i64>
+  kernel.return
+}
+// CHECK: kernel.prefetch: operand mem must be a global tensor (memref<?xT>), got memref<32xf32, 3 : i64>

@@ -18,6 +18,7 @@ builtin.module {
     %tile = kernel.shared_alloc {padding = 1 : i64} : memref<32x33xf32, 3 : i64>
     kernel.barrier
     %v4 = kernel.from_elements %a, %m, %c, %r : (f32, f32, f32, f32) -> vector<4xf32>
+    kernel.prefetch %x[%tid] {level = "L2"} : memref<?xf32>
     kernel.return
   }
 }
@@ -36,5 +37,6 @@ builtin.module {
 // CHECK-NEXT:    %tile = kernel.shared_alloc {padding = 1 : i64} : memref<32x33xf32, 3 : i64>
 // CHECK-NEXT:    kernel.barrier
 // CHECK-NEXT:    %v4 = kernel.from_elements %a, %m, %c, %r : (f32, f32, f32, f32) -> vector<4xf32>
+// CHECK-NEXT:    kernel.prefetch %x[%tid] {level = "L2"} : memref<?xf32>
 // CHECK-NEXT:    kernel.return
 // CHECK-NEXT:  }
