@@ -3,7 +3,7 @@
 One device call does it all (``benchmarks/TUNING.md`` records the runs)::
 
     python3 benchmarks/tune.py [--only softmax_4096,layernorm] [--dtypes bfloat16] \
-        [--budget 300] [--json $OUT/tune.json]
+        [--variants prefetch,halves] [--budget 300] [--json $OUT/tune.json]
     python3 benchmarks/tune.py --dry      # no GPU: lower + NVRTC every variant, ptxas report
 
 For every workload of ``benchmarks/workloads.py`` in ``CASES`` and each dtype it runs
@@ -36,13 +36,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.environment import environment  # noqa: E402
 from benchmarks.workloads import Workload, build, torch_reference, workloads  # noqa: E402
 
 Variant = dict[str, Any]
 """``label``; ``params``: ReductionParams fields to replace (an outer persistent
 schedule's ``stats``, an inner-outer one's ``inner``), ``splits``: the number of row
 splits of a cross-grid reduction (``grid.y``), and ``outer``: fields of an inner-outer
-schedule's own record (``single_kernel``: false for the two kernel groups)."""
+schedule's own record (``single_kernel``: false for the two kernel groups); ``env``:
+environment variables set while the variant is lowered (``FUSER_PREFETCH``)."""
 
 
 # ---- variants ---------------------------------------------------------------------------
@@ -116,6 +118,7 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
     if "layernorm_backward" in w.name:  # inner-outer: the one kernel's row schedule, its grid, or the halves
         rows, cols = w.shapes[0]
         out.append({"label": "halves", "params": {}, "outer": {"single_kernel": False}})
+        out += [{"label": f"prefetch {lv}", "params": {}, "env": {"FUSER_PREFETCH": lv}} for lv in ("L2", "L1")]
         vecs = cols * itemsize // 16
         for tpr in (32, 64, 128, 256, 512):
             for rpb in (1, 2, 4, 8):
@@ -145,7 +148,12 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
             rows, cols = w.shapes[0]
         out += list(column_variants(rows, cols, itemsize))
     out.append({"label": "base again", "params": {}})
-    return out
+    return [v for v in out if not LABELS or v["label"].startswith("base") or any(x in v["label"] for x in LABELS)]
+
+
+LABELS: list[str] = []
+"""``--variants``: substrings of the variant labels to run (all when empty; ``base``
+and ``base again`` always run)."""
 
 
 # ---- lowering and compiling (no GPU; in a process pool) -----------------------------------
@@ -173,7 +181,7 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
     from fuser.schedulers.registry import select
     from fuser.schedulers.target import H100
 
-    unknown = set(var) - {"label", "params", "splits", "hints", "outer"}
+    unknown = set(var) - {"label", "params", "splits", "hints", "outer", "env"}
     if unknown:
         raise ValueError(f"variant {var['label']}: unknown keys {sorted(unknown)} (a variant is scheduler parameters)")
     shape_args = [lay.shape if lay is not None else None for lay in layouts]
@@ -210,7 +218,8 @@ def compile_job(job: tuple[str, str, int]) -> dict:
     var = variants_for(w, dtype, fusion)[i]
     res: dict[str, Any] = {"variant": var["label"]}
     try:
-        lowered = lower_variant(fusion, layouts, out_layouts, var)
+        with environment(var.get("env", {})):
+            lowered = lower_variant(fusion, layouts, out_layouts, var)
         source = print_cuda(*lowered.modules())
         compiled = compile_cuda(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data,
                                 options=CompileOptions(arch="sm_90", extra=("--ptxas-options=-v",)))
@@ -410,7 +419,9 @@ def main() -> None:
     parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "tune.jsonl"))
     parser.add_argument("--dry", action="store_true", help="no GPU: lower and compile only")
     parser.add_argument("--procs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    parser.add_argument("--variants", default="", help="comma-separated substrings of variant labels")
     args = parser.parse_args()
+    LABELS[:] = [s for s in args.variants.split(",") if s]
     by_name = {w.name: w for w in workloads()}
     only = [s for s in args.only.split(",") if s]
     dtypes = args.dtypes.split(",")

@@ -173,14 +173,18 @@ class KernelBuilder:
 
     def finish(self) -> ModuleOp:
         """The kernel; a warp-uniform guard of all its stores (the rows of a batch)
-        becomes one ``if`` around its body (``codegen/uniform_guard.py``). It is
+        becomes one ``if`` around its body (``codegen/uniform_guard.py``); with
+        ``FUSER_PREFETCH`` set, a loop that waits for other threads prefetches its
+        next iteration's loads (``codegen/prefetch_loads.py``; off by default). It is
         verified when ``FUSER_VERIFY_KERNELS`` is set (the test suite sets it; it
         costs a third of the lowering of a large fusion), as ``fuser-opt`` verifies
         the module after ``lower-to-kernels``."""
+        from fuser.codegen.prefetch_loads import prefetch_level, prefetch_next_iteration
         from fuser.codegen.uniform_guard import hoist_uniform_guard
 
         self.b.insert(k.ReturnOp())
         hoist_uniform_guard(self.func)
+        prefetch_next_iteration(self.func, prefetch_level())
         if os.environ.get("FUSER_VERIFY_KERNELS", "") not in ("", "0"):
             self.module.verify()
         return self.module

@@ -1,0 +1,143 @@
+"""The next iteration's prefetches of a waiting loop (``codegen/prefetch_loads.py``):
+what a kernel computes is unchanged, every prefetched address is one the next
+iteration loads (the kernel interpreter checks each against its tensor), and only
+loads whose address the top of the loop can compute are prefetched."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType
+
+from fuser.codegen.kernel_interpreter import KernelError, run_kernel
+from fuser.codegen.prefetch_loads import PREFETCH_ATTR, prefetch_level, prefetch_next_iteration
+from fuser.ir.context import parse_module
+from fuser.ir.dialects import kernel as k
+from fuser.ir.reference import run_fusion
+from fuser.runtime.cpu_runner import run_segment_on_cpu
+from fuser.runtime.schedule_segment import schedule_segment
+from fuser.runtime.signature import Signature
+from fuser.schedulers.analysis.sizes import bind_sizes
+from fuser.schedulers.inner_outer_persistent import InnerOuterPersistentScheduler
+from fuser.schedulers.target import H100
+from tests.test_inner_outer_kernels import inputs, layer_norm_backward
+
+
+def _prefetches(lowered) -> list[k.PrefetchOp]:  # noqa: ANN001
+    return [op for m in lowered.modules() for op in m.walk() if isinstance(op, k.PrefetchOp)]
+
+
+def _loop_of(op: k.PrefetchOp) -> scf.ForOp:
+    parent = op.parent_op()
+    while not isinstance(parent, scf.ForOp):
+        assert parent is not None
+        parent = parent.parent_op()
+    return parent
+
+
+@pytest.mark.parametrize("rows,cols", [(300, 24), (301, 64)])
+def test_layer_norm_backward_prefetches_the_next_row_and_matches(
+    rows: int, cols: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``FUSER_PREFETCH=L2``, the persistent kernel's row loop (16 blocks of 4
+    rows, a warp reduction a row) prefetches dy, x, mean and rstd of its next row; on 300 and 301 rows the blocks'
+    last iterations are partial, so the prefetch guards matter: an address past the tensors fails the
+    interpreter. The outputs are bit for bit those of the kernel without prefetches,
+    and match the reference."""
+    monkeypatch.setenv("FUSER_PREFETCH", "L2")
+    fusion = layer_norm_backward()
+    xs = inputs(rows, cols)
+    params = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, [x.shape for x in xs]), H100)
+    params = replace(params, inner=replace(params.inner, grid=(16, 1, 1)))  # 16 blocks of 4 rows: 5 iterations
+    sched = schedule_segment(fusion, Signature.of(fusion, xs), H100, ("inner_outer_persistent", params))
+    ours, lowered = run_segment_on_cpu(sched, xs)
+    pfs = _prefetches(lowered)
+    assert {op.mem.name_hint for op in pfs} >= {"in0", "in1", "in2", "in3"}, [op.mem.name_hint for op in pfs]
+    assert all(op.level.data == "L2" for op in pfs)
+    (loop,) = {_loop_of(op) for op in pfs}
+    assert loop.attributes[PREFETCH_ATTR].data == "L2"  # type: ignore[attr-defined]
+    monkeypatch.setenv("FUSER_PREFETCH", "0")
+    plain, lowered0 = run_segment_on_cpu(sched, xs)
+    assert not _prefetches(lowered0)
+    for o, p, r in zip(ours, plain, run_fusion(fusion, [x.copy() for x in xs]), strict=True):
+        np.testing.assert_array_equal(o, p)
+        np.testing.assert_allclose(o, r, rtol=2e-5, atol=2e-5)
+
+
+def test_level_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FUSER_PREFETCH", raising=False)
+    assert prefetch_level() is None  # measured slower (module docstring): off unless asked for
+    for value, level in (("L1", "L1"), ("L2", "L2"), ("0", None), ("off", None), ("", None)):
+        monkeypatch.setenv("FUSER_PREFETCH", value)
+        assert prefetch_level() == level
+    monkeypatch.setenv("FUSER_PREFETCH", "L3")
+    with pytest.raises(ValueError, match="FUSER_PREFETCH must be one of L1, L2 or 0, got 'L3'"):
+        prefetch_level()
+
+
+_KERNEL = """
+builtin.module {
+  kernel.func @rows(%x : memref<?xf32>, %y : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>, index_bits = 32 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c32 = arith.constant 32 : index
+    scf.for %i = %c0 to %c3 step %c1 {
+      %tidx = kernel.thread_id x
+      %rowoff = arith.muli %i, %c32 : index
+      %off = arith.addi %rowoff, %tidx : index
+      %v = memref.load %x[%off] : memref<?xf32>
+      %s = kernel.warp_reduce %v {kind = "add"} : (f32) -> f32
+      memref.store %s, %y[%i] : memref<?xf32>
+      scf.yield
+    }
+    kernel.return
+  }
+}
+"""
+
+
+def _kernel() -> k.FuncOp:
+    (func,) = [op for op in parse_module(_KERNEL).walk() if isinstance(op, k.FuncOp)]
+    return func
+
+
+def test_a_warp_reducing_loop_prefetches_and_the_interpreter_checks_the_addresses() -> None:
+    """Three rows of 32: the prefetch of row i + 1 is issued in iterations 0 and 1
+    only (``next < 3``); the sums are unchanged. Without that guard (an off-by-one in
+    the transform) the last iteration prefetches past the tensor, and the interpreter
+    says so."""
+    func = _kernel()
+    assert prefetch_next_iteration(func, "L2") == 1
+    assert prefetch_next_iteration(func, "L2") == 0  # marked: not done twice
+    x = np.arange(96, dtype=np.float32)
+    y = np.zeros(3, np.float32)
+    run_kernel(func, None, [x, y], (1, 1, 1))
+    np.testing.assert_array_equal(y, x.reshape(3, 32).sum(1))
+    (more,) = [op for op in func.walk() if isinstance(op, arith.CmpiOp) and op.result.name_hint == "more"]
+    four = arith.ConstantOp.from_int_and_width(4, IndexType())
+    func.body.block.insert_op_before(four, func.body.block.first_op)
+    more.operands[1] = four.result  # next < 4: iteration 2 prefetches row 3, past the tensor
+    with pytest.raises(KernelError, match="kernel.prefetch.*out of bounds"):
+        run_kernel(func, None, [x, np.zeros(3, np.float32)], (1, 1, 1))
+
+
+def test_a_loop_without_a_wait_is_left_alone() -> None:
+    func = _kernel()
+    for op in list(func.walk()):
+        if isinstance(op, k.WarpReduceOp):
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.detach()
+            op.erase()
+    assert prefetch_next_iteration(func, "L2") == 0
+    assert not any(isinstance(op, k.PrefetchOp) for op in func.walk())
+
+
+def test_off_adds_nothing() -> None:
+    func = _kernel()
+    assert prefetch_next_iteration(func, None) == 0
+    loop = next(op for op in func.walk() if isinstance(op, scf.ForOp))
+    assert PREFETCH_ATTR not in loop.attributes
