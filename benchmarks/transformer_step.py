@@ -26,11 +26,9 @@ non-zero too), plus the fuser backend's partition report in numbers.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import gc
 import json
-import os
 import statistics
 import sys
 import time
@@ -38,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.environment import environment  # noqa: E402
 
 
 def models() -> dict[str, tuple[Any, tuple[int, int], int]]:
@@ -125,7 +125,8 @@ def graph_counts() -> str:
     turned them off."""
     from fuser.runtime.hot_launch import HotLauncher
 
-    launchers = [o for o in gc.get_objects() if isinstance(o, HotLauncher)]
+    # type(), not isinstance(): gc also lists weak proxies, whose referent may be gone.
+    launchers = [o for o in gc.get_objects() if type(o) is HotLauncher]
     graphed = [x.graphs for x in launchers if x.graphs is not None]
     off = sorted({g.why for g in graphed if g.off})
     return (f"hot launchers {len(launchers)}, with graphs {len(graphed)}, graphs "
@@ -135,27 +136,11 @@ def graph_counts() -> str:
 FUSER_VARIANTS: dict[str, dict[str, str]] = {
     "fuser": {},
     "fuser-ordered": {"FUSER_PARTITIONS": "ordered"},
-    "fuser-mincut": {"FUSER_AOT_PARTITIONER": "min_cut"},
-    "fuser-ordered-mincut": {"FUSER_PARTITIONS": "ordered", "FUSER_AOT_PARTITIONER": "min_cut"},
+    "fuser-aot-default": {"FUSER_AOT_PARTITIONER": "default"},
+    "fuser-ordered-aot-default": {"FUSER_PARTITIONS": "ordered", "FUSER_AOT_PARTITIONER": "default"},
 }
 """The backend's variants: the environment each compiles and runs under (the
 partitioning choices of ``fuser.frontend.torch_backend``), so one run compares them."""
-
-
-@contextlib.contextmanager
-def fuser_environment(env: dict[str, str]) -> Any:
-    """``env`` set in ``os.environ`` inside the block (the backend reads it when it
-    compiles, on the first step), the old values back after."""
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def grad_error(grads: dict[str, Any], ref: dict[str, Any]) -> float:
@@ -174,8 +159,8 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="the fuser variant's top CUDA kernels of one step")
     ap.add_argument("--host-profile", action="store_true", help="the fuser variant's top host functions (cProfile)")
     ap.add_argument("--variants", default="eager,inductor,fuser",
-                    help="eager (always run: the reference), inductor, fuser, fuser-ordered, fuser-mincut, "
-                         "fuser-ordered-mincut")
+                    help="eager (always run: the reference), inductor, fuser, fuser-ordered, fuser-aot-default, "
+                         "fuser-ordered-aot-default")
     args = ap.parse_args()
     for variant in args.variants.split(","):
         if variant not in ("eager", "inductor") and variant not in FUSER_VARIANTS:
@@ -204,8 +189,11 @@ def main() -> None:
                 compiled = torch.compile(model)
             else:
                 compiled = torch.compile(model, backend=fuser_backend)
-            with recording() as rep, fuser_environment(FUSER_VARIANTS.get(variant, {})):
+            with recording() as rep, environment(FUSER_VARIANTS.get(variant, {})):
                 results[variant] = run_variant(model, compiled, ids, args.steps)
+            r = results[variant]
+            print(f"# {name} {variant}: step {r['step_ms']} ms, first {r['first_s']} s, "
+                  f"peak {r['peak_gb']} GB, reserved {r['reserved_gb']} GB", flush=True)
             if variant in FUSER_VARIANTS:
                 report = rep if variant == "fuser" or report is None else report
                 print(graph_counts(), flush=True)

@@ -333,12 +333,17 @@ def test_ordered_partitioning_is_chosen_by_the_environment(monkeypatch: pytest.M
         torch_backend.partitioning()
 
 
+@pytest.mark.parametrize("setting", [None, "min_cut", "default"], ids=["unset", "min_cut", "default"])
 @pytest.mark.parametrize("build", [_tiny_gpt2, _tiny_llama], ids=["gpt2", "llama"])
-def test_min_cut_partitioner_matches_eager(build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``FUSER_AOT_PARTITIONER=min_cut`` (inductor's forward/backward split: fewer saved
-    tensors, cheap ones recomputed in the backward partitions) gives the same loss and
-    gradients; a bad value is a ValueError naming the variable."""
-    monkeypatch.setenv("FUSER_AOT_PARTITIONER", "min_cut")
+def test_aot_partitioners_match_eager(build: Any, setting: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The min-cut partitioner (inductor's forward/backward split: fewer saved tensors,
+    cheap ones recomputed in the backward partitions) is the default; with
+    ``FUSER_AOT_PARTITIONER=default`` AOTAutograd's own runs instead. Both give the
+    same loss and gradients as eager; a bad value is a ValueError naming the variable."""
+    if setting is None:
+        monkeypatch.delenv("FUSER_AOT_PARTITIONER", raising=False)
+    else:
+        monkeypatch.setenv("FUSER_AOT_PARTITIONER", setting)
     import functorch.compile
 
     calls: list[int] = []
@@ -361,7 +366,7 @@ def test_min_cut_partitioner_matches_eager(build: Any, monkeypatch: pytest.Monke
     torch.testing.assert_close(loss, loss_ref, rtol=1e-5, atol=1e-6)
     _grads_match(ref, ours)
     assert any(g.kind == "backward" and g.partitions for g in report.graphs)
-    assert calls, "the min-cut partitioner did not run"
+    assert bool(calls) == (setting != "default"), calls
     monkeypatch.setenv("FUSER_AOT_PARTITIONER", "greedy")
     with pytest.raises(ValueError, match="FUSER_AOT_PARTITIONER"):
         torch_backend.aot_partitioner()
