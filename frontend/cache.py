@@ -110,6 +110,14 @@ class CacheEntry:
 
         return any(from_scalar_input(v) for op in self.fusion.walk() for v in size_operands(op))
 
+    def release(self) -> None:
+        """Drop what the entry compiled (host runtimes, GPU programs, cache-hit
+        launchers and their CUDA graphs); a definition that runs again compiles
+        again."""
+        self.runtimes.clear()
+        self.gpu_plans.clear()
+        self.hot.clear()
+
     def gpu_key(self, inputs: Any) -> tuple:
         """The key of ``gpu_plans`` for these inputs (``fuser.runtime.gpu_executor.fast_key``
         of each): scalars by value when they decide shapes (``concrete``,
@@ -146,7 +154,16 @@ class FusionCache:
 
     @classmethod
     def reset(cls) -> None:
+        """A new, empty cache. The old entries give up what they compiled
+        (``CacheEntry.release``): something outside fuser may still hold their
+        definitions (AOTAutograd's compiled functions keep the torch backend's
+        partitions after ``torch._dynamo.reset()``), and each would otherwise keep its
+        GPU programs, launchers and CUDA graphs' memory pools alive."""
+        old = cls._instance
         cls._instance = FusionCache()
+        if old is not None:
+            for entry in old._entries:
+                entry.release()
 
     def num_fusions(self) -> int:
         return len(self._entries)

@@ -132,6 +132,25 @@ def test_torch_dtype_to_nvfuser_dtype() -> None:
     assert torch_dtype_to_nvfuser_dtype(float) is DataType.Double
 
 
+def test_fusion_cache_reset_releases_what_old_entries_compiled() -> None:
+    """``FusionCache.reset()`` empties the cache, and a definition made before it
+    (still held by its caller, as AOTAutograd holds the torch backend's partitions)
+    gives up its compiled runtimes; running it again compiles again, with the same
+    result."""
+    FusionCache.reset()
+    fd = _define(3.0)
+    x = _x()
+    (first,) = fd.execute([x])
+    entry = fd._entry  # noqa: SLF001
+    assert entry.runtimes
+    FusionCache.reset()
+    assert FusionCache.get().num_fusions() == 0
+    assert not entry.runtimes and not entry.gpu_plans and not entry.hot
+    (again,) = fd.execute([x])
+    np.testing.assert_array_equal(again, first)
+    assert entry.runtimes
+
+
 def test_fusion_cache_serialize_round_trip(tmp_path: Path) -> None:
     FusionCache.reset()
     fd = _define(5.0)

@@ -131,3 +131,28 @@ def test_inside_the_callers_own_graph_capture() -> None:
     graph.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(out, _two_segments_ref(*inputs))
+
+
+def test_a_cache_reset_frees_the_graphs_of_a_definition_still_held() -> None:
+    """``FusionCache.reset()`` drops the launchers, programs and CUDA graphs of the
+    old entries even while their definitions live on (as AOTAutograd keeps the torch
+    backend's partitions): the graphs' pools go back to torch's allocator, and the
+    definition compiles again, with the same result, when it runs again."""
+    from fuser import FusionCache
+
+    with FusionDefinition() as fd:
+        inputs = _two_segments(fd)
+    _warm(fd, inputs)
+    (before,) = fd.execute(inputs)
+    entry = fd._ensure_defined()  # noqa: SLF001
+    torch.cuda.synchronize()
+    held = torch.cuda.memory_reserved()
+    FusionCache.reset()
+    assert not entry.hot and not entry.gpu_plans
+    import gc
+
+    gc.collect()
+    torch.cuda.empty_cache()
+    assert torch.cuda.memory_reserved() < held, "the graphs' pools were not freed"
+    (after,) = fd.execute(inputs)
+    assert torch.equal(after, before)
