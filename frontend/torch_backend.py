@@ -428,9 +428,10 @@ def aot_partitioner() -> str:
     backward; a CPU trace of a 2-layer GPT-2 saves 49 MB of the loss graph's float32
     logits instead of 98) or ``"default"`` (AOTAutograd's own: the backward reads what
     the forward computed); ``ValueError`` naming the variable for anything else. On
-    the H100 the GPT-2 small step took 16.56 ms with min-cut against 17.77 with
-    AOTAutograd's partitioner, at a peak of 10.9 GB against 11.9
-    (``benchmarks/RESULTS.md``, eleventh session)."""
+    the H100 the GPT-2 small step peaks at 10.9 GB with min-cut against 11.9 with
+    AOTAutograd's partitioner, each in its own process; the step times (16.56 and
+    17.77 ms there, 19.07 and 18.12 in one shared process) differ by less than their
+    run-to-run spread (``benchmarks/RESULTS.md``, eleventh session)."""
     return _env_choice("FUSER_AOT_PARTITIONER", AOT_PARTITIONERS)
 
 
