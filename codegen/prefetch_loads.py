@@ -61,7 +61,7 @@ from collections.abc import Iterator
 
 from xdsl.dialects import arith, scf, vector
 from xdsl.dialects import memref as memrefd
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from fuser.ir.dialects import kernel as k
@@ -73,8 +73,9 @@ _PURE = (
     arith.CmpiOp, arith.AndIOp, arith.OrIOp, arith.ConstantOp, arith.MinSIOp, arith.MaxSIOp,
     k.ThreadIdOp, k.BlockIdOp, k.BlockDimOp, k.GridDimOp,
 )
-"""Ops an address or a guard may be computed with: integer math that cannot fault
-(a division by a constant is what the lowering emits) and launch indices."""
+"""Ops an address or a guard may be computed with: integer math and launch indices
+(a division only by a non-zero constant: the copy runs before the guards that the
+original may sit under)."""
 _WAITS = (k.BlockReduceOp, k.BarrierOp, k.ClusterReduceOp, k.WarpReduceOp, k.ShuffleOp)
 """Ops that wait for other threads' values: a loop with one cannot run ahead of its
 slowest load."""
@@ -97,9 +98,9 @@ def prefetch_level() -> str | None:
 
 def prefetch_next_iteration(func: k.FuncOp, level: str | None = DEFAULT_LEVEL) -> int:
     """Add the next iteration's prefetches to every loop of ``func`` that waits for
-    other threads (module docstring; ``level`` None: none); returns how many ``kernel.prefetch`` ops it
-    added. A loop it has seen carries ``{kernel.prefetch = "L2"}`` and is left alone
-    the next time."""
+    other threads (module docstring; ``level`` None: none); returns how many
+    ``kernel.prefetch`` ops it added. A loop it has seen carries
+    ``{kernel.prefetch = "L2"}`` and is left alone the next time."""
     if level is None:
         return 0
     written = k.written_tensors(func)
@@ -157,7 +158,7 @@ class _Pipeline:
         if v in self.varies:
             return self.varies[v]
         res: bool | None = None
-        if not isinstance(v, BlockArgument) and isinstance(v.owner, _PURE):
+        if not isinstance(v, BlockArgument) and isinstance(v.owner, _PURE) and _cannot_fault(v.owner):
             deps = [self.computable(o) for o in v.owner.operands]
             res = None if None in deps else any(deps)
         self.varies[v] = res
@@ -252,6 +253,13 @@ class _Pipeline:
             res.name_hint = f"{old.name_hint}_next" if old.name_hint else None
             copies[self.key(old)] = res
         return copies[key]
+
+
+def _cannot_fault(op: Operation) -> bool:
+    if not isinstance(op, arith.DivSIOp | arith.RemSIOp):
+        return True
+    rhs = op.rhs.owner
+    return isinstance(rhs, arith.ConstantOp) and isinstance(rhs.value, IntegerAttr) and rhs.value.value.data != 0
 
 
 def _append(ops: list[Operation], op: Operation) -> SSAValue:

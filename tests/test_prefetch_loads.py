@@ -141,3 +141,18 @@ def test_off_adds_nothing() -> None:
     assert prefetch_next_iteration(func, None) == 0
     loop = next(op for op in func.walk() if isinstance(op, scf.ForOp))
     assert PREFETCH_ATTR not in loop.attributes
+
+
+def test_a_division_by_a_runtime_value_keeps_its_load_out() -> None:
+    """The copied index runs before the guards the original may sit under, so a
+    division is copied only when its divisor is a non-zero constant: an index divided
+    by a kernel argument gets no prefetch."""
+    text = _KERNEL.replace("%y : memref<?xf32>)", "%y : memref<?xf32>, %d : index)").replace(
+        "%off = arith.addi %rowoff, %tidx : index", "%sum = arith.addi %rowoff, %tidx : index\n      %off = arith.divsi %sum, %d : index"
+    )
+    (func,) = [op for op in parse_module(text).walk() if isinstance(op, k.FuncOp)]
+    assert prefetch_next_iteration(func, "L2") == 0
+    const = _KERNEL.replace("%off = arith.addi %rowoff, %tidx : index",
+                            "%sum = arith.addi %rowoff, %tidx : index\n      %off = arith.divsi %sum, %c1 : index")
+    (func,) = [op for op in parse_module(const).walk() if isinstance(op, k.FuncOp)]
+    assert prefetch_next_iteration(func, "L2") == 1
