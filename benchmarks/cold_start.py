@@ -27,39 +27,21 @@ import os
 import sys
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.jsonl import append_rows, child_rows  # noqa: E402
+from benchmarks.stage_timer import stage_times  # noqa: E402
 
 STAGES = ("driver", "schedule", "lower", "nvrtc")
-
-
-def _timed(owner: Any, attr: str, stage: str, spent: dict[str, float]) -> None:
-    """Wrap ``owner.attr`` so that its wall time adds to ``spent[stage]``."""
-    inner: Callable[..., Any] = getattr(owner, attr)
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t0 = time.perf_counter()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            spent[stage] += time.perf_counter() - t0
-
-    setattr(owner, attr, wrapper)
+"""The stages of ``benchmarks/stage_timer.py`` a plain ``fd.execute`` goes through."""
 
 
 def child(phase: str, dtypes: list[str], only: list[str]) -> None:
     """One phase in this process: one JSON line per workload on stdout."""
     import torch
 
-    import fuser.codegen.kernel_cache as kc
-    import fuser.runtime.compile_fusion as cf
-    import fuser.runtime.driver as drv
     from benchmarks.workloads import build, workloads
     from fuser import DataType, FusionDefinition
 
@@ -69,11 +51,6 @@ def child(phase: str, dtypes: list[str], only: list[str]) -> None:
     warm.execute([torch.randn(8, device="cuda")])
     torch.cuda.synchronize()
 
-    spent: dict[str, float] = defaultdict(float)
-    _timed(drv, "compile", "driver", spent)
-    _timed(drv.Executable, "schedule", "schedule", spent)
-    _timed(cf, "lower_segment", "lower", spent)
-    _timed(kc, "compile_cached", "nvrtc", spent)
     for dtype in dtypes:
         for w in workloads():
             if only and not any(s in w.name for s in only):
@@ -82,11 +59,11 @@ def child(phase: str, dtypes: list[str], only: list[str]) -> None:
             inputs = [torch.randn(*s, device="cuda", dtype=tdt) for s in w.shapes]
             fd = build(w, dtype)
             torch.cuda.synchronize()
-            spent.clear()
-            t0 = time.perf_counter()
-            fd.execute(inputs)
-            torch.cuda.synchronize()
-            total = (time.perf_counter() - t0) * 1e3
+            with stage_times(STAGES) as spent:
+                t0 = time.perf_counter()
+                fd.execute(inputs)
+                torch.cuda.synchronize()
+                total = (time.perf_counter() - t0) * 1e3
             row = {"phase": phase, "workload": w.name, "dtype": dtype, "total_ms": round(total, 1)}
             row.update({f"{s}_ms": round(spent[s] * 1e3, 1) for s in STAGES})
             row["rest_ms"] = round(total - sum(spent[s] for s in STAGES) * 1e3, 1)

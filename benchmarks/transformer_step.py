@@ -15,9 +15,11 @@ Models (random weights from a config, no download; bf16 on the GPU, dropout off)
   (intermediate 11008, 32 heads, vocabulary 32000), batch 2 x 1024 tokens.
 
 Per model and variant (eager, inductor, fuser): the first step's wall time (compile
-included), the median step time over ``--steps`` steps (wall clock, synchronized), the
-loss, the peak of allocated memory over the timed steps and the memory torch's
-allocator holds after them (CUDA graphs' private pools included), and the largest
+included; for the fuser variants also split by fuser's compile stages,
+``benchmarks/stage_timer.py``: the rest is dynamo, AOTAutograd and running), the
+median step time over ``--steps`` steps (wall clock, synchronized), the loss, the
+peak of allocated memory over the timed steps and the memory torch's allocator holds
+after them (CUDA graphs' private pools included), and the largest
 relative gradient error against eager over the parameters
 (``max |g - g_eager| / max |g_eager|``, per parameter; bf16 rounding makes inductor's
 non-zero too), plus the fuser backend's partition report in numbers.
@@ -26,6 +28,7 @@ non-zero too), plus the fuser backend's partition report in numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import gc
 import json
@@ -38,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.environment import environment  # noqa: E402
+from benchmarks.stage_timer import stage_times  # noqa: E402
 
 
 def models() -> dict[str, tuple[Any, tuple[int, int], int]]:
@@ -64,14 +68,18 @@ def step(model: Any, ids: Any) -> Any:
     return loss
 
 
-def run_variant(model: Any, compiled: Any, ids: Any, steps: int) -> dict[str, Any]:
+def run_variant(model: Any, compiled: Any, ids: Any, steps: int, stages: bool = False) -> dict[str, Any]:
+    """The first step's time (``stages``: split by fuser's compile stages,
+    ``benchmarks/stage_timer.py``), the median of ``steps`` more, the loss, the
+    gradients and the memory."""
     import torch
 
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    loss = step(compiled, ids)
-    torch.cuda.synchronize()
-    first = time.perf_counter() - t0
+    with stage_times() if stages else contextlib.nullcontext({}) as spent:
+        t0 = time.perf_counter()
+        loss = step(compiled, ids)
+        torch.cuda.synchronize()
+        first = time.perf_counter() - t0
     grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     times = []
     torch.cuda.reset_peak_memory_stats()
@@ -82,7 +90,8 @@ def run_variant(model: Any, compiled: Any, ids: Any, steps: int) -> dict[str, An
         step(compiled, ids)
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    return {"first_s": round(first, 2), "step_ms": round(statistics.median(times) * 1e3, 2),
+    return {"first_s": round(first, 2), "first_stages_s": {k: round(v, 2) for k, v in spent.items()},
+            "step_ms": round(statistics.median(times) * 1e3, 2),
             "loss": float(loss), "grads": grads,
             "peak_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2),
             "reserved_gb": round(torch.cuda.memory_reserved() / 2**30, 2)}
@@ -190,10 +199,12 @@ def main() -> None:
             else:
                 compiled = torch.compile(model, backend=fuser_backend)
             with recording() as rep, environment(FUSER_VARIANTS.get(variant, {})):
-                results[variant] = run_variant(model, compiled, ids, args.steps)
+                results[variant] = run_variant(model, compiled, ids, args.steps, variant in FUSER_VARIANTS)
             r = results[variant]
-            print(f"# {name} {variant}: step {r['step_ms']} ms, first {r['first_s']} s, "
-                  f"peak {r['peak_gb']} GB, reserved {r['reserved_gb']} GB", flush=True)
+            split = ", ".join(f"{k} {v}" for k, v in r["first_stages_s"].items())
+            print(f"# {name} {variant}: step {r['step_ms']} ms, first {r['first_s']} s"
+                  f"{f' ({split})' if split else ''}, peak {r['peak_gb']} GB, reserved {r['reserved_gb']} GB",
+                  flush=True)
             if variant in FUSER_VARIANTS:
                 report = rep if variant == "fuser" or report is None else report
                 print(graph_counts(), flush=True)
@@ -213,6 +224,8 @@ def main() -> None:
         for variant, r in results.items():
             row[f"{variant}_step_ms"] = r["step_ms"]
             row[f"{variant}_first_s"] = r["first_s"]
+            if r["first_stages_s"]:
+                row[f"{variant}_first_stages_s"] = r["first_stages_s"]
             row[f"{variant}_loss"] = round(r["loss"], 5)
             row[f"{variant}_peak_gb"] = r["peak_gb"]  # allocated, over the timed steps
             row[f"{variant}_reserved_gb"] = r["reserved_gb"]
