@@ -304,7 +304,7 @@ def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float
     refs = torch_reference(w.torch_key)(*[t.double() for t in inputs])
     refs = refs if isinstance(refs, tuple) else (refs,)
     nbytes = sum(t.numel() * t.element_size() for t in inputs)
-    nbytes += sum(math.prod(s) * inputs[0].element_size() for s in w.out_shapes)
+    nbytes += sum(o.numel() * o.element_size() for o in outs0)
     cp = copy_us(nbytes)
     head = {"workload": w.name, "dtype": dtype, "kind": seg0.lowered.scheduler, "bytes": nbytes, "copy_us": cp,
             "fd_execute_us": bench(lambda: fd.execute(inputs)),
@@ -313,7 +313,10 @@ def tune_workload(w: Workload, dtype: str, compiled: list[dict], deadline: float
     print(json.dumps(head), flush=True)
     log.write(json.dumps(head) + "\n")
     fusion = build(w, dtype).fusion()  # what compile_job lowered
-    outs = [torch.empty(s, dtype=tdt, device="cuda") for s in w.out_shapes]
+    # The outputs as fd.execute made them: a layer-norm backward's dw and db are
+    # float32 whatever its inputs are (buffers of the input dtype were half the bytes
+    # the kernels wrote, and their comparison came out inf).
+    outs = [torch.empty_like(o) for o in outs0]
     ptrs = [t.data_ptr() for t in inputs]
     optrs = [o.data_ptr() for o in outs]
     stream = torch.cuda.current_stream().cuda_stream
