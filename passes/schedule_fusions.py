@@ -982,12 +982,12 @@ class _FusionScheduler:
     def _reduction(self) -> None:
         self._reduction_like()
         if places_persistent(self.kind, self.params):
-            self.place_persistent()
+            self.place_persistent(hold=self.params.hold_buffers)
 
     _inner_persistent = _reduction
 
     def place_persistent(
-        self, reds: Sequence[Operation] | None = None, outputs: Sequence[SSAValue] | None = None
+        self, reds: Sequence[Operation] | None = None, outputs: Sequence[SSAValue] | None = None, hold: bool = False
     ) -> None:
         """Where the tensors of an inner persistent (or inner reduction) kernel are
         computed (nvFuser's computeAt and persistent buffers): every reduction at the
@@ -997,9 +997,10 @@ class _FusionScheduler:
         their consumers. Nothing is placed unless the reductions share the reference's
         first ``q`` loops; an input that does not share them is inlined. When the
         stages would recompute too much (``_recomputes_too_much``), the persistent
-        buffers are held at ``q`` as well (``hold_buffers``). ``reds`` and
-        ``outputs``: the kernel's reductions and outputs (all of the fusion's by
-        default; an inner-outer fusion's row kernel has only its row ones)."""
+        buffers are held at ``q`` as well (``hold_buffers``), and so they are when
+        ``hold`` (the parameters' ``hold_buffers``). ``reds`` and ``outputs``: the
+        kernel's reductions and outputs (all of the fusion's by default; an
+        inner-outer fusion's row kernel has only its row ones)."""
         if reds is None:
             reds = [op for op in body_ops(self.fusion) if is_reduction(op)]
         loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
@@ -1029,7 +1030,7 @@ class _FusionScheduler:
             outputs = returned_outputs(self.fusion)
         stages = [*staged, *(v for v in outputs if v not in staged)]
         stop = set(staged)
-        if _recomputes_too_much(stages, stop, len(body_ops(self.fusion))):
+        if hold or _recomputes_too_much(stages, stop, len(body_ops(self.fusion))):
             held = self.hold_buffers(reds, loops, shares_loops, stop)
             stop |= set(held)
             stages = [*staged, *held, *(v for v in outputs if v not in stop)]
@@ -1189,7 +1190,7 @@ class _FusionScheduler:
         self._schedule_reductions(inner_reds, p.rows, persistent_grid=False)
         rows = self.row_outputs(outer_reds)
         if places_persistent(p.rows_kind, p.rows):
-            self.place_persistent(inner_reds, rows)
+            self.place_persistent(inner_reds, rows, hold=p.rows.hold_buffers)
         self.kind = "inner_outer_persistent"
 
     def row_outputs(self, outer_reds: Sequence[Operation]) -> list[SSAValue]:
@@ -1220,7 +1221,7 @@ class _FusionScheduler:
                 f"the column reduction {missing[0].name_hint or missing[0]} does not line up with the row "
                 "reductions' loop nest; a single-kernel inner-outer schedule replays one nest on both"
             )
-        self.place_persistent(inner_reds, [*self.row_outputs(outer_reds), *outer])
+        self.place_persistent(inner_reds, [*self.row_outputs(outer_reds), *outer], hold=p.inner.hold_buffers)
         loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
         q = loops[inner_reds[0].results[0]].compute_at
         if q is None:

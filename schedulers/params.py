@@ -76,6 +76,11 @@ class ReductionParams:
     block: Dim3
     grid: Dim3
     project_to_inputs: bool = False
+    hold_buffers: bool = False
+    """Hold the persistent buffers computed in the fusion (a layer-norm backward's
+    ``xhat`` and ``dy * w``) in registers at the reductions' loop, as
+    ``schedule-fusions`` does by itself only when recomputing them from the held
+    inputs would cost too much: fewer instructions an element, more registers."""
     use_shared_memory: bool = False
     """Persistent buffers are kept in shared memory instead of registers."""
     buffer_bytes_per_row: int = 0
