@@ -4,7 +4,8 @@ One device call does it all (``benchmarks/TUNING.md`` records the runs)::
 
     python3 benchmarks/tune.py [--only softmax_4096,layernorm] [--dtypes bfloat16] \
         [--variants prefetch,halves] [--budget 300] [--json $OUT/tune.json]
-    python3 benchmarks/tune.py --dry      # no GPU: lower + NVRTC every variant, ptxas report
+    python3 benchmarks/tune.py --dry [--ptx]   # no GPU: lower + NVRTC every variant, ptxas report
+                                               # (--ptx: the PTX instruction mix of each main loop)
 
 For every workload of ``benchmarks/workloads.py`` in ``CASES`` and each dtype it runs
 the fusion once through ``fd.execute`` (the real path: segmentation, scheduler,
@@ -119,6 +120,7 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
         rows, cols = w.shapes[0]
         out.append({"label": "halves", "params": {}, "outer": {"single_kernel": False}})
         out += [{"label": f"prefetch {lv}", "params": {}, "env": {"FUSER_PREFETCH": lv}} for lv in ("L2", "L1")]
+        out.append({"label": "hold buffers", "params": {"hold_buffers": True}})
         vecs = cols * itemsize // 16
         for tpr in (32, 64, 128, 256, 512):
             for rpb in (1, 2, 4, 8):
@@ -230,9 +232,18 @@ def compile_job(job: tuple[str, str, int]) -> dict:
             k.module = None
         res["image"] = compiled.image
         res["lowered"] = lowered
+        if PTX_MIX:
+            from benchmarks.ptx_stats import loop_mix
+
+            res["ptx"] = loop_mix(source, lowered.kernels[0].name)
     except Exception as e:  # noqa: BLE001 - reported in the table
         res["error"] = f"{type(e).__name__}: {e}"[:300]
     return res
+
+
+PTX_MIX: list[bool] = []
+"""``--ptx``: with ``--dry``, also the PTX instruction mix of each variant's first
+kernel's main loop (``benchmarks/ptx_stats.py``)."""
 
 
 def compile_all(cases: list[tuple[Workload, str]], procs: int) -> dict[tuple[str, str], list[dict]]:
@@ -375,7 +386,8 @@ def dry_run(cases: list[tuple[Workload, str]], procs: int) -> None:
                 print(f"  {res['variant']:28} ERROR {res['error'][:200]}")
                 continue
             kern = " ".join(f"{k.block}x{k.grid}" for k in res["lowered"].kernels)
-            print(f"  {res['variant']:28} {kern:40} {res['report']}")
+            mix = " ".join(f"{k} {v}" for k, v in res.get("ptx", {}).items())
+            print(f"  {res['variant']:28} {kern:40} {res['report']}{f' | loop: {mix}' if mix else ''}")
 
 
 def print_table(rows: list[dict]) -> None:
@@ -423,8 +435,10 @@ def main() -> None:
     parser.add_argument("--dry", action="store_true", help="no GPU: lower and compile only")
     parser.add_argument("--procs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     parser.add_argument("--variants", default="", help="comma-separated substrings of variant labels")
+    parser.add_argument("--ptx", action="store_true", help="with --dry: the PTX instruction mix of each main loop")
     args = parser.parse_args()
     LABELS[:] = [s for s in args.variants.split(",") if s]
+    PTX_MIX[:] = [True] if args.ptx else []
     by_name = {w.name: w for w in workloads()}
     only = [s for s in args.only.split(",") if s]
     dtypes = args.dtypes.split(",")
