@@ -99,6 +99,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from fuser.codegen.lower.loop_index import MAX_LANES
 from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, SizeOp, TensorType, ViewAttr
 from fuser.ir.dialects.iterdomain import (
     MAX_VECTOR_BYTES,
@@ -1031,7 +1032,7 @@ class _FusionScheduler:
         stages = [*staged, *(v for v in outputs if v not in staged)]
         stop = set(staged)
         if hold or _recomputes_too_much(stages, stop, len(body_ops(self.fusion))):
-            held = self.hold_buffers(reds, loops, shares_loops, stop)
+            held = self.hold_buffers(reds, loops, shares_loops, stop, asked=hold)
             stop |= set(held)
             stages = [*staged, *held, *(v for v in outputs if v not in stop)]
         readers: dict[SSAValue, int] = {}
@@ -1053,6 +1054,7 @@ class _FusionScheduler:
         loops: dict[SSAValue, LoopOp],
         shares_loops: Callable[[LoopOp], bool],
         staged: set[SSAValue],
+        asked: bool = False,
     ) -> list[SSAValue]:
         """The persistent buffers computed inside the fusion (not inputs, not
         reductions) computed at the reductions' position ``q`` in registers, when
@@ -1061,7 +1063,10 @@ class _FusionScheduler:
         Each is then computed once per row, and the stages after it read it (nvFuser's
         persistent buffers that are not projected to the inputs). A buffer whose loops
         are not the reference's, that is read at another index, or whose inner loops
-        are not unrolled (registers are indexed at compile time) stays inlined."""
+        are not unrolled (registers are indexed at compile time) stays inlined. Its
+        innermost serial loop (unrolled into lanes) is at most 16 bytes, or at most
+        ``MAX_LANES`` iterations when ``asked`` (``hold_buffers``: a bf16 row's 8-lane
+        vectors held in float32)."""
         q = loops[reds[0].results[0]].compute_at if reds else None
         if q is None:
             return []
@@ -1079,7 +1084,10 @@ class _FusionScheduler:
             if any(t.iter_type == IterType.reduction for t in inner):
                 continue
             lanes = inner[-1:] if inner and inner[-1].parallel_type == ParallelType.serial else []
-            if lanes and lanes[0].extent * v.type.dtype.itemsize > MAX_VECTOR_BYTES:  # type: ignore[union-attr]
+            if lanes and (
+                lanes[0].extent > MAX_LANES if asked
+                else lanes[0].extent * v.type.dtype.itemsize > MAX_VECTOR_BYTES  # type: ignore[union-attr]
+            ):
                 continue
             kept = (ParallelType.unroll, ParallelType.vectorize, *THREAD_TYPES)
             if not all(t.parallel_type in kept or t.extent == 1 for t in inner[: len(inner) - len(lanes)]):
