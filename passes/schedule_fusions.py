@@ -27,7 +27,8 @@ as broadcast ids), and binds the loop ids to ``BIDx``/``BIDy``/``TIDx``/``TIDy``
   there in registers (``memory = "registers"``); the rest is inlined, unless the
   stages would then recompute more than ``RECOMPUTE_FACTOR`` times the fusion's ops
   (chained normalizations, each stage recomputing every earlier block from the
-  inputs): then the persistent buffers computed in the fusion are held too.
+  inputs): then the persistent buffers computed in the fusion are held too, as they
+  are whenever the parameters' ``hold_buffers`` asks for it.
 * ``outer_persistent``: two loop nests (``OuterPersistentParams``): the reductions, and
   what is computed at their shape, as the reduction kind schedules an outer reduction
   with ``stats``; the tensors at the reduced input's shape (the normalized outputs:
