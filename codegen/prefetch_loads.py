@@ -68,11 +68,7 @@ from fuser.ir.dialects import kernel as k
 
 __all__ = ["PREFETCH_ATTR", "prefetch_level", "prefetch_loop", "prefetch_next_iteration", "waits"]
 
-_PURE = (
-    arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp, arith.IndexCastOp,
-    arith.CmpiOp, arith.AndIOp, arith.OrIOp, arith.ConstantOp, arith.MinSIOp, arith.MaxSIOp,
-    k.ThreadIdOp, k.BlockIdOp, k.BlockDimOp, k.GridDimOp,
-)
+_PURE = (*k.INDEX_ARITH_OPS, *k.LAUNCH_INDEX_OPS)
 """Ops an address or a guard may be computed with: integer math and launch indices
 (a division only by a non-zero constant: the copy runs before the guards that the
 original may sit under)."""

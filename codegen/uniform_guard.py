@@ -36,10 +36,6 @@ from fuser.ir.dialects import kernel as k
 
 __all__ = ["hoist_uniform_guard"]
 
-_PURE = (
-    arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp, arith.IndexCastOp,
-    arith.CmpiOp, arith.AndIOp, arith.ConstantOp, arith.MinSIOp, arith.MaxSIOp,
-)
 _SYNC = (k.BarrierOp, k.BlockReduceOp, k.SharedAllocOp, k.ClusterReduceOp, k.ClusterBarrierOp)
 
 
@@ -123,7 +119,7 @@ class _Keys:
             return (op.name, op.dim.data)
         if isinstance(op, arith.ConstantOp):
             return ("const", str(op.value), str(v.type))
-        if not isinstance(op, _PURE):
+        if not isinstance(op, k.INDEX_ARITH_OPS):
             return None
         parts = [self.of(a) for a in op.operands]
         if any(p is None for p in parts):
@@ -214,7 +210,7 @@ def _dead_code(block: Block) -> None:
     while changed:
         changed = False
         for op in reversed(list(block.walk())):
-            pure = isinstance(op, _PURE) or isinstance(op, k.ThreadIdOp | k.BlockIdOp | k.BlockDimOp | k.GridDimOp)
+            pure = isinstance(op, k.INDEX_ARITH_OPS + k.LAUNCH_INDEX_OPS)
             if pure and all(not r.uses for r in op.results) and op.parent_block() is not None:
                 op.detach()
                 op.erase()

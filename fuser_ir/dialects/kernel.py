@@ -78,7 +78,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import memref, vector
+from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -302,6 +302,16 @@ class BlockDimOp(_LaunchIndexOp):
 @irdl_op_definition
 class GridDimOp(_LaunchIndexOp):
     name = "kernel.grid_dim"
+
+
+LAUNCH_INDEX_OPS = (ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp)
+INDEX_ARITH_OPS = (
+    arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp, arith.IndexCastOp,
+    arith.CmpiOp, arith.AndIOp, arith.ConstantOp, arith.MinSIOp, arith.MaxSIOp,
+)
+"""The side-effect-free integer ``arith`` ops the lowering computes offsets and row
+guards with (with the launch indices: the ops a transform may copy or move across a
+kernel's branches, ``codegen/uniform_guard.py`` and ``codegen/prefetch_loads.py``)."""
 
 
 @irdl_op_definition
