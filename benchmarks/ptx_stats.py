@@ -14,29 +14,16 @@ from __future__ import annotations
 import collections
 import re
 
-from fuser.codegen import nvrtc as nv
-from fuser.codegen.nvrtc import CompileError, CompileOptions, cuda_include_dirs
+from fuser.codegen.nvrtc import CompileOptions, compile_cuda
 
 _LABEL = re.compile(r"^(\$L__BB\d+_\d+):", re.M)
 _BRANCH = re.compile(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);")
 _INSTR = re.compile(r"^\s+(?:@!?%p\d+\s+)?([a-z]+(?:\.[a-z0-9]+)*)", re.M)
 
 
-def ptx_of(source: str, arch: str = "compute_90") -> str:
-    """NVRTC's PTX for ``source``."""
-    lib = nv._nvrtc()  # noqa: SLF001 - the module's own handle on the NVRTC library
-    args = CompileOptions(arch="sm_90").to_args(arch) + [f"-I{d}" for d in cuda_include_dirs()]
-    err, prog = lib.nvrtcCreateProgram(source.encode(), b"ptx_stats.cu", 0, [], [])
-    try:
-        (err,) = lib.nvrtcCompileProgram(prog, len(args), [a.encode() for a in args])
-        if err != lib.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(nv._program_log(lib, prog))  # noqa: SLF001
-        err, size = lib.nvrtcGetPTXSize(prog)
-        buf = bytearray(size)
-        lib.nvrtcGetPTX(prog, buf)
-    finally:
-        lib.nvrtcDestroyProgram(prog)
-    return bytes(buf).rstrip(b"\x00").decode()
+def ptx_of(source: str) -> str:
+    """NVRTC's PTX for ``source``, for ``compute_90``."""
+    return compile_cuda(source, name="ptx_stats", options=CompileOptions(arch="sm_90"), ptx=True).image.decode()
 
 
 def loop_mix(source: str, kernel: str) -> dict[str, int]:

@@ -241,16 +241,19 @@ def _target(arch: str) -> tuple[str, str]:
 
 
 def compile_cuda(source: str, *, name: str = "kernel", fusion: str | None = None,
-                 options: CompileOptions | None = None) -> CompiledKernel:
+                 options: CompileOptions | None = None, ptx: bool = False) -> CompiledKernel:
     """Compile ``source`` (one translation unit with ``extern "C"`` kernels) to a cubin.
 
     ``name`` is the kernel (also the program's file name in NVRTC's log), ``fusion`` the
-    fusion it was generated from; both appear in a :class:`CompileError`.
+    fusion it was generated from; both appear in a :class:`CompileError`. ``ptx``: PTX
+    for the architecture's virtual one instead of a cubin (to read, not to load).
     """
     nvrtc = _nvrtc()
     options = options or CompileOptions()
     arch = options.resolved_arch()
     target, kind = _target(arch)
+    if ptx and kind == "cubin":
+        target, kind = target.replace("sm_", "compute_", 1), "ptx"
     args = options.to_args(target) + [f"-I{d}" for d in cuda_include_dirs()]
     program = f"{name}.cu"
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), program.encode(), 0, [], [])

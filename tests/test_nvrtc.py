@@ -123,6 +123,12 @@ def test_newer_arch_than_nvrtc_gives_ptx() -> None:
     assert k.kind == "ptx" and b".entry vadd" in k.image and b".target sm_" in k.image
 
 
+def test_ptx_on_request_is_for_the_virtual_architecture() -> None:
+    k = compile_cuda(VADD, name="vadd", options=SM90, ptx=True)
+    assert k.kind == "ptx" and b".entry vadd" in k.image and b".target sm_90" in k.image
+    assert "--gpu-architecture=compute_90" in k.options
+
+
 def test_default_arch_without_gpu_is_sm90() -> None:
     from fuser.codegen.nvrtc import default_arch
     from fuser.runtime.cuda_driver import gpu_available
