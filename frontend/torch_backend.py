@@ -3,7 +3,8 @@ fusions, the rest left to torch.
 
 Dynamo captures the model; AOTAutograd traces the forward and the backward into
 ATen graphs (core ATen decompositions: layer norm, GELU, softmax and their backwards
-become pointwise ops and reductions); ``compile_graph`` then
+become pointwise ops and reductions), split between them by inductor's min-cut
+partitioner (``aot_partitioner()``); ``compile_graph`` then
 
 1. marks every node fuser runs (``torch_graph.unsupported_reason``),
 2. groups them into partitions (``partitioning()``): by default with torch's
@@ -12,9 +13,9 @@ become pointwise ops and reductions); ``compile_graph`` then
    a partition grows until a node needs a torch node that needs the partition, so
    each partition stays where its nodes were). The maximal groups put all twelve
    layers' weight-gradient GEMMs of GPT-2's backward into one partition at its end,
-   which keeps every layer's gradients alive until then: the ordered ones take 2 GB
-   less at the peak (9.7 against 11.7 GB), at a speed not yet compared on one machine
-   (benchmarks/RESULTS.md, tenth session).
+   which keeps every layer's gradients alive until then: the ordered ones take less
+   at the peak (9.1 against 10.9 GB with the min-cut partitioner) but made the step
+   slower (18.51 against 16.56 ms; benchmarks/RESULTS.md, eleventh session).
 3. replaces each partition's submodule by a ``FuserPartition``: its
    ``FusionDefinition`` (``torch_graph.definition_of``), run with ``fd.execute``
    (segmented, matmuls as cuBLAS segments, generated kernels for the rest). A

@@ -100,8 +100,8 @@ builtin.module {
 """
 
 
-def _kernel() -> k.FuncOp:
-    (func,) = [op for op in parse_module(_KERNEL).walk() if isinstance(op, k.FuncOp)]
+def _kernel(text: str = _KERNEL) -> k.FuncOp:
+    (func,) = [op for op in parse_module(text).walk() if isinstance(op, k.FuncOp)]
     return func
 
 
@@ -150,9 +150,7 @@ def test_a_division_by_a_runtime_value_keeps_its_load_out() -> None:
     text = _KERNEL.replace("%y : memref<?xf32>)", "%y : memref<?xf32>, %d : index)").replace(
         "%off = arith.addi %rowoff, %tidx : index", "%sum = arith.addi %rowoff, %tidx : index\n      %off = arith.divsi %sum, %d : index"
     )
-    (func,) = [op for op in parse_module(text).walk() if isinstance(op, k.FuncOp)]
-    assert prefetch_next_iteration(func, "L2") == 0
+    assert prefetch_next_iteration(_kernel(text), "L2") == 0
     const = _KERNEL.replace("%off = arith.addi %rowoff, %tidx : index",
                             "%sum = arith.addi %rowoff, %tidx : index\n      %off = arith.divsi %sum, %c1 : index")
-    (func,) = [op for op in parse_module(const).walk() if isinstance(op, k.FuncOp)]
-    assert prefetch_next_iteration(func, "L2") == 1
+    assert prefetch_next_iteration(_kernel(const), "L2") == 1
