@@ -130,6 +130,8 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
                     params = {"threads_per_row": tpr, "rows_per_block": rpb, "cross_block": tpr > 32,
                               "block": (tpr, rpb, 1), "grid": (g, 1, 1)}
                     out.append({"label": f"T{tpr}xR{rpb} b{vecs // tpr} G{g}", "params": params})
+                    out.append({"label": f"hold T{tpr}xR{rpb} b{vecs // tpr} G{g}",
+                                "params": {**params, "hold_buffers": True}})
     elif "vocab" in w.name or "few_rows" in w.name:  # few long rows: threads x blocks of a cluster a row
         rows, cols = w.shapes[0]
         out += [

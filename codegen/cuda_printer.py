@@ -412,7 +412,7 @@ class _KernelPrinter:
         dims = "" if cluster is None else f"__cluster_dims__({', '.join(map(str, cluster))}) "
         head = (f'extern "C" __global__ void {dims}__launch_bounds__({threads}) '
                 f"{f.sym_name.data}({', '.join(params)}) {{")
-        smem = _reduction_workspace_bytes(f)
+        smem = f.reduction_workspace_bytes()
         if smem:
             self.emit(f"__shared__ __align__(16) unsigned char fuser_red_smem[{smem}];")
         self.block(f.body.block)
@@ -722,26 +722,6 @@ def _literal(attr: Attribute, t: Attribute) -> str:
             return f"({text[:-8]}(double)INFINITY)" if text.endswith("INFINITY") else "((double)NAN)"
         return text
     raise CudaPrintError(f"no CUDA literal for {attr}")
-
-
-def _reduction_workspace_bytes(func: k.FuncOp) -> int:
-    """Bytes of ``fuser_red_smem``: one partial (1 or 3 values) per thread."""
-    need = 0
-    for op in func.walk():
-        if isinstance(op, k.BlockReduceOp):
-            width = _bits(op.values[0].type) // 8 * len(op.values)
-            need = max(need, width * func.threads_per_block())
-    return need
-
-
-def _bits(t: Attribute) -> int:
-    if isinstance(t, AnyFloat):
-        return t.bitwidth
-    if isinstance(t, ComplexType):
-        return 2 * _bits(t.element_type)
-    if isinstance(t, IntegerType):
-        return max(8, t.width.data)
-    return 64
 
 
 def kernels_of(module: ModuleOp) -> list[k.FuncOp]:

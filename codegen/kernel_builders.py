@@ -178,11 +178,23 @@ class KernelBuilder:
         next iteration's loads (``codegen/prefetch_loads.py``; off by default). It is
         verified when ``FUSER_VERIFY_KERNELS`` is set (the test suite sets it; it
         costs a third of the lowering of a large fusion), as ``fuser-opt`` verifies
-        the module after ``lower-to-kernels``."""
+        the module after ``lower-to-kernels``. A kernel whose shared tiles and
+        block-reduction workspace exceed ``kernel.STATIC_SHARED_LIMIT`` is a
+        ``LoweringError`` here, not a ptxas error later."""
         from fuser.codegen.prefetch_loads import prefetch_level, prefetch_next_iteration
         from fuser.codegen.uniform_guard import hoist_uniform_guard
 
         self.b.insert(k.ReturnOp())
+        use = self.func.static_shared_bytes()
+        if sum(use.values()) > k.STATIC_SHARED_LIMIT:
+            # The lowering's error (its package imports this module: imported here).
+            from fuser.codegen.lower.common import LoweringError
+
+            parts = ", ".join(f"{name} {n}" for name, n in use.items())
+            raise LoweringError(
+                f"kernel {self.func.sym_name.data}: its shared tiles and reduction workspace take "
+                f"{sum(use.values())} bytes ({parts}), more than the {k.STATIC_SHARED_LIMIT} bytes of "
+                "static shared memory: a smaller block, or fewer slots a tile")
         hoist_uniform_guard(self.func)
         prefetch_next_iteration(self.func, prefetch_level())
         if os.environ.get("FUSER_VERIFY_KERNELS", "") not in ("", "0"):

@@ -172,6 +172,29 @@ def test_divergent_barrier_is_an_error() -> None:
         run_kernel(m, None, [np.zeros(1, np.float32)], grid=(1,))
 
 
+def test_static_shared_memory_over_the_limit_is_a_lowering_error() -> None:
+    """A kernel's shared tiles plus its block-reduction workspace (one f32 partial a
+    thread) count against the 48 KB of static shared memory: one byte-precise sum,
+    the same that the printer declares; over it (one float more, padded to 16 bytes),
+    ``finish`` names the parts."""
+    from fuser.codegen.lower.common import LoweringError
+
+    def kernel(tile_floats: int) -> KernelBuilder:
+        b = KernelBuilder("big", [("x", global_memref(DType.float32))], (64, 8, 1))
+        tid = b.thread_id("x")
+        b.shared([tile_floats], DType.float32.to_xdsl(), name="tile")
+        b.block_reduce([b.load(b.arg("x"), [tid])], "add")
+        return b
+
+    fits = kernel((k.STATIC_SHARED_LIMIT - 512 * 4) // 4).finish()
+    func = next(op for op in fits.walk() if isinstance(op, k.FuncOp))
+    assert func.static_shared_bytes() == {"%tile": k.STATIC_SHARED_LIMIT - 2048, "block_reduce workspace": 2048}
+    assert "fuser_red_smem[2048]" in print_cuda(fits)
+    with pytest.raises(LoweringError, match=r"kernel big: .* 49168 bytes \(%tile 47120, block_reduce workspace "
+                                            r"2048\), more than the 49152 bytes of static shared memory"):
+        kernel((k.STATIC_SHARED_LIMIT - 512 * 4) // 4 + 1).finish()
+
+
 def test_index_overflow_in_32_bit_kernel() -> None:
     m = _pointwise(DType.float32, index_bits=32)
     with pytest.raises(KernelError, match="overflows 32-bit index math"):

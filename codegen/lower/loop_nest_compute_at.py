@@ -421,7 +421,11 @@ class _Lowering:
         if self.across:
             self.acc = SiblingAccumulators([v.owner for v in self.across], self.ev, self.shapes)  # type: ignore[misc]
             self.partial_bufs = list(self.b.func.args[len(self.b.func.args) - len(scratch) :])
-            self.slot_tile = slot_tile(self.b, self.block, self.across_threads, self.n_slots, self.acc_dtypes, "across_tile", size)  # type: ignore[arg-type]
+            # Room beside the tiles for the row reductions' block-reduction workspace
+            # (at most one partial of all their accumulators a thread).
+            rows = accumulator_dtypes([v.owner for v in reductions])  # type: ignore[misc]
+            workspace = math.prod(self.block) * len(rows) * max((d.itemsize for d in rows), default=0)
+            self.slot_tile = slot_tile(self.b, self.block, self.across_threads, self.n_slots, self.acc_dtypes, "across_tile", size + workspace)  # type: ignore[arg-type]
             state = self.acc.init() * self.n_slots
         state = self.outer(0, {}, state)
         if self.across:

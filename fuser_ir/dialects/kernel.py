@@ -76,6 +76,7 @@ This dialect adds the rest::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref, vector
@@ -132,6 +133,20 @@ REDUCTION_KINDS = ("add", "mul", "max", "min", "welford")
 UNROLL_ATTR = "kernel.unroll"
 MAX_CLUSTER_BLOCKS = 8
 """Blocks in a thread-block cluster (the portable maximum of sm_90)."""
+STATIC_SHARED_LIMIT = 48 * 1024
+"""Bytes of static ``__shared__`` memory a kernel may declare (more needs dynamic
+shared memory, which kernels do not use)."""
+
+
+def value_bits(t: Attribute) -> int:
+    """Bits of a kernel value of type ``t`` (``index`` and other types: 64)."""
+    if isinstance(t, AnyFloat):
+        return t.bitwidth
+    if isinstance(t, ComplexType):
+        return 2 * value_bits(t.element_type)
+    if isinstance(t, IntegerType):
+        return max(8, t.width.data)
+    return 64
 
 
 @irdl_op_definition
@@ -190,6 +205,33 @@ class FuncOp(IRDLOperation):
     def get_index_bits(self) -> int:
         return 64 if self.index_bits is None else self.index_bits.value.data
 
+    def reduction_workspace_bytes(self) -> int:
+        """Bytes of the shared workspace of the kernel's ``kernel.block_reduce`` ops
+        (the printer's ``fuser_red_smem``): one partial (all the op's values) a thread,
+        for the widest op."""
+        need = 0
+        for op in self.walk():
+            if isinstance(op, BlockReduceOp):
+                width = value_bits(op.values[0].type) // 8 * len(op.values)
+                need = max(need, width * self.threads_per_block())
+        return need
+
+    def static_shared_bytes(self) -> dict[str, int]:
+        """The static shared memory the kernel declares: each ``kernel.shared_alloc``
+        (``%name``, or ``shared_alloc #<op number>``; 16-byte aligned) and the reduction
+        workspace (``block_reduce workspace``)."""
+        use: dict[str, int] = {}
+        for n, op in enumerate(self.walk()):
+            if isinstance(op, SharedAllocOp):
+                ty = op.result.type
+                assert isinstance(ty, MemRefType)
+                nbytes = math.prod(ty.get_shape()) * value_bits(ty.element_type) // 8
+                use[f"%{op.result.name_hint}" if op.result.name_hint else f"shared_alloc #{n}"] = -(-nbytes // 16) * 16
+        workspace = self.reduction_workspace_bytes()
+        if workspace:
+            use["block_reduce workspace"] = workspace
+        return use
+
     def verify_(self) -> None:
         where = f"kernel.func @{self.sym_name.data}"
         if self.function_type.outputs.data:
@@ -222,6 +264,11 @@ class FuncOp(IRDLOperation):
             elif not isinstance(t, AnyFloat | IntegerType | IndexType):
                 raise VerifyException(f"{where}: argument #{i} has unsupported type {t}")
         check_defined_before_use(where, self.body.block)
+        use = self.static_shared_bytes()
+        if sum(use.values()) > STATIC_SHARED_LIMIT:
+            parts = ", ".join(f"{name} {n}" for name, n in use.items())
+            raise VerifyException(f"{where}: declares {sum(use.values())} bytes of static shared memory "
+                                  f"({parts}), more than the {STATIC_SHARED_LIMIT} a kernel may")
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:

@@ -134,3 +134,16 @@ kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>
   kernel.return
 }
 // CHECK: kernel.prefetch: operand mem must be a global tensor (memref<?xT>), got memref<32xf32, 3 : i64>
+
+// -----
+
+// 48 KB of tiles plus 2 KB of block-reduction workspace (512 threads x f32): over the
+// 48 KB of static shared memory a kernel may declare.
+kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 64, 8, 1>} {
+  %tid = kernel.thread_id x
+  %tile = kernel.shared_alloc : memref<8x24x64xf32, 3 : i64>
+  %v = memref.load %x[%tid] : memref<?xf32>
+  %s = kernel.block_reduce %v {kind = "add", dims = array<i64: 0>} : (f32) -> f32
+  kernel.return
+}
+// CHECK: kernel.func @k: declares 51200 bytes of static shared memory (%tile 49152, block_reduce workspace 2048), more than the 49152 a kernel may
