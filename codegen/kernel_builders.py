@@ -67,6 +67,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from fuser.codegen.lowering_error import LoweringError
 from fuser.ir.dialects import kernel as k
 from fuser.ir.dtypes import DType
 from fuser.ir.schedule import BinOp, Const, Expr, Var
@@ -187,9 +188,6 @@ class KernelBuilder:
         self.b.insert(k.ReturnOp())
         use = self.func.static_shared_bytes()
         if sum(use.values()) > k.STATIC_SHARED_LIMIT:
-            # The lowering's error (its package imports this module: imported here).
-            from fuser.codegen.lower.common import LoweringError
-
             parts = ", ".join(f"{name} {n}" for name, n in use.items())
             raise LoweringError(
                 f"kernel {self.func.sym_name.data}: its shared tiles and reduction workspace take "

@@ -21,16 +21,13 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Attribute, SSAValue
 
 from fuser.codegen.kernel_builders import global_memref
+from fuser.codegen.lowering_error import LoweringError as LoweringError  # re-exported
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
 from fuser.ir.schedule import Var
 from fuser.ir.symbolic import SymInt
 
 Dim3 = tuple[int, int, int]
-
-
-class LoweringError(ValueError):
-    """A fusion (or op) that a lowering cannot turn into a kernel; names the op."""
 
 
 @dataclass(frozen=True)
