@@ -83,6 +83,16 @@ block an SM of 2 x 64 threads (the inner persistent kind's choice) 123 / 110, a
 latency-bound loop of 63 iterations with 4 warps an SM; 4 x 32 threads, 2 blocks an
 SM 79.3 / 50.8, 3 blocks an SM 81.0 / 46.8, 4 blocks 84.7 / 55.3 (the halves: 130.5 /
 78.0): 2 blocks of 32 KB of f32 rows, 3 of 16 KB of bf16."""
+SINGLE_KERNEL_HOLD_ITEMSIZE = 4
+"""The one-kernel schedule holds the persistent buffers it computes (``hold_buffers``:
+a layer-norm backward's ``xhat`` and ``dy * w``, float32) in registers, instead of
+recomputing them after the row sums, when the tensors it streams have elements of at
+least this many bytes: a held float32 buffer then takes no more registers than the
+input it replaces. Measured on the H100 (``benchmarks/tune.py --only
+layernorm_backward --variants hold``, the heuristic's grid with and without held
+buffers, us): f32 16384x1024 85.0 -> 82.9, 32768x768 123.2 -> 118.9, 4096x4096
+92.9 -> 92.3; bf16 (8-lane float32 vectors held for 8 bf16 inputs: 168 -> 216
+registers at 4096) 51.9 -> 51.2, 70.4 -> 83.1, 85.5 -> 96.4."""
 
 
 def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
@@ -152,7 +162,8 @@ def single_kernel_params(
     lo, hi = SINGLE_KERNEL_BLOCKS_PER_SM
     per_sm = max(lo, min(hi, ceil_div(SINGLE_KERNEL_BYTES_IN_FLIGHT, max(1, rows * row_bytes))))
     blocks = min(per_sm * target.sm_count, ceil_div(ext.iteration, rows))
-    return row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True)
+    params = row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True)
+    return replace(params, hold_buffers=max_itemsize(full) >= SINGLE_KERNEL_HOLD_ITEMSIZE)
 
 
 class InnerOuterPersistentScheduler(Scheduler):

@@ -59,6 +59,18 @@ def test_the_scheduler_picks_inner_outer_for_enough_rows() -> None:
     assert sel.kind == "inner_outer_persistent"
 
 
+def test_held_buffers_are_the_choice_for_four_byte_rows_only() -> None:
+    """``SINGLE_KERNEL_HOLD_ITEMSIZE``: f32 rows hold xhat and dy * w (float32, no wider
+    than the inputs); bf16 rows recompute them (held, they doubled the registers of
+    the inputs and were slower on the H100)."""
+    shapes = [(4096, 4096), (4096, 4096), (4096, 1), (4096, 1), (4096,)]
+    held = {}
+    for dt in (DataType.Float, DataType.BFloat16):
+        fusion = layer_norm_backward(dt)
+        held[dt] = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, shapes), H100).inner.hold_buffers
+    assert held == {DataType.Float: True, DataType.BFloat16: False}
+
+
 @pytest.mark.parametrize("single_kernel", [True, False], ids=["one-kernel", "halves"])
 @pytest.mark.parametrize("rows,cols", [(6, 40), (9, 64), (300, 24)])
 def test_layer_norm_backward_matches_reference(rows: int, cols: int, single_kernel: bool) -> None:

@@ -164,6 +164,8 @@ def test_inner_outer_params() -> None:
     assert p.inner.grid == (264, 1, 1) and p.inner.block == (64, 4, 1)
     assert (p.inner.vectorization, p.inner.persistent_batch) == (4, 4)
     assert p.partial_buffer_bytes == 2 * 1024 * 4
+    # f32 rows hold xhat and dy * w (no wider than the inputs; bf16: test_inner_outer_kernels).
+    assert p.inner.hold_buffers
     # Fewer row groups than 2 blocks an SM: a block each.
     few = _heur(InnerOuterPersistentScheduler, F.layer_norm_backward(), [(600, 1024), (600, 1024), (600, 1), (600, 1), (1024,)])
     assert few.inner.grid == (150, 1, 1)

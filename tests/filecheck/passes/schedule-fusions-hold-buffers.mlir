@@ -1,13 +1,14 @@
-// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=8192x256,1=8192x256,2=8192x1,3=8192x1"},select-schedulers,schedule-fusions' | filecheck %s --check-prefix=DEFAULT
-// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=8192x256,1=8192x256,2=8192x1,3=8192x1"},select-schedulers' | sed 's/hold_buffers = false/hold_buffers = true/g' | fuser-opt -p schedule-fusions > %t.held.mlir
+// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=8192x256,1=8192x256,2=8192x1,3=8192x1"},select-schedulers,schedule-fusions' > %t.held.mlir
 // RUN: filecheck %s --check-prefix=HELD < %t.held.mlir
+// RUN: fuser-opt %s -p 'bind-sizes{sizes="0=8192x256,1=8192x256,2=8192x1,3=8192x1"},select-schedulers' | sed 's/hold_buffers = true/hold_buffers = false/g' | fuser-opt -p schedule-fusions | filecheck %s --check-prefix=RECOMPUTE
 // RUN: fuser-opt %t.held.mlir -p lower-to-kernels -t cuda | filecheck %s --check-prefix=CUDA
 
 // `hold_buffers` in the IR's schedule (the layer-norm backward of
-// lower-to-kernels-inner-outer.mlir, one kernel): by default the rows' loop holds the
-// inputs dy and x in registers and recomputes xhat from x after the row sums; with
-// `hold_buffers = true` written into the schedule it holds xhat (computed once a row)
-// instead of x, which nothing else reads. The held schedule lowers to one kernel.
+// lower-to-kernels-inner-outer.mlir, one kernel). The heuristic's choice for f32 rows
+// is `hold_buffers = true`: the rows' loop holds xhat (computed once a row) in
+// registers instead of x, which nothing else reads. With `hold_buffers = false`
+// written into the schedule it holds the inputs dy and x and recomputes xhat from x
+// after the row sums. The held schedule lowers to one kernel and its finishing kernel.
 
 fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, %mean : !fuser.tensor<?x1xf32>, %rstd : !fuser.tensor<?x1xf32>) -> (!fuser.tensor<?x?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>) {
   %d = fuser.sub %x, %mean : (!fuser.tensor<?x?xf32>, !fuser.tensor<?x1xf32>) -> !fuser.tensor<?x?xf32>
@@ -24,10 +25,10 @@ fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, 
   fuser.output %dx, %dw, %db : !fuser.tensor<?x?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>
 }
 
-// DEFAULT: hold_buffers = false
-// DEFAULT: iterdomain.loop %dy [{{.*}}] {compute_at = 3 : i64, memory = "registers"}
-// DEFAULT: iterdomain.loop %x [{{.*}}] {compute_at = 3 : i64, memory = "registers"}
-// DEFAULT-NOT: iterdomain.loop %xhat [{{.*}}] {compute_at
+// RECOMPUTE: hold_buffers = false
+// RECOMPUTE: iterdomain.loop %dy [{{.*}}] {compute_at = 3 : i64, memory = "registers"}
+// RECOMPUTE: iterdomain.loop %x [{{.*}}] {compute_at = 3 : i64, memory = "registers"}
+// RECOMPUTE-NOT: iterdomain.loop %xhat [{{.*}}] {compute_at
 
 // HELD: hold_buffers = true
 // HELD: iterdomain.loop %dy [{{.*}}] {compute_at = 3 : i64, memory = "registers"}
