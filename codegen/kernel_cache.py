@@ -3,10 +3,16 @@
 Compiling with NVRTC takes tens to hundreds of milliseconds, so each compiled kernel is
 kept:
 
-- in memory, keyed by ``(source, name, options, arch)`` (string hashes are cached by Python,
-  so a hit costs one dict lookup);
+- in memory, keyed by ``(canonical source, options, arch)``;
 - on disk, in ``$FUSER_CACHE_DIR`` or ``~/.cache/fuser/kernels``, one file per kernel
-  named by the SHA-256 of (source, kernel name, NVRTC options, arch, NVRTC version, header dir).
+  named by the SHA-256 of (canonical source, NVRTC options, arch, NVRTC version, header dir).
+
+The canonical source is the source with its kernel name (``name``: the first kernel's,
+which the others extend, as ``<name>_finish``) replaced by a marker, so segments that
+differ only in their names (a transformer's layers: the backward graph of GPT-2 small
+has 75 segments and about a tenth as many distinct kernels) compile once. A hit under
+another name returns the image compiled under the first name, with ``asked`` set:
+``CompiledKernel.symbol`` maps a kernel's name to its name in the image.
 
 Several processes may share the directory: a file is written to a temporary name in the
 same directory and renamed into place with ``os.replace`` (atomic on POSIX), so a reader
@@ -63,13 +69,15 @@ class KernelCache:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         self.disk = disk
         self.stats = CacheStats()
-        self._memory: dict[tuple[str, str, CompileOptions, str], CompiledKernel] = {}
+        self._memory: dict[tuple[str, CompileOptions, str], CompiledKernel] = {}
+        self._compiling: dict[tuple[str, CompileOptions, str], threading.Event] = {}
+        """Canonical sources being compiled (or read from disk) by some thread."""
         self._lock = threading.Lock()
 
     # ---- keys ----------------------------------------------------------------------
     def disk_key(self, source: str, name: str, options: CompileOptions, arch: str) -> str:
         h = hashlib.sha256()
-        for part in (source, name, repr(options), arch, repr(nvrtc_version()),
+        for part in (canonical_source(source, name), repr(options), arch, repr(nvrtc_version()),
                      repr(cuda_include_dirs())):
             h.update(part.encode())
             h.update(b"\x00")
@@ -84,26 +92,49 @@ class KernelCache:
         """The compiled kernel for ``source``, compiling it on a miss."""
         options = options or CompileOptions()
         arch = options.resolved_arch()
-        mkey = (source, name, options, arch)
-        hit = self._memory.get(mkey)
+        mkey = (canonical_source(source, name), options, arch)
+        with self._lock:
+            hit = self._memory.get(mkey)
+            compiling = self._compiling.get(mkey)
+            if hit is None and compiling is None:
+                self._compiling[mkey] = done = threading.Event()
+        if hit is None and compiling is not None:
+            # Another thread compiles the same canonical source (``FusionCompiler.prepare``
+            # compiles a program's segments side by side): wait for its image. If it
+            # failed, compile here and raise this source's own error.
+            compiling.wait()
+            hit = self._memory.get(mkey)
+            if hit is None:
+                return self._compile(mkey, source, name, fusion, options, arch)
         if hit is not None:
-            self.stats.memory_hits += 1
-            return hit
+            with self._lock:
+                self.stats.memory_hits += 1
+            return _as_asked(hit, name)
+        try:
+            return self._compile(mkey, source, name, fusion, options, arch)
+        finally:
+            with self._lock:
+                del self._compiling[mkey]
+            done.set()
+
+    def _compile(self, mkey: tuple, source: str, name: str, fusion: str | None, options: CompileOptions,
+                 arch: str) -> CompiledKernel:
+        """The disk cache's image, or NVRTC's, of a source the memory cache misses."""
         key = self.disk_key(source, name, options, arch) if self.disk else ""
         if self.disk:
             loaded = self._read(key, name)
             if loaded is not None:
-                self.stats.disk_hits += 1
                 with self._lock:
+                    self.stats.disk_hits += 1
                     self._memory[mkey] = loaded
-                return loaded
+                return _as_asked(loaded, name)
         compiled = compile_cuda(source, name=name, fusion=fusion,
                                 options=replace(options, arch=arch))
-        self.stats.misses += 1
         if self.disk:
             self._write(key, compiled)
         with self._lock:
-            self._memory[mkey] = compiled
+            self.stats.misses += 1
+            self._memory.setdefault(mkey, compiled)
         return compiled
 
     def clear_memory(self) -> None:
@@ -127,8 +158,7 @@ class KernelCache:
             off += 8
             header = json.loads(data[off:off + hlen])
             image = data[off + hlen:]
-            if (header["key"] != key or header["name"] != name
-                    or header["size"] != len(image)
+            if (header["key"] != key or header["size"] != len(image)
                     or header["sha256"] != hashlib.sha256(image).hexdigest()):
                 return None
             return CompiledKernel(image=image, kind=header["kind"], arch=header["arch"],
@@ -160,6 +190,22 @@ class KernelCache:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+NAME_MARKER = "\x00kernel\x00"
+"""What a source's kernel name becomes in its canonical form (no CUDA source holds it)."""
+
+
+def canonical_source(source: str, name: str) -> str:
+    """``source`` with its kernel name ``name`` replaced by ``NAME_MARKER`` (module
+    docstring): two sources are equal here when one is the other with its name
+    changed (every occurrence, so that a name also used for something else cannot
+    make two different programs equal)."""
+    return source.replace(name, NAME_MARKER) if name else source
+
+
+def _as_asked(compiled: CompiledKernel, name: str) -> CompiledKernel:
+    return compiled if compiled.name == name else replace(compiled, asked=name)
 
 
 _default: KernelCache | None = None

@@ -88,8 +88,17 @@ class CompiledKernel:
     kind: str  # "cubin" or "ptx"
     arch: str
     name: str
+    """The kernel name the source was compiled with (the image's kernels carry it)."""
     log: str = ""
     options: tuple[str, ...] = field(default=(), compare=False)
+    asked: str = ""
+    """The name a cache lookup asked for, when it differs (``KernelCache``: a source
+    that is another one with its kernel name changed gets that one's image)."""
+
+    def symbol(self, kernel: str) -> str:
+        """The name in the image of ``kernel``, a kernel of the source asked for (its
+        names contain the name asked for, as ``<name>`` and ``<name>_finish``)."""
+        return kernel.replace(self.asked, self.name) if self.asked and self.asked != self.name else kernel
 
 
 # ---- environment -------------------------------------------------------------------

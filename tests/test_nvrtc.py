@@ -162,6 +162,48 @@ def test_cache_memory_and_disk_hits(tmp_path: Path) -> None:
     assert cache.stats.misses == 3 and len(list(tmp_path.iterdir())) == 3
 
 
+def test_cache_shares_an_image_between_sources_that_differ_only_in_their_kernel_name(tmp_path: Path) -> None:
+    """A transformer's layers give segments whose CUDA differs only in the segment's
+    name: the second compiles nothing, and ``symbol`` maps its kernels' names
+    (``<name>``, ``<name>_finish``) to the image's. Any other difference is a miss."""
+    two = VADD + VADD.replace("vadd", "vadd_finish")
+    cache = KernelCache(tmp_path)
+    a = cache.get(two, name="vadd", options=SM90)
+    b = cache.get(two.replace("vadd", "seg7"), name="seg7", options=SM90)
+    assert (cache.stats.misses, cache.stats.memory_hits) == (1, 1)
+    assert b.image == a.image and b.name == "vadd" and b.asked == "seg7"
+    assert [b.symbol(k) for k in ("seg7", "seg7_finish")] == ["vadd", "vadd_finish"]
+    assert a.symbol("vadd_finish") == "vadd_finish"
+    # Another process: the disk file answers for the new name too.
+    other = KernelCache(tmp_path)
+    c = other.get(two.replace("vadd", "seg9"), name="seg9", options=SM90)
+    assert (other.stats.misses, other.stats.disk_hits) == (0, 1) and c.symbol("seg9_finish") == "vadd_finish"
+    # The name changed in only some places: another program, compiled.
+    cache.get(two.replace("vadd_finish", "seg7_finish"), name="vadd_x", options=SM90)
+    assert cache.stats.misses == 2
+
+
+def test_threads_compiling_one_canonical_source_share_one_compile(tmp_path: Path) -> None:
+    """``FusionCompiler.prepare`` compiles a program's segments in threads: segments
+    that differ only in their names, compiled at once, wait for the first one's image
+    instead of each running NVRTC; a source that fails still raises in every thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = KernelCache(tmp_path, disk=False)
+    names = [f"seg{i}" for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda n: cache.get(VADD.replace("vadd", n), name=n, options=SM90), names))
+    assert (cache.stats.misses, cache.stats.memory_hits) == (1, 7)
+    assert len({g.image for g in got}) == 1
+    assert {g.symbol(n) for g, n in zip(got, names, strict=True)} == {got[0].name}
+    bad = BROKEN.replace("k0", "seg")
+    with ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(cache.get, bad.replace("seg", f"b{i}"), name=f"b{i}", options=SM90) for i in range(3)]
+    for i, f in enumerate(futures):
+        with pytest.raises(CompileError, match=f"b{i}"):
+            f.result()
+
+
 def test_cache_rejects_corrupt_or_truncated_files(tmp_path: Path) -> None:
     cache = KernelCache(tmp_path)
     good = cache.get(VADD, name="vadd", options=SM90)
