@@ -17,6 +17,7 @@ argument buffer and calls ``cuLaunchKernel``: a few microseconds of host time.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,10 @@ _SIG = {
     DType.complex64: "c",
     DType.complex128: "z",
 }
+
+
+MAX_COMPILE_THREADS = 16
+"""Most NVRTC compiles ``FusionCompiler.prepare`` runs at once."""
 
 
 def pointer_alignment(ptr: int, itemsize: int) -> int:
@@ -138,38 +143,99 @@ class FusionCompiler:
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None = None,
     ) -> CompiledSegment:
-        key = (fusion.sym_name.data, tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+        key = self._key(fusion, layouts, scalars, out_layouts)
         seg = self._cache.get(key)
         if seg is None:
             with self._lock:
                 seg = self._cache.get(key)
                 if seg is None:
-                    seg = self._build(fusion, layouts, scalars, out_layouts)
+                    lowered, source = self._lower(fusion, layouts, scalars, out_layouts)
+                    seg = self._load(fusion, lowered, source, self._compile(fusion, lowered, source))
                     self._cache[key] = seg
         return seg
+
+    @staticmethod
+    def _key(
+        fusion: F.FusionOp,
+        layouts: Sequence[TensorLayout | None],
+        scalars: Sequence[Any],
+        out_layouts: Sequence[TensorLayout] | None,
+    ) -> tuple:
+        return (fusion.sym_name.data, tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+
+    def prepare(
+        self,
+        launches: Sequence[tuple[F.FusionOp, Sequence[TensorLayout | None], Sequence[Any], Sequence[TensorLayout]]],
+        threads: int | None = None,
+    ) -> int:
+        """Compile ahead the segments of ``launches`` (segment, input layouts, scalar
+        values, output layouts: what ``get`` will be asked for) that are not compiled
+        yet: each is lowered and printed here, in order, while NVRTC compiles the ones
+        before it in ``threads`` threads (NVRTC releases the GIL; default: one a CPU
+        core, at most ``MAX_COMPILE_THREADS``). A program's first run then waits for
+        the slowest compile instead of their sum (the backward graph of GPT-2 small is
+        one program of 75 segments). A launch that fails here is left to ``get``, which
+        raises its error when the launch runs; so is a launch predicted with other
+        layouts than it runs with. Returns how many segments it compiled."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        todo: dict[tuple, tuple] = {}
+        for fusion, layouts, scalars, out_layouts in launches:
+            key = self._key(fusion, layouts, scalars, out_layouts)
+            if key not in self._cache:
+                todo.setdefault(key, (fusion, layouts, scalars, out_layouts))
+        if len(todo) < 2:  # nothing to overlap: the launch compiles it
+            return 0
+        workers = threads or max(1, min(len(todo), os.cpu_count() or 1, MAX_COMPILE_THREADS))
+        done = 0
+        with ThreadPoolExecutor(workers, thread_name_prefix="fuser-nvrtc") as pool:
+            pending = []
+            for key, (fusion, layouts, scalars, out_layouts) in todo.items():
+                try:
+                    lowered, source = self._lower(fusion, layouts, scalars, out_layouts)
+                except Exception:  # noqa: BLE001 - get() lowers it again when it runs, and raises
+                    continue
+                pending.append((key, fusion, lowered, source, pool.submit(self._compile, fusion, lowered, source)))
+            for key, fusion, lowered, source, compiled in pending:
+                try:
+                    seg = self._load(fusion, lowered, source, compiled.result())
+                except Exception:  # noqa: BLE001 - as above: the launch reports it
+                    continue
+                with self._lock:
+                    self._cache.setdefault(key, seg)
+                done += 1
+        return done
 
     def segments(self) -> list[CompiledSegment]:
         """The segments compiled so far, in compile order."""
         return list(self._cache.values())
 
-    def _build(
+    def _lower(
         self,
         fusion: F.FusionOp,
         layouts: Sequence[TensorLayout | None],
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None,
-    ) -> CompiledSegment:
-        from fuser.codegen.kernel_cache import compile_cached
-        from fuser.runtime import cuda_driver as drv
-
+    ) -> tuple[LoweredFusion, str]:
         with paused_gc():
             lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
             if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
                 raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
-            source = print_cuda(*lowered.modules())
-        compiled = compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
+            return lowered, print_cuda(*lowered.modules())
+
+    @staticmethod
+    def _compile(fusion: F.FusionOp, lowered: LoweredFusion, source: str) -> Any:
+        from fuser.codegen.kernel_cache import compile_cached
+
+        return compile_cached(source, name=lowered.kernels[0].name, fusion=fusion.sym_name.data)
+
+    def _load(self, fusion: F.FusionOp, lowered: LoweredFusion, source: str, compiled: Any) -> CompiledSegment:
+        from fuser.runtime import cuda_driver as drv
+
         module = drv.load_module(compiled.image, self.device)
-        kernels = [module.kernel(k.name, kernel_signature(fusion, k.args)) for k in lowered.kernels]
+        # A segment that differs from one compiled before only in its name shares its image
+        # (``KernelCache``): its kernels carry that segment's names.
+        kernels = [module.kernel(compiled.symbol(k.name), kernel_signature(fusion, k.args)) for k in lowered.kernels]
         self.compiles += 1
         scratch = [s.numel * s.dtype.itemsize for s in lowered.scratch]
         return CompiledSegment(fusion, lowered, source, kernels, scratch, self.device)

@@ -90,6 +90,17 @@ def _upload_into(dst: Any, host: np.ndarray) -> None:
         drv.memcpy_htod(ga.array_info(dst).ptr, host)
 
 
+def _aligned(layout: Any, ty: Any) -> Any:
+    """``layout`` with its pointer alignment capped at 16 bytes of the element type of
+    ``ty``, as ``pointer_alignment`` reads it from a pointer: a program input keeps its
+    own, a buffer the program allocates (``launch_layouts``: 16 elements) is a fresh
+    allocation's."""
+    from dataclasses import replace
+
+    cap = max(1, 16 // F.dtype_of(ty).itemsize)
+    return layout if layout.pointer_align <= cap else replace(layout, pointer_align=cap)
+
+
 class GpuProgram:
     """An ``Executable`` run on the GPU for one input signature (module docstring)."""
 
@@ -143,11 +154,68 @@ class GpuProgram:
         if replay is not None and (replay.communicator is None or replay.communicator is self.evaluator.communicator):
             return replay(flat)
         args = [x.item() if hasattr(x, "item") and not ga.is_gpu_array(x) else x for x in flat]
+        if self.runs == 1:
+            self.compile_ahead(args)
         outs = self.evaluator.run(args)
         if self.runs == 1 or replay is not None:
             # (again after a walk with another communicator: its position may differ)
             self._replay = self._build_replay(flat)
         return outs
+
+    def compile_ahead(self, flat: Sequence[Any]) -> int:
+        """Before the first run: compile every segment the run will launch with
+        generated kernels, NVRTC in parallel (``FusionCompiler.prepare``), at the
+        layouts the run will give them: the program inputs' own, and dense
+        intermediates and outputs, 16-byte aligned as fresh buffers are
+        (``fuser.runtime.driver.launch_layouts``, ``_aligned``). A launch predicted wrong compiles
+        when it runs, as without this. Returns how many segments it compiled."""
+        from fuser.codegen.lower import concrete_shapes
+        from fuser.codegen.lower.common import TensorLayout
+        from fuser.runtime.compile_fusion import pointer_alignment
+        from fuser.schedulers.analysis.sizes import has_size_operands
+
+        if len(self.exe.launches) < 2 or self.evaluator.communicator is not None:
+            return 0
+        layouts: list[Any] = []
+        scalars: list[Any] = []
+        for x in flat:
+            if ga.is_gpu_array(x):
+                info = ga.array_info(x)
+                layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
+                scalars.append(None)
+            else:
+                layouts.append(None)
+                scalars.append(x)
+        try:
+            launches = self.exe.launch_layouts(layouts, scalars)
+        except Exception:  # noqa: BLE001 - shapes the host cannot predict: the run finds them
+            return 0
+        jobs = []
+        for seg, seg_layouts, seg_scalars in launches:
+            if library_segment(seg) is not None:
+                continue
+            ins = [lay if lay is None else _aligned(lay, t.type) for lay, t in zip(seg_layouts, seg.inputs, strict=True)]
+            if any(lay is not None and 0 in lay.shape for lay in ins):
+                continue  # run on the host
+            sized = has_size_operands(seg)
+            vals = [v if sized and lay is None else None for v, lay in zip(seg_scalars, ins, strict=True)]
+            shapes = concrete_shapes(seg, [lay.shape if lay is not None else v for lay, v in zip(
+                ins, seg_scalars, strict=True)])
+            outs: list[TensorLayout] = []
+            returned = iter(seg.output_op.returned_values())
+            for alias in seg.output_op.get_alias_inputs():
+                if alias >= 0:
+                    outs.append(ins[alias])  # type: ignore[arg-type]
+                    continue
+                v = next(returned)
+                order = v.type.get_stride_order() if isinstance(v.type, F.TensorType) else None
+                dense = (TensorLayout.with_stride_order(shapes[v], order) if order is not None
+                         else TensorLayout.contiguous(shapes[v]))
+                outs.append(_aligned(dense, v.type))
+            if any(0 in lay.shape for lay in outs):
+                continue  # run on the host
+            jobs.append((seg, ins, vals, outs))
+        return self.compiler.prepare(jobs)
 
     def _launch(self, fusion: F.FusionOp, args: list[Any], outs: list[Any] | None, stream: int) -> list[Any]:
         """The evaluator's launcher (``GpuEvaluator``'s ``Launcher``)."""

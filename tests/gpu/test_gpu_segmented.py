@@ -126,3 +126,48 @@ def test_segment_run_with_a_list_input_on_the_gpu() -> None:
         torch.testing.assert_close(fd.execute([x, new_shape])[0], expected)
     finally:
         fd.clear_segmentation()
+
+
+def seed000_cut_bf16(fd: FusionDefinition) -> None:
+    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+    T1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+    T2 = fd.ops.sum(T0, dims=[1], keepdim=False, dtype=DataType.Float)
+    T3 = fd.ops.segment_set(fd.ops.broadcast(T2, is_broadcast_dim=[False, True]))
+    fd.add_output(fd.ops.cast(fd.ops.add(T1, T3), DataType.BFloat16))
+
+
+@pytest.mark.parametrize("case", ["seed000", "seed000-bf16", "softmax-segmented"])
+def test_the_first_run_compiles_every_segment_ahead(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GpuProgram.compile_ahead``: before the first run, every segment is compiled
+    (NVRTC in parallel) at the layouts the run then asks for: the run itself compiles
+    nothing more (a wrong prediction would compile its segment again), and the
+    results are right."""
+    from fuser.runtime.compile_fusion import FusionCompiler
+
+    ahead: list[int] = []
+    prepare = FusionCompiler.prepare
+
+    def spy(self: FusionCompiler, launches, threads=None) -> int:  # noqa: ANN001
+        ahead.append(prepare(self, launches, threads))
+        return ahead[-1]
+
+    monkeypatch.setattr(FusionCompiler, "prepare", spy)
+    if case == "softmax-segmented":
+        fd = define(softmax)
+        x = torch.randn(3, 1 << 21, device="cuda")
+        ref = torch.softmax(x.double(), dim=1)
+        args = [x]
+    else:
+        bf16 = case.endswith("bf16")
+        fd = define(seed000_cut_bf16 if bf16 else seed000_cut)
+        dt = torch.bfloat16 if bf16 else torch.float32
+        x, y = (torch.randn(1000, 3000, device="cuda").to(dt) for _ in range(2))
+        ref = y.double() + x.double().sum(1, keepdim=True)
+        args = [x, y]
+    before = {id(p) for p in gpu_plans(fd)}  # the fusion cache is shared with the tests above
+    (out,) = fd.execute(args)
+    assert rel_err(out, ref) < (1e-2 if case.endswith("bf16") else 1e-5)
+    (plan,) = [p for p in gpu_plans(fd) if id(p) not in before]
+    assert plan.num_kernels >= 2
+    assert ahead == [plan.num_kernels]
+    assert plan.compiler.compiles == plan.num_kernels == len(plan.compiled_segments())
