@@ -133,6 +133,9 @@ class FusionCompiler:
         self.target = target
         self.device = device
         self._cache: dict[tuple, CompiledSegment] = {}
+        self._lowered: dict[tuple, tuple[LoweredFusion, str, str]] = {}
+        """Lowerings by the segment's IR with its name replaced (``_lower``), with
+        their CUDA and the segment name they carry."""
         self._lock = threading.Lock()
         self.compiles = 0
 
@@ -217,11 +220,24 @@ class FusionCompiler:
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None,
     ) -> tuple[LoweredFusion, str]:
+        """The segment's kernels and their CUDA. A segment whose IR is one lowered
+        before with only its name changed (a transformer's layers), at the same
+        layouts, takes that lowering renamed (``_renamed``) instead of lowering again:
+        the lowering reads nothing but the IR, the layouts, the scalars and the
+        target."""
+        name = fusion.sym_name.data
         with paused_gc():
+            text = str(fusion).replace(name, _NAME_MARKER)
+            key = (text, tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+            done = self._lowered.get(key)
+            if done is not None:
+                return _renamed(*done, name)
             lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
             if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
-                raise LoweringError(f"@{fusion.sym_name.data}: its {lowered.scheduler} schedule launches no kernel")
-            return lowered, print_cuda(*lowered.modules())
+                raise LoweringError(f"@{name}: its {lowered.scheduler} schedule launches no kernel")
+            source = print_cuda(*lowered.modules())
+            self._lowered[key] = (lowered, source, name)
+            return lowered, source
 
     @staticmethod
     def _compile(fusion: F.FusionOp, lowered: LoweredFusion, source: str) -> Any:
@@ -239,6 +255,22 @@ class FusionCompiler:
         self.compiles += 1
         scratch = [s.numel * s.dtype.itemsize for s in lowered.scratch]
         return CompiledSegment(fusion, lowered, source, kernels, scratch, self.device)
+
+
+_NAME_MARKER = "\x00segment\x00"
+"""What a segment's name becomes in the key of ``FusionCompiler._lower``."""
+
+
+def _renamed(lowered: LoweredFusion, source: str, old: str, new: str) -> tuple[LoweredFusion, str]:
+    """The lowering of segment ``old`` as segment ``new``'s (the same IR but for the
+    name): its kernels and CUDA carry ``new``'s names (the kernel IR, which is only
+    printed, keeps ``old``'s)."""
+    from dataclasses import replace
+
+    if old == new:
+        return lowered, source
+    kernels = [replace(k, name=k.name.replace(old, new)) for k in lowered.kernels]
+    return LoweredFusion(lowered.scheduler, kernels, list(lowered.scratch)), source.replace(old, new)
 
 
 class ScratchPool:
