@@ -101,6 +101,36 @@ def _aligned(layout: Any, ty: Any) -> Any:
     return layout if layout.pointer_align <= cap else replace(layout, pointer_align=cap)
 
 
+def _predicted_launch(seg: F.FusionOp, layouts: Sequence[Any], scalars: Sequence[Any]) -> tuple | None:
+    """What ``launch_fusion`` will ask the compiler for when the program launches
+    ``seg`` with arguments of ``layouts`` and ``scalars`` (``launch_layouts``): the
+    inputs' layouts (``_aligned``), the scalars that set extents, and the outputs'
+    layouts (an aliased output its input's, a returned one dense in its declared
+    stride order, freshly allocated); None for a launch with zero-size tensors (run
+    on the host)."""
+    from fuser.codegen.lower import concrete_shapes
+    from fuser.codegen.lower.common import TensorLayout
+    from fuser.schedulers.analysis.sizes import has_size_operands
+
+    ins = [lay if lay is None else _aligned(lay, t.type) for lay, t in zip(layouts, seg.inputs, strict=True)]
+    sized = has_size_operands(seg)
+    vals = [v if sized and lay is None else None for v, lay in zip(scalars, ins, strict=True)]
+    shapes = concrete_shapes(seg, [lay.shape if lay is not None else v for lay, v in zip(ins, scalars, strict=True)])
+    outs: list[Any] = []
+    returned = iter(seg.output_op.returned_values())
+    for alias in seg.output_op.get_alias_inputs():
+        if alias >= 0:
+            outs.append(ins[alias])
+            continue
+        v = next(returned)
+        if not isinstance(v.type, F.TensorType):
+            return None  # a scalar output: not a kernel's
+        outs.append(_aligned(TensorLayout.with_stride_order(shapes[v], v.type.get_stride_order()), v.type))
+    if any(lay is not None and 0 in lay.shape for lay in (*ins, *outs)):
+        return None
+    return seg, ins, vals, outs
+
+
 class GpuProgram:
     """An ``Executable`` run on the GPU for one input signature (module docstring)."""
 
@@ -165,14 +195,11 @@ class GpuProgram:
     def compile_ahead(self, flat: Sequence[Any]) -> int:
         """Before the first run: compile every segment the run will launch with
         generated kernels, NVRTC in parallel (``FusionCompiler.prepare``), at the
-        layouts the run will give them: the program inputs' own, and dense
-        intermediates and outputs, 16-byte aligned as fresh buffers are
-        (``fuser.runtime.driver.launch_layouts``, ``_aligned``). A launch predicted wrong compiles
-        when it runs, as without this. Returns how many segments it compiled."""
-        from fuser.codegen.lower import concrete_shapes
+        layouts the run will give them (``_predicted_launch``). A launch predicted
+        wrong, or one this cannot predict, compiles when it runs, as without this.
+        Returns how many segments it compiled."""
         from fuser.codegen.lower.common import TensorLayout
         from fuser.runtime.compile_fusion import pointer_alignment
-        from fuser.schedulers.analysis.sizes import has_size_operands
 
         if len(self.exe.launches) < 2 or self.evaluator.communicator is not None:
             return 0
@@ -194,27 +221,12 @@ class GpuProgram:
         for seg, seg_layouts, seg_scalars in launches:
             if library_segment(seg) is not None:
                 continue
-            ins = [lay if lay is None else _aligned(lay, t.type) for lay, t in zip(seg_layouts, seg.inputs, strict=True)]
-            if any(lay is not None and 0 in lay.shape for lay in ins):
-                continue  # run on the host
-            sized = has_size_operands(seg)
-            vals = [v if sized and lay is None else None for v, lay in zip(seg_scalars, ins, strict=True)]
-            shapes = concrete_shapes(seg, [lay.shape if lay is not None else v for lay, v in zip(
-                ins, seg_scalars, strict=True)])
-            outs: list[TensorLayout] = []
-            returned = iter(seg.output_op.returned_values())
-            for alias in seg.output_op.get_alias_inputs():
-                if alias >= 0:
-                    outs.append(ins[alias])  # type: ignore[arg-type]
-                    continue
-                v = next(returned)
-                order = v.type.get_stride_order() if isinstance(v.type, F.TensorType) else None
-                dense = (TensorLayout.with_stride_order(shapes[v], order) if order is not None
-                         else TensorLayout.contiguous(shapes[v]))
-                outs.append(_aligned(dense, v.type))
-            if any(0 in lay.shape for lay in outs):
-                continue  # run on the host
-            jobs.append((seg, ins, vals, outs))
+            try:
+                job = _predicted_launch(seg, seg_layouts, seg_scalars)
+            except Exception:  # noqa: BLE001 - as above: the launch itself reports it
+                continue
+            if job is not None:
+                jobs.append(job)
         return self.compiler.prepare(jobs)
 
     def _launch(self, fusion: F.FusionOp, args: list[Any], outs: list[Any] | None, stream: int) -> list[Any]:

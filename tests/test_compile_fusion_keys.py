@@ -79,3 +79,37 @@ def test_a_segment_differing_only_in_its_name_reuses_the_lowering(monkeypatch) -
     wide.sym_name = StringAttr("layer7_seg3")
     comp._lower(wide, [TensorLayout.contiguous((64, 512), 4)], [None], None)  # noqa: SLF001
     assert calls == ["layer0_seg3", "layer7_seg3"]
+
+
+def test_the_launches_compiled_ahead_are_predicted_at_the_runs_layouts() -> None:
+    """``gpu_program._predicted_launch`` (what ``GpuProgram.compile_ahead`` compiles
+    before a first run): a program input keeps its own layout and alignment; the
+    intermediate between the two segments and the returned output are dense and
+    16-byte aligned, as ``launch_fusion`` reads them from fresh buffers (4 floats, 8
+    bf16); no scalar sets an extent here. The GPU test
+    ``test_the_first_run_compiles_every_segment_ahead`` checks the run asks for these."""
+    from fuser.codegen.lower.common import TensorLayout
+    from fuser.runtime.driver import compile as compile_program
+    from fuser.runtime.gpu_program import _predicted_launch
+    from fuser.runtime.signature import Signature
+    from fuser.schedulers.target import H100
+
+    for dtype, align in ((DataType.Float, 4), (DataType.BFloat16, 8)):
+        def build(fd: FusionDefinition, dtype=dtype) -> None:  # noqa: ANN001
+            t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+            t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+            s = fd.ops.sum(t0, dims=[1], keepdim=False, dtype=DataType.Float)
+            cut = fd.ops.segment_set(fd.ops.broadcast(s, is_broadcast_dim=[False, True]))
+            fd.add_output(fd.ops.add(t1, cut))
+
+        shape = (1000, 3000)
+        exe = compile_program(_fusion(build), Signature((shape, shape)), H100)
+        given = [TensorLayout.contiguous(shape, 2), TensorLayout.contiguous(shape, align)]  # x is 2-element aligned
+        jobs = [_predicted_launch(*launch) for launch in exe.launch_layouts(given, [None, None])]
+        assert len(jobs) == 2
+        (red, red_in, red_vals, red_out), (add, add_in, add_vals, add_out) = jobs
+        assert red_in == [given[0]] and red_vals == [None]
+        middle = TensorLayout.contiguous((1000, 1), 4)  # the broadcast sum: a float32 buffer the program allocates
+        assert red_out == [middle]
+        assert sorted(add_in, key=repr) == sorted([given[1], middle], key=repr)
+        assert add_out == [TensorLayout.contiguous(shape, 4)]  # the sum made float32 outputs

@@ -250,7 +250,7 @@ _WORKER = textwrap.dedent("""
         if role == "writer":
             cache._write(key, ref)
         else:
-            got = cache._read(key, "vadd")
+            got = cache._read(key)
             assert got is not None and got.image == ref.image, "partial or stale read"
             seen += 1
     print(role, seen, cache.stats.misses + cache.stats.disk_hits)
