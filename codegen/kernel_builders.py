@@ -186,12 +186,10 @@ class KernelBuilder:
         from fuser.codegen.uniform_guard import hoist_uniform_guard
 
         self.b.insert(k.ReturnOp())
-        use = self.func.static_shared_bytes()
-        if sum(use.values()) > k.STATIC_SHARED_LIMIT:
-            parts = ", ".join(f"{name} {n}" for name, n in use.items())
+        if over := self.func.shared_memory_overflow():
             raise LoweringError(
                 f"kernel {self.func.sym_name.data}: its shared tiles and reduction workspace take "
-                f"{sum(use.values())} bytes ({parts}), more than the {k.STATIC_SHARED_LIMIT} bytes of "
+                f"{over[0]} bytes ({over[1]}), more than the {k.STATIC_SHARED_LIMIT} bytes of "
                 "static shared memory: a smaller block, or fewer slots a tile")
         hoist_uniform_guard(self.func)
         prefetch_next_iteration(self.func, prefetch_level())

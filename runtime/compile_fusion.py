@@ -55,6 +55,12 @@ def pointer_alignment(ptr: int, itemsize: int) -> int:
     return align
 
 
+def array_layout(info: Any) -> TensorLayout:
+    """The layout kernels are compiled for of a GPU array (``gpu_arrays.array_info``):
+    its shape, strides and pointer alignment."""
+    return TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize))
+
+
 @dataclass
 class CompiledSegment:
     """The loaded kernels of one segment for one input signature."""
@@ -134,7 +140,8 @@ class FusionCompiler:
         self.device = device
         self._cache: dict[tuple, CompiledSegment] = {}
         self._lowered: dict[tuple, tuple[LoweredFusion, str, str]] = {}
-        """Lowerings by the segment's IR with its name replaced (``_lower``), with
+        """Lowerings by the segment's IR with its name masked (``_lower``, as the kernel
+        cache masks a kernel's: ``canonical_source``), with
         their CUDA and the segment name they carry."""
         self._lock = threading.Lock()
         self.compiles = 0
@@ -225,10 +232,11 @@ class FusionCompiler:
         layouts, takes that lowering renamed (``_renamed``) instead of lowering again:
         the lowering reads nothing but the IR, the layouts, the scalars and the
         target."""
+        from fuser.codegen.kernel_cache import canonical_source
+
         name = fusion.sym_name.data
         with paused_gc():
-            text = str(fusion).replace(name, _NAME_MARKER)
-            key = (text, tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+            key = (canonical_source(str(fusion), name), tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
             done = self._lowered.get(key)
             if done is not None:
                 return _renamed(*done, name)
@@ -255,10 +263,6 @@ class FusionCompiler:
         self.compiles += 1
         scratch = [s.numel * s.dtype.itemsize for s in lowered.scratch]
         return CompiledSegment(fusion, lowered, source, kernels, scratch, self.device)
-
-
-_NAME_MARKER = "\x00segment\x00"
-"""What a segment's name becomes in the key of ``FusionCompiler._lower``."""
 
 
 def _renamed(lowered: LoweredFusion, source: str, old: str, new: str) -> tuple[LoweredFusion, str]:
@@ -348,7 +352,7 @@ def launch_fusion(
             info = array_info(a)
             if info.dtype != t.dtype:
                 raise ValueError(f"input #{i} of @{fusion.sym_name.data}: dtype {info.dtype}, expected {t.dtype}")
-            layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
+            layouts.append(array_layout(info))
             values.append(info.ptr)
             scalars.append(None)
         else:
@@ -372,7 +376,7 @@ def launch_fusion(
         else:
             info = array_info(next(returned))
             out_ptrs.append(info.ptr)
-            out_layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
+            out_layouts.append(array_layout(info))
     seg = compiler.get(fusion, layouts, scalars, out_layouts)
     run_compiled(seg, values, out_ptrs, stream)
     return list(outs), seg

@@ -97,7 +97,9 @@ def _aligned(layout: Any, ty: Any) -> Any:
     allocation's."""
     from dataclasses import replace
 
-    cap = max(1, 16 // F.dtype_of(ty).itemsize)
+    from fuser.runtime.compile_fusion import pointer_alignment
+
+    cap = pointer_alignment(0, F.dtype_of(ty).itemsize)  # a 16-byte aligned pointer's
     return layout if layout.pointer_align <= cap else replace(layout, pointer_align=cap)
 
 
@@ -198,8 +200,7 @@ class GpuProgram:
         layouts the run will give them (``_predicted_launch``). A launch predicted
         wrong, or one this cannot predict, compiles when it runs, as without this.
         Returns how many segments it compiled."""
-        from fuser.codegen.lower.common import TensorLayout
-        from fuser.runtime.compile_fusion import pointer_alignment
+        from fuser.runtime.compile_fusion import array_layout
 
         if len(self.exe.launches) < 2 or self.evaluator.communicator is not None:
             return 0
@@ -207,8 +208,7 @@ class GpuProgram:
         scalars: list[Any] = []
         for x in flat:
             if ga.is_gpu_array(x):
-                info = ga.array_info(x)
-                layouts.append(TensorLayout(info.shape, info.strides, pointer_alignment(info.ptr, info.dtype.itemsize)))
+                layouts.append(array_layout(ga.array_info(x)))
                 scalars.append(None)
             else:
                 layouts.append(None)

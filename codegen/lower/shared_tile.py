@@ -29,12 +29,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fuser.codegen.lower.loop_index import vars_of
+from fuser.ir.dialects.kernel import STATIC_SHARED_LIMIT
 from fuser.ir.schedule import BinOp, Const, Expr, Var
 
 __all__ = ["MAX_TILE_ELEMENTS", "SHARED_LIMIT", "Split", "places", "split_at"]
 
-SHARED_LIMIT = 48 * 1024
-"""Static ``__shared__`` memory a kernel may declare (bytes)."""
+SHARED_LIMIT = STATIC_SHARED_LIMIT
+"""Static ``__shared__`` memory a kernel may declare (bytes; the kernel dialect's limit)."""
 MAX_TILE_ELEMENTS = SHARED_LIMIT
 """Most combinations of inner loop indices enumerated for one tile (a tile of more
 elements than this does not fit shared memory in any dtype)."""

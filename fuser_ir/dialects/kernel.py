@@ -209,28 +209,38 @@ class FuncOp(IRDLOperation):
         """Bytes of the shared workspace of the kernel's ``kernel.block_reduce`` ops
         (the printer's ``fuser_red_smem``): one partial (all the op's values) a thread,
         for the widest op."""
-        need = 0
-        for op in self.walk():
-            if isinstance(op, BlockReduceOp):
-                width = value_bits(op.values[0].type) // 8 * len(op.values)
-                need = max(need, width * self.threads_per_block())
-        return need
+        return max((self._workspace(op) for op in self.walk() if isinstance(op, BlockReduceOp)), default=0)
+
+    def _workspace(self, op: BlockReduceOp) -> int:
+        return value_bits(op.values[0].type) // 8 * len(op.values) * self.threads_per_block()
 
     def static_shared_bytes(self) -> dict[str, int]:
         """The static shared memory the kernel declares: each ``kernel.shared_alloc``
         (``%name``, or ``shared_alloc #<op number>``; 16-byte aligned) and the reduction
-        workspace (``block_reduce workspace``)."""
+        workspace (``block_reduce workspace``), in one walk."""
         use: dict[str, int] = {}
+        workspace = 0
         for n, op in enumerate(self.walk()):
             if isinstance(op, SharedAllocOp):
                 ty = op.result.type
                 assert isinstance(ty, MemRefType)
                 nbytes = math.prod(ty.get_shape()) * value_bits(ty.element_type) // 8
                 use[f"%{op.result.name_hint}" if op.result.name_hint else f"shared_alloc #{n}"] = -(-nbytes // 16) * 16
-        workspace = self.reduction_workspace_bytes()
+            elif isinstance(op, BlockReduceOp):
+                workspace = max(workspace, self._workspace(op))
         if workspace:
             use["block_reduce workspace"] = workspace
         return use
+
+    def shared_memory_overflow(self) -> tuple[int, str] | None:
+        """When the static shared memory (``static_shared_bytes``) passes
+        ``STATIC_SHARED_LIMIT``: its total and its parts (``%tile 49152, block_reduce
+        workspace 2048``), for a diagnostic; else None."""
+        use = self.static_shared_bytes()
+        total = sum(use.values())
+        if total <= STATIC_SHARED_LIMIT:
+            return None
+        return total, ", ".join(f"{name} {n}" for name, n in use.items())
 
     def verify_(self) -> None:
         where = f"kernel.func @{self.sym_name.data}"
@@ -264,11 +274,9 @@ class FuncOp(IRDLOperation):
             elif not isinstance(t, AnyFloat | IntegerType | IndexType):
                 raise VerifyException(f"{where}: argument #{i} has unsupported type {t}")
         check_defined_before_use(where, self.body.block)
-        use = self.static_shared_bytes()
-        if sum(use.values()) > STATIC_SHARED_LIMIT:
-            parts = ", ".join(f"{name} {n}" for name, n in use.items())
-            raise VerifyException(f"{where}: declares {sum(use.values())} bytes of static shared memory "
-                                  f"({parts}), more than the {STATIC_SHARED_LIMIT} a kernel may")
+        if over := self.shared_memory_overflow():
+            raise VerifyException(f"{where}: declares {over[0]} bytes of static shared memory "
+                                  f"({over[1]}), more than the {STATIC_SHARED_LIMIT} a kernel may")
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
