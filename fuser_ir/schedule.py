@@ -36,6 +36,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, TensorType
 from fuser.ir.dialects.iterdomain import (
+    AlignOp,
     IterDomainType,
     IterType,
     LogicalOp,
@@ -315,6 +316,15 @@ class Schedule:
         self.ids[a] = op.result
         return self
 
+    def align(self, axis: int, factor: int) -> Schedule:
+        """Shift ``axis`` (the innermost logical id, untransformed) so that its places
+        start each row at a multiple of ``factor`` in row-major order
+        (``iterdomain.align``)."""
+        a = self._axis(axis)
+        op = self._add(AlignOp(self.ids[a], factor))
+        self.ids[a] = op.result
+        return self
+
     def parallelize(self, axis: int, ptype: ParallelType | str, clustered: bool = False) -> Schedule:
         """Bind ``axis`` to ``ptype`` (a block type with ``clustered``: its blocks are
         one thread-block cluster)."""
@@ -575,6 +585,25 @@ def loop_structure(
     )
 
 
+def row_major_offset(indices: Sequence[Expr], extents: Sequence[Expr]) -> Expr:
+    """The row-major position of the first element of a row: ``indices`` of the outer
+    axes times the extents after each (``extents`` of every axis, the innermost
+    last)."""
+    out: Expr = Const(0)
+    for k, e in enumerate(indices):
+        stride: Expr = Const(1)
+        for x in extents[k + 1 :]:
+            stride = stride * x
+        out = out + e * stride
+    return out
+
+
+def aligned_index(place: Expr, shift: Expr, factor: int) -> Expr:
+    """The column an aligned place (``iterdomain.align``) stands for: ``place`` less
+    the row's shift, ``shift`` (its row-major offset) modulo ``factor``."""
+    return place - shift % factor
+
+
 def _extent(e: object) -> int:
     """A concrete extent: an int as given (a ``SymInt`` keeps its formula)."""
     return e if isinstance(e, int) else int(e)  # type: ignore[call-overload]
@@ -612,6 +641,8 @@ def _loop_structure(fusion: FusionOp, tensor: SSAValue, all_vars: bool = False) 
             extent[op.result] = extent[op.input] + (op.left_value + op.right_value)
         elif isinstance(op, ReverseOp):
             extent[op.result] = extent[op.input]
+        elif isinstance(op, AlignOp):
+            extent[op.result] = extent[op.input] + (op.factor_value - 1)
         elif isinstance(op, ParallelizeOp):
             extent[op.result] = extent[op.input]
     # indices, backward from the loops
@@ -628,6 +659,16 @@ def _loop_structure(fusion: FusionOp, tensor: SSAValue, all_vars: bool = False) 
             index[op.input] = (extent[op.input] - 1) - index[op.result]
         elif isinstance(op, ParallelizeOp):
             index[op.input] = index[op.result]
+    # An aligned id's index subtracts its row's shift, which reads the other logical
+    # ids' indices: known once every loop index is propagated (the input of an
+    # ``iterdomain.align`` is a logical id, so nothing else reads its index).
+    for op in ops:
+        if isinstance(op, AlignOp):
+            if root:
+                raise ValueError("iterdomain.align in the loop domain of a reshape result (with iterdomain.root)")
+            others = logical[:-1]
+            shift = row_major_offset([index[v] for v in others], [extent[v] for v in logical])
+            index[op.input] = aligned_index(index[op.result], shift, op.factor_value)
 
     axes = logical_to_tensor_axes(tensor) if not root else list(range(len(logical)))
     return LoopStructure(
@@ -649,11 +690,13 @@ __all__ = [
     "LoopStructure",
     "Schedule",
     "Var",
+    "aligned_index",
     "bind_expr",
     "drop_schedule",
     "emit_reshape_view",
     "fold_op",
     "find_loop_op",
     "loop_structure",
+    "row_major_offset",
     "view_transforms",
 ]

@@ -2,7 +2,8 @@
 
 nvFuser schedules a tensor by transforming its *logical* iteration domain (one
 ``IterDomain`` per axis) into a *loop* domain with splits, merges and resizes (and
-reversals, ``iterdomain.reverse``, which nvFuser does not have), and
+reversals, ``iterdomain.reverse``, and row-aligned shifts, ``iterdomain.align``, which
+nvFuser does not have), and
 by binding loop ids to parallel dimensions. This dialect writes that schedule in the
 IR, transform-dialect style, inside a ``fuser.fusion`` body after the compute ops and
 before ``fuser.output`` (the reference interpreter ignores these ops)::
@@ -765,6 +766,36 @@ class MergeOp(IRDLOperation):
         )
 
 
+def _print_id_transform(printer: Printer, op: Operation, middle: str) -> None:
+    """``%x <middle> attr-dict : T -> T'`` of a one-id transform (resize, align)."""
+    printer.print_string(" ")
+    printer.print_operand(op.operands[0])
+    printer.print_string(f" {middle}")
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : ")
+    printer.print_attribute(op.operands[0].type)
+    printer.print_string(" -> ")
+    printer.print_attribute(op.results[0].type)
+
+
+def _parse_id_transform(
+    cls: type[_OpT], parser: Parser, keywords: Sequence[str], names: Sequence[str] | None = None
+) -> _OpT:
+    """``_print_id_transform``'s syntax: each keyword followed by an integer, stored
+    as the property ``names`` (default: the keywords)."""
+    x = parser.parse_unresolved_operand()
+    props: dict[str, Attribute] = {}
+    for kw, name in zip(keywords, names or keywords, strict=True):
+        parser.parse_keyword(kw)
+        props[name] = IntegerAttr(parser.parse_integer(allow_boolean=False), i64)
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    t = parser.parse_type()
+    parser.parse_punctuation("->")
+    r = parser.parse_type()
+    return cls.create(operands=[parser.resolve_operand(x, t)], result_types=[r], properties=props, attributes=attrs)
+
+
 def resize_type(t: IterDomainType, left: int, right: int) -> IterDomainType:
     extent = DYN if t.extent == DYN else t.extent + left + right
     it = t.iter_type
@@ -827,33 +858,11 @@ class ResizeOp(IRDLOperation):
         )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f" left {self.left_value} right {self.right_value}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        _print_id_transform(printer, self, f"left {self.left_value} right {self.right_value}")
 
     @classmethod
     def parse(cls, parser: Parser) -> ResizeOp:
-        x = parser.parse_unresolved_operand()
-        parser.parse_keyword("left")
-        left = parser.parse_integer(allow_boolean=False)
-        parser.parse_keyword("right")
-        right = parser.parse_integer(allow_boolean=False)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        parser.parse_punctuation("->")
-        r = parser.parse_type()
-        return cls.create(
-            operands=[parser.resolve_operand(x, t)],
-            result_types=[r],
-            properties={"left": IntegerAttr(left, i64), "right": IntegerAttr(right, i64)},
-            attributes=attrs,
-        )
+        return _parse_id_transform(cls, parser, ("left", "right"))
 
 
 @irdl_op_definition
@@ -885,6 +894,76 @@ class ReverseOp(IRDLOperation):
         r = self.result.type
         if r != t:
             raise VerifyException(f"{self.name}: result has type {r}, expected the input's type {t}")
+
+
+ALIGN_FACTORS = (2, 4, 8, 16)
+"""The factors ``iterdomain.align`` takes: element counts of a vector."""
+
+
+def align_type(t: IterDomainType, factor: int) -> IterDomainType:
+    """The result type of ``iterdomain.align`` of ``t`` by ``factor``: ``factor - 1``
+    more places, the input's iter type."""
+    return id_type(DYN if t.extent == DYN else t.extent + factor - 1, t.iter_type)
+
+
+@irdl_op_definition
+class AlignOp(IRDLOperation):
+    """Shift the innermost logical id of a tensor so that each row's places start at
+    a multiple of ``factor`` in the tensor's row-major order::
+
+        %a = iterdomain.align %col by 8 : !iterdomain.id<3001> -> !iterdomain.id<3008>
+
+    For a tensor ``[rows, 3001]`` the element ``(r, c)`` is at row-major position
+    ``r * 3001 + c``; place ``p`` of the result is column ``p - (r * 3001) % 8`` of row
+    ``r``, so places ``8k .. 8k+7`` are the row-major positions of one aligned group
+    of 8 (``factor - 1`` places more than the extent: every row is covered whatever
+    its shift). Places outside ``[0, extent)`` are predicated off. A split of the
+    result by ``factor`` then walks aligned groups: in a contiguous tensor with a
+    16-byte aligned pointer they are 16-byte vectors of bfloat16 (a vectorized body
+    whose edges are predicated), where the plain split's lanes straddle two vectors
+    when the width is not a multiple of 8.
+
+    The input must be the innermost logical id (``iterdomain.logical``'s last result)
+    and serial; ``factor`` is 2, 4, 8 or 16. The shift depends on the other logical
+    ids' indices, so a loop domain with an ``align`` does not reshape (no rfactor)."""
+
+    name = "iterdomain.align"
+    input = operand_def(IterDomainType)
+    factor = prop_def(IntegerAttr)
+    result = result_def(IterDomainType)
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, factor: int) -> None:
+        t = input.type
+        assert isinstance(t, IterDomainType)
+        super().__init__(
+            operands=[input], properties={"factor": IntegerAttr(factor, i64)}, result_types=[align_type(t, factor)]
+        )
+
+    @property
+    def factor_value(self) -> int:
+        return self.factor.value.data
+
+    def verify_(self) -> None:
+        t = _id_type(self, self.input, "input")
+        _serial_input(self, t, "input")
+        f = self.factor_value
+        if f not in ALIGN_FACTORS:
+            raise VerifyException(f"{self.name}: factor {f} is not one of {', '.join(map(str, ALIGN_FACTORS))}")
+        owner = self.input.owner
+        if not isinstance(owner, LogicalOp) or self.input is not owner.ids[-1]:
+            raise VerifyException(
+                f"{self.name}: the input must be the innermost id of an iterdomain.logical (the shift is a "
+                "row-major position of the tensor's logical index)"
+            )
+        _check_result(self, self.result.type, align_type(t, f), "result", f"aligning extent {fmt_extent(t.extent)} by {f}")
+
+    def print(self, printer: Printer) -> None:
+        _print_id_transform(printer, self, f"by {self.factor_value}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AlignOp:
+        return _parse_id_transform(cls, parser, ("by",), ("factor",))
 
 
 @irdl_op_definition
@@ -983,7 +1062,7 @@ class ParallelizeOp(IRDLOperation):
         )
 
 
-TRANSFORM_OPS: tuple[type[Operation], ...] = (SplitOp, MergeOp, ResizeOp, ReverseOp, ParallelizeOp)
+TRANSFORM_OPS: tuple[type[Operation], ...] = (SplitOp, MergeOp, ResizeOp, ReverseOp, AlignOp, ParallelizeOp)
 
 
 # =====================================================================================
@@ -1178,7 +1257,7 @@ class RfactorOp(_DeclareOp):
         root_ids = list(roots[0].ids)
         ops = trace_domain(self, root_ids, list(self.ids), "root domain")
         for o in ops:
-            if isinstance(o, (ResizeOp, ReverseOp, ParallelizeOp)):
+            if isinstance(o, (ResizeOp, ReverseOp, AlignOp, ParallelizeOp)):
                 raise VerifyException(
                     f"{self.name}: a reshape is made of splits and merges, found {o.name}"
                 )
@@ -1435,6 +1514,6 @@ def shardings_of(fusion: Operation) -> dict[SSAValue, ShardingAttr]:
 
 IterDomain = Dialect(
     "iterdomain",
-    [LogicalOp, RootOp, SplitOp, MergeOp, ResizeOp, ReverseOp, ParallelizeOp, LoopOp, RfactorOp, ShardOp],
+    [LogicalOp, RootOp, SplitOp, MergeOp, ResizeOp, ReverseOp, AlignOp, ParallelizeOp, LoopOp, RfactorOp, ShardOp],
     [IterDomainType, DeviceMeshAttr, ShardingAttr],
 )

@@ -412,3 +412,30 @@ fuser.fusion @clustered_result_type(%a : !fuser.tensor<32xf32>) -> !fuser.tensor
   fuser.output %a : !fuser.tensor<32xf32>
 }
 // CHECK: iterdomain.parallelize: result is clustered, expected not clustered
+
+// -----
+
+fuser.fusion @align_factor(%a : !fuser.tensor<4x13xf32>) -> !fuser.tensor<4x13xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x13xf32> -> !iterdomain.id<4>, !iterdomain.id<13>
+  %r = iterdomain.align %j by 3 : !iterdomain.id<13> -> !iterdomain.id<15>
+  fuser.output %a : !fuser.tensor<4x13xf32>
+}
+// CHECK: iterdomain.align: factor 3 is not one of 2, 4, 8, 16
+
+// -----
+
+fuser.fusion @align_outer(%a : !fuser.tensor<4x13xf32>) -> !fuser.tensor<4x13xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x13xf32> -> !iterdomain.id<4>, !iterdomain.id<13>
+  %r = iterdomain.align %i by 8 : !iterdomain.id<4> -> !iterdomain.id<11>
+  fuser.output %a : !fuser.tensor<4x13xf32>
+}
+// CHECK: iterdomain.align: the input must be the innermost id of an iterdomain.logical (the shift is a row-major position of the tensor's logical index)
+
+// -----
+
+fuser.fusion @align_extent(%a : !fuser.tensor<4x13xf32>) -> !fuser.tensor<4x13xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x13xf32> -> !iterdomain.id<4>, !iterdomain.id<13>
+  %r = iterdomain.align %j by 8 : !iterdomain.id<13> -> !iterdomain.id<16>
+  fuser.output %a : !fuser.tensor<4x13xf32>
+}
+// CHECK: iterdomain.align: result declares extent 16, but aligning extent 13 by 8 gives 20
