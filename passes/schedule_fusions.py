@@ -105,6 +105,7 @@ from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, SizeOp, TensorType, Vie
 from fuser.ir.dialects.iterdomain import (
     MAX_VECTOR_BYTES,
     THREAD_TYPES,
+    AlignOp,
     IterDomainType,
     IterType,
     LoopOp,
@@ -188,7 +189,13 @@ class Reverse:
     axis: int
 
 
-Step = Merge | Split | Reorder | Parallelize | Reverse
+@dataclass(frozen=True)
+class Align:
+    axis: int
+    factor: int
+
+
+Step = Merge | Split | Reorder | Parallelize | Reverse | Align
 
 
 class Steps:
@@ -241,6 +248,9 @@ class Steps:
     def reverse(self, name: str) -> None:
         self.steps.append(Reverse(self.pos(name)))
 
+    def align(self, name: str, factor: int) -> None:
+        self.steps.append(Align(self.pos(name), factor))
+
     def has(self, name: str) -> bool:
         return name in self.names
 
@@ -253,6 +263,17 @@ _PTYPE_NAMES = {
     ParallelType.vectorize: "vec",
     ParallelType.unroll: "unroll",
 }
+
+
+def _aligned_lanes(v: SSAValue) -> bool:
+    """Whether loop id ``v`` is the lane loop of aligned rows: the serial inner part
+    (at most ``MAX_LANES``) of a split of an ``iterdomain.align`` result, which the
+    lowering unrolls into lanes (``reduction_steps``)."""
+    t, split = v.type, v.owner
+    return (
+        isinstance(t, IterDomainType) and t.parallel_type == ParallelType.serial and t.extent <= MAX_LANES
+        and isinstance(split, SplitOp) and v is split.inner and isinstance(split.input.owner, AlignOp)
+    )
 
 
 def _vectorizable(tensor: SSAValue, sched: Schedule, axis: int, global_io: set[SSAValue]) -> bool:
@@ -327,6 +348,10 @@ def replay(
             s.reorder(step.order)
         elif isinstance(step, Reverse):
             s.reverse(step.axis)
+        elif isinstance(step, Align):
+            t = s.types[step.axis]
+            if not (t.iter_type == IterType.broadcast and t.extent == 1):  # an extent-1 broadcast: no row to shift
+                s.align(step.axis, step.factor)
         elif step.ptype != ParallelType.vectorize or _vectorizable(tensor, s, step.axis, global_io):
             s.parallelize(step.axis, step.ptype, step.clustered)
     loop = s.emit(verify=key is None or key not in verified)  # type: ignore[operator]
@@ -565,7 +590,16 @@ def reduction_steps(
     par: dict[str, ParallelType] = {}
     gy = p.grid[1]
     if p.fastest_dim:
-        if has_r:
+        if has_r and p.aligned_vectors and len(red) == 1 and p.vectorization > 1:
+            # Rows whose width the vector does not divide: the row's places shifted
+            # to aligned groups of ``vectorization`` (iterdomain.align), a serial
+            # lane loop each that the lowering unrolls into lanes (vector accesses
+            # where a group is inside the row, element by element at its edges).
+            s.align("r", p.vectorization)
+            _split(s, "r", p.vectorization, "r", "vec", par, ParallelType.serial)
+            _split(s, "r", p.threads_per_row, "batch", "tidx", par, ParallelType.TIDx)
+            par["batch"] = batch_type
+        elif has_r:
             _split(s, "r", p.vectorization, "r", "vec", par, ParallelType.vectorize)
             _split(s, "r", p.threads_per_row, "batch", "tidx", par, ParallelType.TIDx)
             if p.cross_grid and gy > 1 and not persistent_grid:
@@ -1046,7 +1080,11 @@ class _FusionScheduler:
             if n < 2 or loop is None or not shares_loops(loop) or not self.read_in_place(a, stop):
                 continue
             inner = [t for t in (v.type for v in loop.ids[q:]) if isinstance(t, IterDomainType)]
-            if all(t.parallel_type in unrolled or t.parallel_type in THREAD_TYPES or t.extent == 1 for t in inner):
+            lanes = inner[-1:] if _aligned_lanes(loop.ids[-1]) else []  # unrolled into lanes by the lowering
+            if all(
+                t.parallel_type in unrolled or t.parallel_type in THREAD_TYPES or t.extent == 1 or t in lanes
+                for t in inner
+            ):
                 loop.set_compute_at(q, MemoryType.registers)
 
     def hold_buffers(
@@ -1144,7 +1182,7 @@ class _FusionScheduler:
         with the first (unless ``others`` is false); the reference and its steps."""
         ref = reds[0].results[0]
         sizes = self.sizes(p.vectorization)
-        if sizes is not None:
+        if sizes is not None and not p.aligned_vectors:  # aligned groups need not divide the rows
             self.vectors_along_last_axis(sizes)
             _check_vector(
                 self.fusion,

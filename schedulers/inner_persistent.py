@@ -13,6 +13,7 @@ from .analysis.sizes import ConcreteSizes
 from .base import Reject, Scheduler, ceil_div
 from .params import ReductionParams
 from .persistent import (
+    aligned_rows,
     buffers_fit,
     chained_reductions,
     common_compile_time_check,
@@ -62,4 +63,5 @@ class InnerPersistentScheduler(Scheduler):
             target,
             chained_reductions(fusion),
             len(body_ops(fusion)),
+            aligned_rows(fusion, sizes),
         )

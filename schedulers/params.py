@@ -84,6 +84,11 @@ class ReductionParams:
     use_shared_memory: bool = False
     """Persistent buffers are kept in shared memory instead of registers."""
     buffer_bytes_per_row: int = 0
+    aligned_vectors: bool = False
+    """Inner rows whose width ``vectorization`` does not divide: each row's places are
+    shifted (``iterdomain.align``) so that its groups of ``vectorization`` elements
+    start at aligned row-major positions; a group inside the row is one vector
+    access, the row's two edge groups are predicated element by element."""
 
 
 @dataclass(frozen=True)

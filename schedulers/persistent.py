@@ -17,9 +17,18 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from fuser.ir.dialects.fuser import FusionOp
+from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects.fuser import FusionOp, TensorType
 
-from .analysis.graph import descendant_ops, reduction_input, reductions
+from .analysis.graph import (
+    body_ops,
+    descendant_ops,
+    is_elementwise,
+    is_reduction,
+    reduction_dims,
+    reduction_input,
+    reductions,
+)
 from .analysis.persistent_buffers import BufferSizes, buffer_sizes, find_persistent_buffers
 from .analysis.reduction_type import ReductionType, reduction_type
 from .analysis.sizes import ConcreteSizes
@@ -58,6 +67,18 @@ CLUSTER_ELEMENTS_PER_THREAD = 16
 """Elements of a row a thread of a clustered row holds (``inner_persistent_params``)."""
 MAX_ROW_CLUSTER = 8
 """Blocks a row is split over at most (a portable cluster)."""
+
+ALIGNED_MAX_ITEMSIZE = 4
+"""Rows whose width a 16-byte vector does not divide are walked in aligned groups of
+16 bytes (``ReductionParams.aligned_vectors``: one vector access a group, its lanes
+outside the row masked; ``aligned_rows`` says which fusions) when the kernel's widest
+loaded or stored element is at most this many bytes, on a power of two of threads of
+``TARGET_BATCH`` groups each. H100, ``tune.py --only unaligned --variants aligned,xR``
+(us, the one-element schedule -> aligned groups at this rule's threads): softmax
+4096x3001 bf16 36.8 -> 29.4 (128 threads), f32 42.9 -> 39.8 (256); 8192x1023 bf16
+43.3 -> 32.6 (64 x 2 rows), f32 41.9 -> 29.7 (128). A layer norm's weights are read
+by column, element by element in a shifted group (16384x771 bf16: 39.3 one-element
+against 41.3-43.8 aligned), so fusions with such inputs keep one-element accesses."""
 
 FEW_ROWS_MAX_BATCH = 16
 """With fewer rows than SMs, a thread holding more vectors than this at
@@ -117,6 +138,7 @@ def inner_persistent_params(
     target: GpuTarget,
     chained: bool = True,
     ops: int = 0,
+    alignable: bool = False,
 ) -> ReductionParams:
     """Threads on a row and vectors per thread so that a row is held on chip.
 
@@ -132,10 +154,20 @@ def inner_persistent_params(
 
     Few long rows on sm_90 are split over the blocks of a thread-block cluster
     (``row_cluster``: ``grid.y`` blocks a row, ``cross_grid``, one row a block, about
-    ``CLUSTER_ELEMENTS_PER_THREAD`` elements a thread)."""
+    ``CLUSTER_ELEMENTS_PER_THREAD`` elements a thread).
+
+    Rows whose width the full vector does not divide, of elements of at most
+    ``ALIGNED_MAX_ITEMSIZE`` bytes, in a fusion whose rows can be shifted
+    (``alignable``, ``aligned_rows``), are walked in aligned groups of full vectors
+    (``aligned_vectors``: one group more than the width needs, to cover the shift)."""
     vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
     cluster = row_cluster(ext, buf, target)
-    vecs = ceil_div(ceil_div(ext.reduction, vec), cluster)  # a block's part of a row
+    full = max(1, target.max_access_bytes // itemsize)
+    aligned = alignable and cluster == 1 and vec < full and itemsize <= ALIGNED_MAX_ITEMSIZE
+    if aligned:
+        vec = full
+    width = ext.reduction + (vec - 1 if aligned else 0)  # an aligned row's places
+    vecs = ceil_div(ceil_div(width, vec), cluster)  # a block's part of a row
     use_smem = ceil_div(buf.bytes_per_row, cluster) > register_budget(target)  # never with a cluster
     warp = target.warp_size
     if cluster > 1:
@@ -154,14 +186,13 @@ def inner_persistent_params(
             # half the unrolled batch to compile; 8 rows of 32000 bf16, 8 vectors a
             # thread at 512, is 7% slower at 1024).
             cap = target.max_threads_per_block
-        full = max(1, target.max_access_bytes // itemsize)
         # Narrower vectors than 16 bytes (a width that 16 bytes do not divide) keep the
         # elements a thread of full vectors would hold, on a power-of-two number of
         # threads: softmax 4096x3001 (no vectors), bf16 128 x 24 at 36.7 us against
         # 512 x 6 at 54.2; f32 256 x 12 at 42.7 against 53.2 (benchmarks/TUNING.md).
         target_batch = TARGET_BATCH * full // vec if ops <= LARGE_FUSION_OPS else 1
         threads = min(cap, round_up(ceil_div(vecs, target_batch), warp))
-        if vec < full:
+        if vec < full or aligned:
             threads = min(cap, next_pow2(threads))
     if not use_smem:
         # Registers per thread for buffers must stay under the per-thread budget.
@@ -176,7 +207,7 @@ def inner_persistent_params(
         return row_params(vec, threads, 1, batch, (ext.iteration, cluster, 1), buf, target, True)
     rows = max(1, min(128 // threads, 1 << max(0, ext.iteration.bit_length() - 1)))
     grid = (ceil_div(ext.iteration, rows), 1, 1)
-    return row_params(vec, threads, rows, ceil_div(vecs, threads), grid, buf, target, False, use_smem)
+    return row_params(vec, threads, rows, ceil_div(vecs, threads), grid, buf, target, False, use_smem, aligned)
 
 
 def row_params(
@@ -189,6 +220,7 @@ def row_params(
     target: GpuTarget,
     cross_grid: bool,
     use_smem: bool = False,
+    aligned: bool = False,
 ) -> ReductionParams:
     """An inner persistent row schedule: ``rows`` rows of ``threads`` threads a block
     (``block``), each thread ``batch`` vectors of ``vec`` elements, on ``grid``."""
@@ -205,6 +237,7 @@ def row_params(
         project_to_inputs=buf.project_to_inputs,
         use_shared_memory=use_smem,
         buffer_bytes_per_row=buf.bytes_per_row,
+        aligned_vectors=aligned,
     )
 
 
@@ -244,6 +277,35 @@ def first_extents(
         if pick is None or ext.fastest_dim == pick:
             return ext
     return reduction_extents(reds[0], sizes)
+
+
+def aligned_rows(fusion: FusionOp, sizes: ConcreteSizes) -> bool:
+    """Whether the rows of ``fusion`` are worth walking in aligned groups
+    (``iterdomain.align`` on every tensor's innermost axis): each reduction reduces
+    the innermost axis of its input alone; every other op is elementwise or a
+    broadcast or computes a scalar (no op that moves an axis: reshape, permute, slice,
+    pad); and every tensor input is a whole row (the reduced input's shape) or one
+    value a row (innermost extent 1). An input read by column (a norm's weight) is
+    not a vector in a shifted group: its lanes are loaded one by one."""
+    reds = reductions(fusion)
+    if not reds:
+        return False
+    full = list(sizes.shape(reduction_input(reds[0])))
+    for a in fusion.inputs:
+        if isinstance(a.type, TensorType):
+            shape = list(sizes.shape(a))
+            if shape != full and (not shape or shape[-1] != 1):
+                return False
+    for op in body_ops(fusion):
+        if not any(isinstance(r.type, TensorType) for r in op.results):
+            continue  # a scalar (a constant, a size)
+        if is_reduction(op):
+            t = reduction_input(op).type
+            if not isinstance(t, TensorType) or reduction_dims(op) != [t.rank - 1]:
+                return False
+        elif not (is_elementwise(op) or isinstance(op, F.BroadcastInDimOp | F.BroadcastOp | F.ExpandOp)):
+            return False
+    return True
 
 
 def buffer_itemsize(fusion: FusionOp) -> int:

@@ -123,18 +123,21 @@ class RowReduction:
         m2 = b.addf(b.addf(m2_a, m2_b), b.mulf(b.mulf(b.mulf(delta, delta), na), ratio), "m2")
         return [mean, m2, n]
 
-    def update(self, state: list[SSAValue] | None, items: Sequence[tuple[SSAValue, SSAValue | None]]) -> list[SSAValue]:
+    def update(
+        self, state: list[SSAValue] | None, items: Sequence[tuple[SSAValue, SSAValue | None]], duplicates: bool = True
+    ) -> list[SSAValue]:
         """Fold the chunk ``items`` (value in the input's compute type, in-bounds
-        predicate or None) into ``state`` (None: nothing accumulated yet)."""
+        predicate or None) into ``state`` (None: nothing accumulated yet).
+        ``duplicates``: a masked lane holds an element of the same row (a clamped
+        load), which leaves max/min unchanged; otherwise (a lane outside the row
+        holding anything) max/min select the identity too."""
         b, em = self.b, self.ev.em
         vals = [(em.convert(v, self.in_dt, self.acc_dt), p) for v, p in items]
         if self.kind != "var":
             acc = state[0] if state is not None else None
             ident = None
             for v, p in vals:
-                # Masked max/min lanes hold a clamped element of the same row: a
-                # duplicate leaves max/min unchanged, so only sum/prod select.
-                if p is not None and self.kind in ("sum", "prod"):
+                if p is not None and (self.kind in ("sum", "prod") or not duplicates):
                     ident = ident or _identity_value(self.ev, self.kind, self.acc_dt)
                     v = b.select(p, v, ident)
                 acc = v if acc is None else self._combine(acc, v)

@@ -63,17 +63,24 @@ def is_trivial_reduction(op: Operation, shape: Callable[[SSAValue], Sequence[int
 
 @dataclass(frozen=True)
 class Dim:
-    """One axis index: ``base + offset``; ``align`` divides ``base`` (1 if unknown)."""
+    """One axis index: ``base + offset``; ``align`` divides ``base`` (1 if unknown).
+
+    ``flat``, on the innermost axis of an aligned row (``iterdomain.align``):
+    ``(m, shape, keys)`` telling that this index plus the row-major offset of the
+    other axes' indices (whose ``key()`` are ``keys``) in a tensor of ``shape`` is a
+    multiple of ``m`` (``flat_aligned``). A shifted index's alignment is one of the
+    element's position in the whole tensor, not of the index alone."""
 
     base: SSAValue | None
     offset: int = 0
     align: int = 1
+    flat: tuple[int, tuple[int, ...], tuple] | None = None
 
     def key(self) -> tuple[int, int]:
         return (0 if self.base is None else id(self.base), self.offset)
 
     def shifted(self, c: int) -> Dim:
-        return Dim(self.base, self.offset + c, self.align)
+        return Dim(self.base, self.offset + c, self.align, self.flat if c == 0 else None)
 
     @staticmethod
     def const(c: int) -> Dim:
@@ -81,6 +88,32 @@ class Dim:
 
 
 Index = tuple[Dim, ...]
+
+
+def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides (elements) of a contiguous row-major tensor of ``shape``."""
+    out, stride = [], 1
+    for e in reversed(shape):
+        out.append(stride)
+        stride *= e
+    return tuple(reversed(out))
+
+
+def flat_aligned(first: Index, axis: int, n: int, shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether the element at ``first`` of a tensor of ``shape`` laid out with
+    ``strides`` is at a multiple of ``n`` elements from its start, by the ``flat``
+    claim of its index on ``axis`` (``Dim``): the claim is for this shape, these
+    other indices and a multiple of ``n``, the axis is the innermost, and the layout
+    is contiguous row-major."""
+    d = first[axis]
+    if d.flat is None:
+        return False
+    m, fshape, keys = d.flat
+    return (
+        m % n == 0 and axis == len(shape) - 1 and tuple(shape) == fshape
+        and tuple(strides) == row_major_strides(shape)
+        and tuple(x.key() for k, x in enumerate(first) if k != axis) == keys
+    )
 
 
 def index_key(idx: Index) -> tuple:
@@ -354,14 +387,16 @@ class ElementEvaluator:
             range(base.offset, base.offset + n)
         ):
             return
-        # Alignment of the first lane's element offset: every term a multiple of n.
+        # Alignment of the first lane's element offset: every term a multiple of n
+        # (or, for an aligned row, their sum: ``flat_aligned``).
         if t.pointer_align % n:
             return
-        if base.offset % n or (base.base is not None and base.align % n):
-            return
-        for a, d in enumerate(lanes[0]):
-            if a != axis and t.strides[a] % n and not (d.base is None and (d.offset * t.strides[a]) % n == 0):
+        if not flat_aligned(lanes[0], axis, n, t.shape, t.strides):
+            if base.offset % n or (base.base is not None and base.align % n):
                 return
+            for a, d in enumerate(lanes[0]):
+                if a != axis and t.strides[a] % n and not (d.base is None and (d.offset * t.strides[a]) % n == 0):
+                    return
         off = self._offset(t, lanes[0])
         vals = self.b.vload(t.arg, off, n, f"{t.arg.name_hint or 'in'}_v")
         for i, lane_val in zip(lanes, vals, strict=True):

@@ -18,15 +18,23 @@ from typing import Any
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser.codegen.lower.common import LoweringError
-from fuser.codegen.lower.elementwise import Dim, moving_axis, offset_in
+from fuser.codegen.lower.elementwise import Dim, flat_aligned, moving_axis, offset_in
 from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, MAX_VECTOR_BYTES, ParallelType
-from fuser.ir.schedule import BinOp, Const, Expr, LoopStructure, Var, loop_structure
+from fuser.ir.schedule import (
+    BinOp,
+    Const,
+    Expr,
+    LoopStructure,
+    Var,
+    loop_structure,
+    row_major_offset,
+)
 from fuser.ir.symbolic import SymInt, as_expr, evaluate, symbols_of
 from fuser.ir.symbolic import symbols_of as vars_of
 
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
-    "lane_form", "lane_indices", "lanes_axis", "launch_shape", "value_range", "not_vectorizable", "ops_of",
+    "lane_form", "lane_indices", "lanes_axis", "shifted_axis", "shifted_lane_indices", "launch_shape", "value_range", "not_vectorizable", "ops_of",
     "parallel_index", "reindex", "same_elements", "scheduled_kind", "store_lanes", "tensor_name", "vars_of",
 ]
 
@@ -156,6 +164,42 @@ def lane_indices(first: Sequence[Dim], width: int, axis: int = -1) -> list[tuple
     return [(*first[:axis], base.shifted(j), *first[axis + 1 :]) for j in range(width)]
 
 
+def shifted_axis(indices: Sequence[Expr], lane: str | None, width: int, shape: Sequence[int]) -> int | None:
+    """The innermost axis when the ``width`` lanes of loop ``lane`` walk an aligned
+    group of a row (``iterdomain.align``): its index is ``P - O % m`` with ``P``
+    moving one-for-one with the lane from a multiple of the width, ``m`` a multiple
+    of the width and ``O`` the row-major offset of the other axes' indices (which do
+    not move with the lane) in a tensor of ``shape``. Then lane 0's row-major
+    position ``O + P - O % m`` is a multiple of the width: the group is one vector
+    in a contiguous tensor, and its lanes leave the row only at the row's edges.
+    None otherwise."""
+    if lane is None or width <= 1 or not indices:
+        return None
+    a = len(indices) - 1
+    e = indices[a]
+    if not (isinstance(e, BinOp) and e.op == "-" and isinstance(e.rhs, BinOp) and e.rhs.op == "%"):
+        return None
+    m = e.rhs.rhs
+    if not isinstance(m, Const) or m.value % width or lane_form(e.lhs, lane, width) != (1, True):
+        return None
+    if any((f := lane_form(x, lane, width)) is None or f[0] != 0 for x in indices[:a]):
+        return None
+    if e.rhs.lhs != row_major_offset(indices[:a], [Const(int(s)) for s in shape]):
+        return None
+    return a
+
+
+def shifted_lane_indices(first: Sequence[Dim], width: int, axis: int, shape: Sequence[int]) -> list[tuple[Dim, ...]]:
+    """The indices of lanes ``0 .. width-1`` of an aligned group (``shifted_axis``)
+    from lane 0's: the group's alignment is claimed for lane 0's row-major position
+    in a tensor of ``shape`` (``Dim.flat``), which a vector access checks against the
+    tensor's layout (``flat_aligned``)."""
+    keys = tuple(d.key() for k, d in enumerate(first) if k != axis)
+    base = first[axis]
+    base = Dim(base.base, base.offset, base.align, (width, tuple(int(s) for s in shape), keys))
+    return [(*first[:axis], base.shifted(j), *first[axis + 1 :]) for j in range(width)]
+
+
 def not_vectorizable(k: int, v: SSAValue, width: int, shape: Sequence[int]) -> str:
     """The diagnostic for a ``vectorize`` loop ``k`` of ``v`` whose lanes are not
     together (``lanes_axis``)."""
@@ -176,7 +220,10 @@ def store_lanes(b: Any, ev: Any, lay: Any, mem: SSAValue, values: Sequence[SSAVa
     contiguous = (
         axis is not None and width & (width - 1) == 0 and width * itemsize <= MAX_VECTOR_BYTES
         and lay.strides[axis] == 1 and lay.pointer_align % width == 0
-        and all(s % width == 0 for a, s in enumerate(lay.strides) if a != axis)
+        and (
+            flat_aligned(lanes[0], axis, width, lay.shape, lay.strides) if lanes[0][axis].flat is not None
+            else all(s % width == 0 for a, s in enumerate(lay.strides) if a != axis)
+        )
     )
     if contiguous:
         b.vstore(list(values), mem, offset_in(ev, lay.shape, lay.strides, lanes[0]))

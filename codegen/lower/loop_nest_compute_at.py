@@ -90,7 +90,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser.codegen.lower.accumulators import RowReduction
 from fuser.codegen.lower.common import (
@@ -100,7 +100,7 @@ from fuser.codegen.lower.common import (
     ScratchBuffer,
     TensorLayout,
 )
-from fuser.codegen.lower.elementwise import Dim, Index, begin_kernel, offset_in
+from fuser.codegen.lower.elementwise import Dim, Index, begin_kernel, flat_aligned, offset_in
 from fuser.codegen.lower.loop_index import (
     BLOCK_DIMS,
     GRID_DIMS,
@@ -118,6 +118,8 @@ from fuser.codegen.lower.loop_index import (
     reindex,
     same_elements,
     scheduled_kind,
+    shifted_axis,
+    shifted_lane_indices,
     store_lanes,
     tensor_name,
     vars_of,
@@ -219,6 +221,26 @@ class _Tile:
             else:
                 out.append(b.add(emit_index(b, e - lo, lane0, memo), form[0] * j))
         return out
+
+
+@dataclass
+class _Group:
+    """Lanes accessed together (``_Lowering.lanes``): each lane's loop indices and
+    index, the predicate under which all of them are inside the tensor (``pred``;
+    for an aligned group emitted where first asked for, since masked accesses do not
+    need it), and for an aligned group, ``edge``: the lanes one by one with their own
+    predicates."""
+
+    envs: list[dict[str, int | SSAValue]]
+    idx: list[Index]
+    inside: SSAValue | bool | Callable[[], SSAValue | bool]
+    edge: Callable[[], list[_Group]] | None = None
+
+    @property
+    def pred(self) -> SSAValue | bool:
+        if callable(self.inside):
+            self.inside = self.inside()
+        return self.inside
 
 
 def lower_compute_at(
@@ -554,10 +576,14 @@ class _Lowering:
         env: dict[str, int | SSAValue],
         lane: int | None,
         who: SSAValue,
-    ) -> list[tuple[list[dict[str, int | SSAValue]], list[Index], SSAValue | bool]]:
+    ) -> list[_Group]:
         """The groups of elements at ``env`` across the lane loop: (each lane's loop
-        indices, each lane's index, the group's in-bounds predicate). Lanes that are
-        consecutive elements of one row are one group (one vector access)."""
+        indices, each lane's index, the group's in-bounds predicate, its edge). Lanes
+        that are consecutive elements of one row are one group (one vector access).
+        The lanes of an aligned group (``shifted_axis``, ``iterdomain.align``) are one
+        group whose predicate holds when all of them are inside the row, and whose
+        edge gives the lanes one by one with their own predicates, for the group
+        that straddles the row's start or end (``guard``)."""
         b, ev = self.b, self.ev
         extents = [a.static_extent or 1 for a in ls.loops]
         width = extents[lane] if lane is not None else 1
@@ -565,17 +591,133 @@ class _Lowering:
         exprs = [(a.index, e) for a, e in zip(axes, shape, strict=True)]
         along = lanes_axis([a.index for a in axes], var, width, shape)
         together = along is not None
-        if lane is not None and not together and ls.loops[lane].parallel_type == ParallelType.vectorize:
+        shifted = None if together else shifted_axis([a.index for a in axes], var, width, shape)
+        if lane is not None and not together and shifted is None and ls.loops[lane].parallel_type == ParallelType.vectorize:
             raise self.error(not_vectorizable(lane, who, width, shape))
-        groups = [list(range(width))] if together else [[j] for j in range(width)]
-        out = []
-        for group in groups:
-            envs = [{**env, var: j} if var is not None else dict(env) for j in group]
-            values, conds = bounded_index(b, exprs, envs[0], extents)
-            first = tuple(ev.as_dim(x) for x in values)
-            idx = lane_indices(first, width, along) if along is not None and len(group) > 1 else [first]
-            out.append((envs, idx, all_of(b, conds)))
-        return out
+
+        def one_by_one() -> list[_Group]:
+            out = []
+            for j in range(width):
+                envs = [{**env, var: j} if var is not None else dict(env)]
+                values, conds = bounded_index(b, exprs, envs[0], extents)
+                out.append(_Group(envs, [tuple(ev.as_dim(x) for x in values)], all_of(b, conds)))
+            return out
+
+        if shifted is not None:
+            envs = [{**env, var: j} for j in range(width)]  # type: ignore[dict-item]
+            memo: dict[Expr, int | SSAValue] = {}
+            first = tuple(ev.as_dim(emit_index(b, e, envs[0], memo)) for e, _ in exprs)
+            idx = shifted_lane_indices(first, width, shifted, shape)
+
+            def inside() -> SSAValue | bool:  # lanes 0 and width-1 inside the tensor
+                _, conds = bounded_index(b, exprs, envs[0], extents)
+                _, last = bounded_index(b, exprs, envs[-1], extents)
+                return all_of(b, [*conds, *last])
+
+            return [_Group(envs, idx, inside, one_by_one)]
+        if not together:
+            return one_by_one()
+        envs = [{**env, var: j} if var is not None else dict(env) for j in range(width)]
+        values, conds = bounded_index(b, exprs, envs[0], extents)
+        first = tuple(ev.as_dim(x) for x in values)
+        idx = lane_indices(first, width, along) if width > 1 else [first]
+        return [_Group(envs, idx, all_of(b, conds))]
+
+    def guard(
+        self, g: _Group, run: Callable[[list, list], list[SSAValue]], fill: Sequence[SSAValue]
+    ) -> list[SSAValue]:
+        """``run(envs, idx)`` for the lanes of ``g`` where its predicate holds, else
+        ``fill`` for each lane (``run`` returns ``len(fill)`` values a lane); an aligned
+        group's edge runs its lanes one by one, each under its own predicate."""
+        b, ev = self.b, self.ev
+
+        def whole() -> list[SSAValue]:
+            return run(g.envs, g.idx)
+
+        if g.edge is None:
+            return whole() if g.pred is True else when(b, ev, g.pred, whole, list(fill) * len(g.envs))
+
+        def lane_by_lane() -> list[SSAValue]:
+            out: list[SSAValue] = []
+            for one in g.edge():  # type: ignore[misc]
+                out += when(b, ev, one.pred, lambda one=one: run(one.envs, one.idx), list(fill))
+            return out
+
+        types = [v.type for v in list(fill) * len(g.envs)]
+        return b.if_(g.pred, ev.in_scope(whole), ev.in_scope(lane_by_lane), types)
+
+    def whole_vector(self, v: SSAValue, g: _Group) -> SSAValue | None:
+        """For an aligned group (``g.edge``) of the fusion input ``v`` laid out so that
+        the group is one aligned vector in memory (``flat_aligned``): the predicate
+        that the whole vector is inside the tensor (its lanes outside the row are
+        other rows' elements, read and dropped). None otherwise."""
+        if g.edge is None or not isinstance(v, BlockArgument):
+            return None
+        t = self.ev.tensors.get(v.index)
+        width = len(g.idx)
+        axis = len(g.idx[0]) - 1
+        if t is None or t.pointer_align % width or not flat_aligned(g.idx[0], axis, width, t.shape, t.strides):
+            return None
+        b = self.b
+        start = offset_in(self.ev, t.shape, t.strides, g.idx[0])
+        return b.cmp("sle", b.add(start, width), math.prod(t.shape))
+
+    def masked(
+        self, g: _Group, inside: SSAValue, run: Callable[[list, list], list[SSAValue]], fill: SSAValue
+    ) -> list[SSAValue]:
+        """``run`` over all lanes of ``g`` where ``inside`` holds (``whole_vector``),
+        else lane by lane under each lane's predicate (the tensor's last group); then
+        each lane outside the row is ``fill``. No branch diverges at a row's edges."""
+        b, ev = self.b, self.ev
+        edge = g.edge()  # type: ignore[misc]
+
+        def lane_by_lane() -> list[SSAValue]:
+            out: list[SSAValue] = []
+            for one in edge:
+                out += when(b, ev, one.pred, lambda one=one: run(one.envs, one.idx), [fill])
+            return out
+
+        vals = b.if_(inside, ev.in_scope(lambda: run(g.envs, g.idx)), ev.in_scope(lane_by_lane), [fill.type] * len(edge))
+        return [val if one.pred is True else b.select(one.pred, val, fill) for one, val in zip(edge, vals, strict=True)]
+
+    def reads_memory(self, v: SSAValue) -> bool:
+        """Whether computing ``v`` loads a tensor (a fusion input that is not held in
+        registers or a tile) rather than only reading held values and scalars."""
+        seen: set[SSAValue] = set()
+        stack = [v]
+        while stack:
+            u = stack.pop()
+            if u in seen or u in self.ev.hooks:
+                continue
+            seen.add(u)
+            if isinstance(u, BlockArgument):
+                if isinstance(u.type, F.TensorType):
+                    return True
+                continue
+            if isinstance(u.owner, Operation):
+                stack.extend(u.owner.operands)
+        return False
+
+    def guard_fold(
+        self, g: _Group, fold: Callable[[list, list, list[SSAValue]], list[SSAValue]], state: list[SSAValue]
+    ) -> list[SSAValue]:
+        """``fold(envs, idx, state)`` of the lanes of ``g`` where its predicate holds
+        (``guard``'s edges, threading the accumulators lane by lane)."""
+        b, ev = self.b, self.ev
+
+        def whole() -> list[SSAValue]:
+            return fold(g.envs, g.idx, state)
+
+        if g.edge is None:
+            return when(b, ev, g.pred, whole, state)
+
+        def lane_by_lane() -> list[SSAValue]:
+            st = state
+            for one in g.edge():  # type: ignore[misc]
+                st = when(b, ev, one.pred, lambda one=one, st=st: fold(one.envs, one.idx, st), st)
+            return st
+
+        return b.if_(g.pred, ev.in_scope(whole), ev.in_scope(lane_by_lane), [v.type for v in state])
 
     # ---- reading held tensors -----------------------------------------------------
     def hold(self, held: _Held) -> None:
@@ -640,7 +782,7 @@ class _Lowering:
     # ---- stages -------------------------------------------------------------------
     def register_stage(self, v: SSAValue, env: dict[str, int | SSAValue]) -> None:
         """Compute ``v``'s elements of this iteration into registers."""
-        b, ev = self.b, self.ev
+        ev = self.ev
         ls = self.ls[v]
         for k in range(self.q, len(ls.loops)):
             if ls.loops[k].iter_type == IterType.reduction:
@@ -659,20 +801,24 @@ class _Lowering:
             key=lambda a: a.tensor_axis,  # type: ignore[arg-type, return-value]
         )
 
+        def compute(envs: list, idx: list) -> list[SSAValue]:
+            vals = []
+            self.reading(tensor_name(v), ls, envs[0], axes, idx[0])
+            ev.prefetch(v, idx)
+            for e, i in zip(envs, idx, strict=True):
+                self.reading(tensor_name(v), ls, e, axes, i)
+                vals.append(ev.value(v, i))
+            return vals
+
         def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
-            for envs, idx, pred in self.lanes(ls, axes, shape, env, lane, v):
-
-                def compute(envs: list = envs, idx: list = idx) -> list[SSAValue]:
-                    vals = []
-                    self.reading(tensor_name(v), ls, envs[0], axes, idx[0])
-                    ev.prefetch(v, idx)
-                    for e, i in zip(envs, idx, strict=True):
-                        self.reading(tensor_name(v), ls, e, axes, i)
-                        vals.append(ev.value(v, i))
-                    return vals
-
-                vals = compute() if pred is True else when(b, ev, pred, compute, [ev.em.const(0, dt)] * len(idx))
-                for e, val in zip(envs, vals, strict=True):
+            for g in self.lanes(ls, axes, shape, env, lane, v):
+                fill = [ev.em.const(0, dt)] if g.edge is not None or g.pred is not True else []
+                whole = self.whole_vector(v, g)
+                if whole is not None:  # an aligned group of an input: one vector, lanes masked
+                    vals = self.masked(g, whole, compute, fill[0])
+                else:
+                    vals = self.guard(g, compute, fill)
+                for e, val in zip(g.envs, vals, strict=True):
                     held.regs[tuple(e[f"i{k}"] for k in held.keys)] = val  # type: ignore[misc]
             return state
 
@@ -722,19 +868,21 @@ class _Lowering:
         lane = self.lanes_loop(ls)
         where, lane_var = [sp.place for sp in t.splits], self.lane_var(ls, lane)
 
+        def write(envs: list, idx: list) -> list[SSAValue]:
+            self.reading(tensor_name(v), ls, envs[0], t.axes, idx[0])
+            ev.prefetch(v, idx)
+            for e, i in zip(envs, idx, strict=True):
+                self.reading(tensor_name(v), ls, e, t.axes, i)
+                val = b.to_storage(ev.value(v, i), dt)
+                b.store(val, t.buf, t.offsets(b, where, e, lane_var))
+            return []
+
         def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
-            for envs, idx, pred in self.lanes(ls, t.axes, shape, env, lane, v):
-
-                def write(envs: list = envs, idx: list = idx) -> list[SSAValue]:
-                    self.reading(tensor_name(v), ls, envs[0], t.axes, idx[0])
-                    ev.prefetch(v, idx)
-                    for e, i in zip(envs, idx, strict=True):
-                        self.reading(tensor_name(v), ls, e, t.axes, i)
-                        val = b.to_storage(ev.value(v, i), dt)
-                        b.store(val, t.buf, t.offsets(b, where, e, lane_var))
-                    return []
-
-                b.if_(pred, ev.in_scope(write))
+            for g in self.lanes(ls, t.axes, shape, env, lane, v):
+                if g.edge is None:
+                    b.if_(g.pred, ev.in_scope(lambda g=g: write(g.envs, g.idx)))
+                else:
+                    self.guard(g, write, [])
             return state
 
         self.walk(ls, env, lane, visit, [], serial_ok=True, who=v)
@@ -784,7 +932,7 @@ class _Lowering:
     def reduction_stage(self, red: Operation, env: dict[str, int | SSAValue]) -> None:
         """Fold ``red``'s input over its inner loops (a Welford/variance reduction:
         mean, M2 and count, merged by Chan's formula); combine across threads."""
-        b, ev = self.b, self.ev
+        ev = self.ev
         result = red.results[0]
         ls = self.ls[result]
         tpr = 1
@@ -845,19 +993,31 @@ class _Lowering:
                 n = n * (ls.loops[k].static_extent or 1) + e[f"i{k}"]  # type: ignore[operator]
             return n
 
+        def fold(envs: list, idx: list, state: list[SSAValue], preds: Sequence[SSAValue | None] = ()) -> list[SSAValue]:
+            self.reading(tensor_name(result), ls, envs[0], axes, idx[0])
+            ev.prefetch(src, idx)
+            items: dict[int, list] = {}
+            for j, (e, i) in enumerate(zip(envs, idx, strict=True)):
+                self.reading(tensor_name(result), ls, e, axes, i)
+                items.setdefault(slot(e), []).append((ev.value(src, i), preds[j] if preds else None))
+            if not any(p is not None for p in preds):
+                return fold_slots(acc, state, items, width)
+            out = list(state)
+            for n, chunk in items.items():
+                out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk, duplicates=False)
+            return out
+
+        # An aligned group's lanes outside the row are folded as the identity
+        # (selects, no branch) when computing them reads no memory.
+        pure = not self.reads_memory(src)
+
         def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
-            for envs, idx, pred in self.lanes(ls, axes, in_shape, env, lane, result):
-
-                def fold(envs: list = envs, idx: list = idx, state: list[SSAValue] = state) -> list[SSAValue]:
-                    self.reading(tensor_name(result), ls, envs[0], axes, idx[0])
-                    ev.prefetch(src, idx)
-                    items: dict[int, list] = {}
-                    for e, i in zip(envs, idx, strict=True):
-                        self.reading(tensor_name(result), ls, e, axes, i)
-                        items.setdefault(slot(e), []).append((ev.value(src, i), None))
-                    return fold_slots(acc, state, items, width)
-
-                state = when(b, ev, pred, fold, state)
+            for g in self.lanes(ls, axes, in_shape, env, lane, result):
+                if g.edge is not None and pure:
+                    preds = [None if one.pred is True else one.pred for one in g.edge()]  # type: ignore[misc]
+                    state = fold(g.envs, g.idx, state, preds)
+                else:
+                    state = self.guard_fold(g, fold, state)
             return state
 
         state = self.walk(ls, env, lane, visit, acc.init() * slots, serial_ok=True, who=result)
@@ -963,7 +1123,7 @@ class _Lowering:
     def across_stage(self, env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
         """Fold this iteration's elements of the reductions across the shared loops
         into their accumulators (an element outside the input folds nothing)."""
-        b, ev, acc = self.b, self.ev, self.acc
+        ev, acc = self.ev, self.acc
         result = self.across[0]
         ls = self.ls[result]
         srcs = [v.owner.operands[0] for v in self.across]  # type: ignore[union-attr]
@@ -973,14 +1133,13 @@ class _Lowering:
         w = acc.width
         name = tensor_name(result)
 
+        def fold(envs: list, idx: list, st: list[SSAValue]) -> list[SSAValue]:
+            items = sibling_items(ev, srcs, envs, idx, self.slot, lambda e, i: self.reading(name, ls, e, axes, i))
+            return fold_slots(acc, st, items, w)
+
         def visit(env: dict[str, int | SSAValue], st: list[SSAValue]) -> list[SSAValue]:
-            for envs, idx, pred in self.lanes(ls, axes, in_shape, env, lane, result):
-
-                def fold(envs: list = envs, idx: list = idx, st: list[SSAValue] = st) -> list[SSAValue]:
-                    items = sibling_items(ev, srcs, envs, idx, self.slot, lambda e, i: self.reading(name, ls, e, axes, i))
-                    return fold_slots(acc, st, items, w)
-
-                st = when(b, ev, pred, fold, st)
+            for g in self.lanes(ls, axes, in_shape, env, lane, result):
+                st = self.guard_fold(g, fold, st)
             return st
 
         return self.walk(ls, env, lane, visit, state, serial_ok=False, who=result)
@@ -1084,19 +1243,21 @@ class _Lowering:
         lay, mem = self.out_layouts[j], self.out_args[j]
         dt = F.dtype_of(v.type)
         axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
-        for envs, idx, pred in self.lanes(ls, axes, self.shapes[v], env, lane, v):
+        def body(envs: list, idx: list) -> list[SSAValue]:
+            self.reading(tensor_name(v), ls, envs[0], axes, idx[0])
+            ev.prefetch(v, idx)
+            values = []
+            for e, i in zip(envs, idx, strict=True):
+                self.reading(tensor_name(v), ls, e, axes, i)
+                values.append(b.to_storage(ev.value(v, i), dt.to_xdsl()))
+            store_lanes(b, ev, lay, mem, values, idx, dt.itemsize)
+            return []
 
-            def body(envs: list = envs, idx: list = idx) -> list[SSAValue]:
-                self.reading(tensor_name(v), ls, envs[0], axes, idx[0])
-                ev.prefetch(v, idx)
-                values = []
-                for e, i in zip(envs, idx, strict=True):
-                    self.reading(tensor_name(v), ls, e, axes, i)
-                    values.append(b.to_storage(ev.value(v, i), dt.to_xdsl()))
-                store_lanes(b, ev, lay, mem, values, idx, dt.itemsize)
-                return []
-
-            b.if_(pred, ev.in_scope(body))
+        for g in self.lanes(ls, axes, self.shapes[v], env, lane, v):
+            if g.edge is None:
+                b.if_(g.pred, ev.in_scope(lambda g=g: body(g.envs, g.idx)))
+            else:
+                self.guard(g, body, [])
 
 
 

@@ -233,16 +233,22 @@ def test_inner_persistent_vectors_are_16_bytes_of_the_loaded_dtype() -> None:
 
 
 def test_inner_persistent_narrow_vectors_keep_the_elements_a_thread() -> None:
-    # A width no 16-byte vector divides (softmax 4096x3001 f32: one element a
-    # vector) keeps the 16 elements a thread of four full vectors, on a power of two
-    # of threads: 256 x 12, not 512 x 6 (42.7 us against 53.2 on the H100).
-    p = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3001)])
-    assert p.vectorization == 1
-    assert p.threads_per_row == 256 and p.persistent_batch == 12
-    # An even width gets two-element vectors, 8 of them a thread: 256 x 6.
-    even = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3002)])
+    # A width no 16-byte vector divides, in a fusion that reads a weight by column
+    # (RMS norm 4096x3001 f16: one element a vector), keeps the 32 elements a thread
+    # of four full vectors, on a power of two of threads: 128 x 24 (softmax f32 at
+    # 256 x 12 was 42.7 us against 53.2 at 512 x 6 on the H100, before aligned groups).
+    p = _heur(InnerPersistentScheduler, F.rms_norm(), [(4096, 3001), (3001,)])
+    assert p.vectorization == 1 and not p.aligned_vectors
+    assert p.threads_per_row == 128 and p.persistent_batch == 24
+    # An even width gets two-element vectors, 16 of them a thread: 128 x 12.
+    even = _heur(InnerPersistentScheduler, F.rms_norm(), [(4096, 3002), (3002,)])
     assert even.vectorization == 2
-    assert even.threads_per_row == 256 and even.persistent_batch == 6
+    assert even.threads_per_row == 128 and even.persistent_batch == 12
+    # Softmax reads only whole rows: aligned groups of four, four groups a thread
+    # (752 groups: 256 x 3).
+    soft = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3001)])
+    assert soft.vectorization == 4 and soft.aligned_vectors
+    assert soft.threads_per_row == 256 and soft.persistent_batch == 3
     # Full vectors are unchanged: 4 vectors of 4 floats on 192 threads.
     full = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3000)])
     assert full.vectorization == 4 and full.threads_per_row == 192 and full.persistent_batch == 4

@@ -127,8 +127,9 @@ def test_no_op_plan_launches_nothing() -> None:
 
 
 def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
-    """Without thread-block clusters (sm_80): 32 rows of 50257 (no vectors: odd width)
-    take 1024 threads x 50, not 512 x 99; 8 rows of 8192 and many rows keep 512."""
+    """Without thread-block clusters (sm_80): 32 rows of 50257 (an odd width: aligned
+    groups of 4, 12565 of them) take 1024 threads x 13, not 512 x 25; 8 rows of 8192
+    and many rows keep 512."""
     fusion = F.softmax()
     sm80 = H100.with_(compute_capability=(8, 0))
 
@@ -138,7 +139,7 @@ def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
         assert sel.params.grid[1] == 1  # type: ignore[union-attr]
         return sel.params.threads_per_row, sel.params.persistent_batch  # type: ignore[union-attr]
 
-    assert threads((32, 50257)) == (1024, 50)
+    assert threads((32, 50257)) == (1024, 13)
     assert threads((8, 8192)) == (512, 4)
     assert threads((4096, 50257))[0] == 512
     reject = InnerPersistentScheduler.can_schedule_run_time(fusion, bind_sizes(fusion, [(4, 300007)]), sm80)
