@@ -4,6 +4,8 @@ One device call does it all (``benchmarks/TUNING.md`` records the runs)::
 
     python3 benchmarks/tune.py [--only softmax_4096,layernorm] [--dtypes bfloat16] \
         [--variants prefetch,halves] [--budget 300] [--json $OUT/tune.json]
+    python3 benchmarks/tune.py --only unaligned --variants aligned,xR   # rows no vector divides:
+                                               # aligned groups (``aligned_vectors``) and one-element splits
     python3 benchmarks/tune.py --dry [--ptx]   # no GPU: lower + NVRTC every variant, ptxas report
                                                # (--ptx: the PTX instruction mix of each main loop)
 
@@ -51,14 +53,15 @@ environment variables set while the variant is lowered (``FUSER_PREFETCH``)."""
 # ---- variants ---------------------------------------------------------------------------
 
 
-def row_variants(cols: int, itemsize: int) -> Iterator[Variant]:
+def row_variants(cols: int, itemsize: int, aligned: bool = False) -> Iterator[Variant]:
     """Threads per row x rows per block for a row kernel: ``V`` = 16 bytes of the
     loaded element (one element when the width is not a multiple), at most 64 values
-    a thread."""
+    a thread. ``aligned``: rows no 16-byte vector divides walked in aligned groups of
+    16 bytes (``aligned_vectors``; labels ``aligned ...``)."""
     v = 16 // itemsize
-    while cols % v:
+    while cols % v and not aligned:
         v //= 2
-    vecs = -(-cols // v)
+    vecs = -(-(cols + (v - 1 if aligned else 0)) // v)
     for tpr in (32, 64, 128, 256, 512, 1024):
         batch = -(-vecs // tpr)
         if batch * v > 64 or (batch == 1 and tpr > vecs and tpr > 32):
@@ -67,7 +70,9 @@ def row_variants(cols: int, itemsize: int) -> Iterator[Variant]:
             if not 128 <= tpr * rpb <= 1024 or (tpr * rpb == 1024 and batch * v > 16):
                 continue
             params = {"threads_per_row": tpr, "rows_per_block": rpb, "cross_block": tpr > 32, "block": (tpr, rpb, 1)}
-            yield {"label": f"T{tpr}xR{rpb} b{batch}", "params": params}
+            if aligned:
+                params = {**params, "vectorization": v, "aligned_vectors": True}
+            yield {"label": f"{'aligned ' if aligned else ''}T{tpr}xR{rpb} b{batch}", "params": params}
 
 
 def column_variants(rows: int, cols: int, itemsize: int) -> Iterator[Variant]:
@@ -105,6 +110,8 @@ CASES = [
     ("vocab_softmax_32x50257", ("bfloat16", "float32")),
     ("few_rows_softmax_8x32000", ("bfloat16", "float32")),
     ("softmax_unaligned_4096x3001", ("bfloat16", "float32")),
+    ("softmax_unaligned_8192x1023", ("bfloat16", "float32")),
+    ("layernorm_unaligned_16384x771", ("bfloat16", "float32")),
 ]
 
 
@@ -144,6 +151,8 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
     elif kind in ("inner_persistent", "reduction") and "col_sum" not in w.name and "middle_sum" not in w.name:
         rows, cols = w.shapes[0]
         out += list(row_variants(cols, itemsize))
+        if cols % (16 // itemsize):
+            out += list(row_variants(cols, itemsize, aligned=True))
     elif kind in ("outer_persistent", "reduction"):
         if len(w.shapes[0]) == 3:  # a middle-axis sum: the kept axes are the columns
             outer, rows, inner = w.shapes[0]

@@ -224,6 +224,11 @@ def workloads() -> list[Workload]:
     out += [
         Workload("middle_sum_64x1024x256", [[64, 1024, 256]], middle_sum, "middle_sum", [[64, 256]]),
         Workload("softmax_unaligned_4096x3001", [[4096, 3001]], softmax, "softmax", [[4096, 3001]]),
+        # two more widths no vector divides: short rows, and a norm with weights
+        Workload("softmax_unaligned_8192x1023", [[8192, 1023]], softmax, "softmax", [[8192, 1023]]),
+        Workload(
+            "layernorm_unaligned_16384x771", [[16384, 771], [771], [771]], layernorm, "layernorm", [[16384, 771]]
+        ),
         Workload("vocab_softmax_32x50257", [[32, 50257]], softmax, "softmax", [[32, 50257]]),
         Workload("few_rows_softmax_8x32000", [[8, 32000]], softmax, "softmax", [[8, 32000]]),
         # Llama-3's vocabulary: a row too long for one block's registers (f32) or for

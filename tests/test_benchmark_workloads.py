@@ -22,6 +22,8 @@ SMALL = {
     "layernorm_backward_4096x4096": [[7, 40], [7, 40], [7, 1], [7, 1], [40]],
     "middle_sum_64x1024x256": [[3, 20, 8]],
     "softmax_unaligned_4096x3001": [[3, 301]],
+    "softmax_unaligned_8192x1023": [[4, 103]],
+    "layernorm_unaligned_16384x771": [[5, 77], [77], [77]],
     "vocab_softmax_32x50257": [[2, 1001]],
     "few_rows_softmax_8x32000": [[2, 1001]],
     "col_sum_32768x2048": [[50, 24]],
