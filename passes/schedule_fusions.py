@@ -597,10 +597,9 @@ def reduction_steps(
             # where a group is inside the row, element by element at its edges).
             s.align("r", p.vectorization)
             _split(s, "r", p.vectorization, "r", "vec", par, ParallelType.serial)
-            _split(s, "r", p.threads_per_row, "batch", "tidx", par, ParallelType.TIDx)
-            par["batch"] = batch_type
         elif has_r:
             _split(s, "r", p.vectorization, "r", "vec", par, ParallelType.vectorize)
+        if has_r:
             _split(s, "r", p.threads_per_row, "batch", "tidx", par, ParallelType.TIDx)
             if p.cross_grid and gy > 1 and not persistent_grid:
                 s.split("batch", gy, "bidy", "batch", inner_split=False)

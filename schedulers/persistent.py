@@ -15,6 +15,8 @@ workspace.
 
 from __future__ import annotations
 
+import os
+
 from xdsl.ir import Operation
 
 from fuser.ir.dialects import fuser as F
@@ -65,6 +67,9 @@ CLUSTER_MIN_ELEMENTS = 2048
 keeps at least this many of its elements."""
 CLUSTER_ELEMENTS_PER_THREAD = 16
 """Elements of a row a thread of a clustered row holds (``inner_persistent_params``)."""
+CLUSTER_ALIGNED_ELEMENTS_PER_THREAD = 32
+"""The same, for a clustered row walked in aligned groups (``aligned_vectors``):
+vector accesses keep more elements a thread in flight for the same instructions."""
 MAX_ROW_CLUSTER = 8
 """Blocks a row is split over at most (a portable cluster)."""
 
@@ -79,6 +84,10 @@ loaded or stored element is at most this many bytes, on a power of two of thread
 43.3 -> 32.6 (64 x 2 rows), f32 41.9 -> 29.7 (128). A layer norm's weights are read
 by column, element by element in a shifted group (16384x771 bf16: 39.3 one-element
 against 41.3-43.8 aligned), so fusions with such inputs keep one-element accesses."""
+
+ALIGNED_ROWS = os.environ.get("FUSER_ALIGNED_ROWS", "1") != "0"
+"""``FUSER_ALIGNED_ROWS=0``: the heuristic never takes aligned groups (for measuring
+them against one-element accesses in one process setup); read at import."""
 
 FEW_ROWS_MAX_BATCH = 16
 """With fewer rows than SMs, a thread holding more vectors than this at
@@ -159,11 +168,12 @@ def inner_persistent_params(
     Rows whose width the full vector does not divide, of elements of at most
     ``ALIGNED_MAX_ITEMSIZE`` bytes, in a fusion whose rows can be shifted
     (``alignable``, ``aligned_rows``), are walked in aligned groups of full vectors
-    (``aligned_vectors``: one group more than the width needs, to cover the shift)."""
+    (``aligned_vectors``: one group more than the width needs, to cover the shift),
+    over a cluster's blocks too."""
     vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
     cluster = row_cluster(ext, buf, target)
     full = max(1, target.max_access_bytes // itemsize)
-    aligned = alignable and cluster == 1 and vec < full and itemsize <= ALIGNED_MAX_ITEMSIZE
+    aligned = alignable and ALIGNED_ROWS and vec < full and itemsize <= ALIGNED_MAX_ITEMSIZE
     if aligned:
         vec = full
     width = ext.reduction + (vec - 1 if aligned else 0)  # an aligned row's places
@@ -175,7 +185,11 @@ def inner_persistent_params(
         # (vocab softmax 32x50257: 512 threads a block at 17.5 us against 21.6 with 256
         # in bf16; 8 rows of 32000, bf16: 256 threads at 9.6 against 11.0 with 128).
         # A fusion of more than LARGE_FUSION_OPS ops: one vector a thread, as below.
-        per_thread = max(1, CLUSTER_ELEMENTS_PER_THREAD // vec) if ops <= LARGE_FUSION_OPS else 1
+        # Aligned groups: CLUSTER_ALIGNED_ELEMENTS_PER_THREAD (32x50257 bf16: 256
+        # threads x 4 groups at 13.2 us against 17.6 at 512 x 2; f32 256 x 7 at 13.5
+        # against 17.9 at 512 x 4).
+        per_elements = CLUSTER_ALIGNED_ELEMENTS_PER_THREAD if aligned else CLUSTER_ELEMENTS_PER_THREAD
+        per_thread = max(1, per_elements // vec) if ops <= LARGE_FUSION_OPS else 1
         threads = max(warp, next_pow2(ceil_div(vecs, per_thread)))
     else:
         cap = MAX_THREADS_PREFERRED if chained else MAX_THREADS_ONE_PASS
@@ -203,8 +217,8 @@ def inner_persistent_params(
     threads = min(threads, target.max_threads_per_block)
     if cluster > 1:
         # The schedule splits the row's batch of vectors over the cluster's blocks.
-        batch = ceil_div(ceil_div(ceil_div(ext.reduction, vec), threads), cluster)
-        return row_params(vec, threads, 1, batch, (ext.iteration, cluster, 1), buf, target, True)
+        batch = ceil_div(ceil_div(ceil_div(width, vec), threads), cluster)
+        return row_params(vec, threads, 1, batch, (ext.iteration, cluster, 1), buf, target, True, aligned=aligned)
     rows = max(1, min(128 // threads, 1 << max(0, ext.iteration.bit_length() - 1)))
     grid = (ceil_div(ext.iteration, rows), 1, 1)
     return row_params(vec, threads, rows, ceil_div(vecs, threads), grid, buf, target, False, use_smem, aligned)

@@ -164,3 +164,16 @@ def test_the_flat_claim_holds_only_for_its_shape_and_row_indices() -> None:
     assert not flat_aligned((col,), 0, 8, (51,), (1,))
     assert not flat_aligned((other, col), 1, 8, (4, 51), (51, 1))
     assert not flat_aligned((row, col), 1, 8, (4, 51), (64, 1))
+
+
+def test_a_row_over_a_cluster_is_walked_in_aligned_groups() -> None:
+    """Few long rows no vector divides (3 rows of 9001 bf16): the row over 4 blocks of
+    a cluster, each block's part in aligned groups (the groups split over the blocks)."""
+    fusion = _define(W.softmax)
+    ins = _inputs("softmax", (3, 9001))
+    ours, ref, lowered = kernels_and_reference(fusion, ins, "inner_persistent")
+    assert_close(ours, ref, rtol=2e-2, atol=1e-2)
+    (kern,) = lowered.kernels
+    assert kern.grid == (3, 4, 1)
+    src = print_cuda(kern.module)
+    assert "*reinterpret_cast<const Vec<__nv_bfloat16, 8>*>(&in0[" in src and "% 8;" in src
