@@ -1000,12 +1000,8 @@ class _Lowering:
             for j, (e, i) in enumerate(zip(envs, idx, strict=True)):
                 self.reading(tensor_name(result), ls, e, axes, i)
                 items.setdefault(slot(e), []).append((ev.value(src, i), preds[j] if preds else None))
-            if not any(p is not None for p in preds):
-                return fold_slots(acc, state, items, width)
-            out = list(state)
-            for n, chunk in items.items():
-                out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk, duplicates=False)
-            return out
+            # A masked lane is outside the row (not a clamped duplicate): max/min select too.
+            return fold_slots(acc, state, items, width, duplicates=not preds)
 
         # An aligned group's lanes outside the row are folded as the identity
         # (selects, no branch) when computing them reads no memory.

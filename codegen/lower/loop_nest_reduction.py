@@ -213,10 +213,14 @@ class SiblingAccumulators:
     def cross(self, state: list[SSAValue], threads: int, dims: Sequence[int]) -> list[SSAValue]:
         return [v for p, x in zip(self.parts, self.split(state), strict=True) for v in p.cross(x, threads, dims)]
 
-    def update(self, state: list[SSAValue], items: Sequence[Sequence[tuple[SSAValue, None]]]) -> list[SSAValue]:
-        """``items[r]``: the chunk of reduction ``r``'s input values."""
+    def update(
+        self, state: list[SSAValue], items: Sequence[Sequence[tuple[SSAValue, None]]], duplicates: bool = True
+    ) -> list[SSAValue]:
+        """``items[r]``: the chunk of reduction ``r``'s input values (``duplicates``:
+        ``RowReduction.update``'s)."""
         return [
-            v for p, x, chunk in zip(self.parts, self.split(state), items, strict=True) for v in p.update(x, chunk)
+            v for p, x, chunk in zip(self.parts, self.split(state), items, strict=True)
+            for v in p.update(x, chunk, duplicates)
         ]
 
     def results(self, state: list[SSAValue]) -> list[tuple[Operation, list[SSAValue]]]:
@@ -684,11 +688,14 @@ def sibling_items(
     return items
 
 
-def fold_slots(acc: RowReduction | SiblingAccumulators, state: list[SSAValue], items: dict[int, Any], width: int) -> list[SSAValue]:
+def fold_slots(
+    acc: RowReduction | SiblingAccumulators, state: list[SSAValue], items: dict[int, Any], width: int,
+    duplicates: bool = True,
+) -> list[SSAValue]:
     """``state`` (``width`` accumulator values a slot, slot after slot) with
     ``items[n]`` (what ``acc.update`` takes: slot ``n``'s new input values) folded
-    into slot ``n``."""
+    into slot ``n``; ``duplicates``: as ``RowReduction.update``'s."""
     out = list(state)
     for n, chunk in items.items():
-        out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk)
+        out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk, duplicates)
     return out
