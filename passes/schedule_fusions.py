@@ -1180,6 +1180,14 @@ class _FusionScheduler:
         """Schedule ``reds`` (siblings) with ``p``, and every other tensor that lines up
         with the first (unless ``others`` is false); the reference and its steps."""
         ref = reds[0].results[0]
+        if p.aligned_vectors:
+            types = logical_domain_types(ref)
+            reduced = [k for k, t in enumerate(types) if t.iter_type == IterType.reduction]
+            if not p.fastest_dim or reduced != [len(types) - 1]:
+                raise self.fail(
+                    "aligned_vectors needs rows reduced over their innermost axis alone (fastest_dim, one reduced "
+                    f"axis, the last); %{ref.name_hint or 'the reduction'} reduces axes {reduced} of {len(types)}"
+                )
         sizes = self.sizes(p.vectorization)
         if sizes is not None and not p.aligned_vectors:  # aligned groups need not divide the rows
             self.vectors_along_last_axis(sizes)
