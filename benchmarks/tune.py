@@ -4,6 +4,7 @@ One device call does it all (``benchmarks/TUNING.md`` records the runs)::
 
     python3 benchmarks/tune.py [--only softmax_4096,layernorm] [--dtypes bfloat16] \
         [--variants prefetch,halves] [--budget 300] [--json $OUT/tune.json]
+    python3 benchmarks/tune.py --only layernorm_backward_16384 --shapes 2048x8192,8192x2048   # other sizes
     python3 benchmarks/tune.py --only unaligned --variants aligned,xR   # rows no vector divides:
                                                # aligned groups (``aligned_vectors``) and one-element splits
     python3 benchmarks/tune.py --dry [--ptx]   # no GPU: lower + NVRTC every variant, ptxas report
@@ -218,6 +219,31 @@ def lower_variant(fusion: Any, layouts: list, out_layouts: list, var: Variant) -
     return lower_segment(scheduled, kernel_layouts(layouts), None, out_layouts)  # as fd.execute lowers it
 
 
+def resized(w: Workload, m: int, n: int) -> Workload:
+    """``w`` at ``[m, n]``: every extent of its inputs and outputs equal to its first
+    input's rows becomes ``m``, equal to its columns ``n`` (named ``<name>@<m>x<n>``)."""
+    m0, n0 = w.shapes[0][-2:]
+    if m0 == n0:
+        raise ValueError(f"{w.name}: rows and columns have the same extent; resize a workload where they differ")
+
+    def f(shape: list[int]) -> list[int]:
+        return [m if e == m0 else n if e == n0 else e for e in shape]
+
+    return dataclasses.replace(
+        w, name=f"{w.name}@{m}x{n}", shapes=[f(x) for x in w.shapes], out_shapes=[f(x) for x in w.out_shapes]
+    )
+
+
+def find_workload(name: str) -> Workload:
+    """A workload of ``workloads()`` by name, or ``resized`` (``<name>@<m>x<n>``)."""
+    base, _, size = name.partition("@")
+    w = {w.name: w for w in workloads()}[base]
+    if not size:
+        return w
+    m, n = (int(x) for x in size.split("x"))
+    return resized(w, m, n)
+
+
 def compile_job(job: tuple[str, str, int]) -> dict:
     """Lower and compile variant ``i`` of a workload: the cubin, the launch plan (the
     lowered kernels without their IR) and the ptxas report."""
@@ -225,7 +251,7 @@ def compile_job(job: tuple[str, str, int]) -> dict:
     from fuser.codegen.nvrtc import CompileOptions, compile_cuda
 
     wname, dtype, i = job
-    w = {w.name: w for w in workloads()}[wname]
+    w = find_workload(wname)
     fusion = build(w, dtype).fusion()
     layouts, out_layouts = layouts_for(w, dtype, fusion)
     var = variants_for(w, dtype, fusion)[i]
@@ -447,6 +473,7 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     parser.add_argument("--variants", default="", help="comma-separated substrings of variant labels")
     parser.add_argument("--ptx", action="store_true", help="with --dry: the PTX instruction mix of each main loop")
+    parser.add_argument("--shapes", default="", help="comma-separated MxN: run the chosen workloads at these sizes instead")
     args = parser.parse_args()
     LABELS[:] = [s for s in args.variants.split(",") if s]
     PTX_MIX[:] = [True] if args.ptx else []
@@ -455,6 +482,9 @@ def main() -> None:
     dtypes = args.dtypes.split(",")
     cases = [(by_name[n], d) for n, ds in CASES for d in ds
              if d in dtypes and (not only or any(s in n for s in only))]
+    if args.shapes:
+        sizes = [tuple(int(x) for x in sz.split("x")) for sz in args.shapes.split(",")]
+        cases = [(resized(w, m, n), d) for w, d in cases for m, n in sizes]
     if args.dry:
         dry_run(cases, args.procs)
         return
