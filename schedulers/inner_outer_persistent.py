@@ -94,6 +94,18 @@ buffers, us): f32 16384x1024 85.0 -> 82.9, 32768x768 123.2 -> 118.9, 4096x4096
 92.9 -> 92.3; bf16 (8-lane float32 vectors held for 8 bf16 inputs: 168 -> 216
 registers at 4096) 51.9 -> 51.2, 70.4 -> 83.1, 85.5 -> 96.4."""
 
+SINGLE_KERNEL_WIDE_ROW_BYTES = 8192
+SINGLE_KERNEL_WIDE_THREADS = 256
+"""Rows of narrower elements (bf16) of at least ``SINGLE_KERNEL_WIDE_ROW_BYTES`` hold
+the computed buffers too, on ``SINGLE_KERNEL_WIDE_THREADS`` threads a row, 2 rows a
+block while a thread holds at most 3 vectors (else 1), one block an SM. Measured on the
+H100 (``tune.py --only layernorm_backward_16384 --dtypes bfloat16 --shapes
+4096x4096,2048x8192,8192x2048,4096x6144 --variants "hold T"``; the heuristic's
+schedule -> the best variant, which this rule is, us): 4096x4096 83.2 -> 76.4 (256 x 2
+rows, 2 vectors), 2048x8192 113.4 -> 85.2 (256 x 1, 4 vectors), 4096x6144 108.6 ->
+104.0 (256 x 2, 3 vectors); 8192x2048 (4096-byte rows) keeps its schedule, 61.8 against
+62.3 for the best held variant."""
+
 
 def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
     outer = [r for r in reductions(fusion) if not reduction_extents(r, sizes).fastest_dim]
@@ -162,8 +174,15 @@ def single_kernel_params(
     lo, hi = SINGLE_KERNEL_BLOCKS_PER_SM
     per_sm = max(lo, min(hi, ceil_div(SINGLE_KERNEL_BYTES_IN_FLIGHT, max(1, rows * row_bytes))))
     blocks = min(per_sm * target.sm_count, ceil_div(ext.iteration, rows))
+    itemsize = max_itemsize(full)
+    if itemsize < SINGLE_KERNEL_HOLD_ITEMSIZE and ext.reduction * itemsize >= SINGLE_KERNEL_WIDE_ROW_BYTES:
+        tpr = min(SINGLE_KERNEL_WIDE_THREADS, target.max_threads_per_block)
+        batch = ceil_div(vecs, tpr)
+        rows = 2 if batch <= 3 else 1
+        blocks = min(target.sm_count, ceil_div(ext.iteration, rows))
+        return replace(row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True), hold_buffers=True)
     params = row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True)
-    return replace(params, hold_buffers=max_itemsize(full) >= SINGLE_KERNEL_HOLD_ITEMSIZE)
+    return replace(params, hold_buffers=itemsize >= SINGLE_KERNEL_HOLD_ITEMSIZE)
 
 
 class InnerOuterPersistentScheduler(Scheduler):
