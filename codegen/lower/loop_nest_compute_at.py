@@ -627,24 +627,31 @@ class _Lowering:
         self, g: _Group, run: Callable[[list, list], list[SSAValue]], fill: Sequence[SSAValue]
     ) -> list[SSAValue]:
         """``run(envs, idx)`` for the lanes of ``g`` where its predicate holds, else
-        ``fill`` for each lane (``run`` returns ``len(fill)`` values a lane); an aligned
-        group's edge runs its lanes one by one, each under its own predicate."""
+        ``fill`` for each lane (``run`` returns ``len(fill)`` values a lane; none: an
+        ``if`` without ``else``, a store); an aligned group's edge runs its lanes one by
+        one, each under its own predicate."""
         b, ev = self.b, self.ev
 
         def whole() -> list[SSAValue]:
             return run(g.envs, g.idx)
 
         if g.edge is None:
+            if not fill:
+                return b.if_(g.pred, ev.in_scope(whole))
             return whole() if g.pred is True else when(b, ev, g.pred, whole, list(fill) * len(g.envs))
-
-        def lane_by_lane() -> list[SSAValue]:
-            out: list[SSAValue] = []
-            for one in g.edge():  # type: ignore[misc]
-                out += when(b, ev, one.pred, lambda one=one: run(one.envs, one.idx), list(fill))
-            return out
-
+        edge = g.edge
         types = [v.type for v in list(fill) * len(g.envs)]
-        return b.if_(g.pred, ev.in_scope(whole), ev.in_scope(lane_by_lane), types)
+        return b.if_(g.pred, ev.in_scope(whole), ev.in_scope(lambda: self.lane_by_lane(edge(), run, fill)), types)
+
+    def lane_by_lane(
+        self, edge: Sequence[_Group], run: Callable[[list, list], list[SSAValue]], fill: Sequence[SSAValue]
+    ) -> list[SSAValue]:
+        """``run`` for each lane of ``edge`` (an aligned group's ``edge()``) under its
+        own predicate, ``fill`` where it does not hold."""
+        out: list[SSAValue] = []
+        for one in edge:
+            out += when(self.b, self.ev, one.pred, lambda one=one: run(one.envs, one.idx), list(fill))
+        return out
 
     def whole_vector(self, v: SSAValue, g: _Group) -> SSAValue | None:
         """For an aligned group (``g.edge``) of the fusion input ``v`` laid out so that
@@ -670,14 +677,10 @@ class _Lowering:
         each lane outside the row is ``fill``. No branch diverges at a row's edges."""
         b, ev = self.b, self.ev
         edge = g.edge()  # type: ignore[misc]
-
-        def lane_by_lane() -> list[SSAValue]:
-            out: list[SSAValue] = []
-            for one in edge:
-                out += when(b, ev, one.pred, lambda one=one: run(one.envs, one.idx), [fill])
-            return out
-
-        vals = b.if_(inside, ev.in_scope(lambda: run(g.envs, g.idx)), ev.in_scope(lane_by_lane), [fill.type] * len(edge))
+        vals = b.if_(
+            inside, ev.in_scope(lambda: run(g.envs, g.idx)), ev.in_scope(lambda: self.lane_by_lane(edge, run, [fill])),
+            [fill.type] * len(edge),
+        )
         return [val if one.pred is True else b.select(one.pred, val, fill) for one, val in zip(edge, vals, strict=True)]
 
     def reads_memory(self, v: SSAValue) -> bool:
@@ -879,10 +882,7 @@ class _Lowering:
 
         def visit(env: dict[str, int | SSAValue], state: list[SSAValue]) -> list[SSAValue]:
             for g in self.lanes(ls, t.axes, shape, env, lane, v):
-                if g.edge is None:
-                    b.if_(g.pred, ev.in_scope(lambda g=g: write(g.envs, g.idx)))
-                else:
-                    self.guard(g, write, [])
+                self.guard(g, write, [])
             return state
 
         self.walk(ls, env, lane, visit, [], serial_ok=True, who=v)
@@ -1250,10 +1250,7 @@ class _Lowering:
             return []
 
         for g in self.lanes(ls, axes, self.shapes[v], env, lane, v):
-            if g.edge is None:
-                b.if_(g.pred, ev.in_scope(lambda g=g: body(g.envs, g.idx)))
-            else:
-                self.guard(g, body, [])
+            self.guard(g, body, [])
 
 
 
