@@ -244,10 +244,21 @@ class ElementEvaluator:
         hit = self._linear.get((index_key(idx), tuple(shape)))
         if hit is not None:
             return hit
+        last = idx[-1] if idx else None
+        if last is not None and last.base is not None and 0 < last.offset < last.align and shape[-1] % last.align == 0:
+            # A lane of a vector: lane 0's linear index plus the lane, so that the lanes
+            # stay ``base + j`` through a reshape (``unravel`` keeps them in one row).
+            first = self.ravel((*idx[:-1], Dim(last.base, 0, last.align)), shape)
+            if first.base is not None and first.offset == 0:
+                return Dim(first.base, last.offset, first.align)
         lin: int | SSAValue = 0
         for d, ext in zip(idx, shape, strict=True):
             lin = self.b.add(self.b.mul(lin, ext), self.materialize(d))
-        return self.as_dim(lin)
+        # ``prefix * shape[-1] + base``: a multiple of what divides both the innermost
+        # extent and the innermost index.
+        align = math.gcd(last.align, shape[-1]) if last is not None and last.offset == 0 and last.align > 1 else 1
+        out = self._linear[(index_key(idx), tuple(shape))] = self.as_dim(lin, align)
+        return out
 
     def unravel(self, lin: Dim | int | SSAValue, shape: Sequence[int]) -> Index:
         """The multi-index of linear index ``lin`` in ``shape``. ``base + j`` with
