@@ -163,7 +163,14 @@ class FuserPartition:
         if self.failed is not None:
             return self.reference(*args)
         if self.ran or self.reference is None:
-            outs = self.fd.execute(list(args))
+            try:
+                outs = self.fd.execute(list(args))
+            except ValueError:
+                # An input traced contiguous (so declared) that is not this time.
+                fixed = [a.contiguous() if hasattr(a, "is_contiguous") and not a.is_contiguous() else a for a in args]
+                if all(x is y for x, y in zip(fixed, args, strict=True)):
+                    raise
+                outs = self.fd.execute(fixed)
         else:
             try:  # the first run compiles: a fusion fuser cannot compile runs in torch
                 outs = self.fd.execute(list(args))
@@ -395,8 +402,10 @@ def _decompositions() -> dict[Any, Any]:
     import torch
     from torch._decomp import get_decompositions
 
+    from fuser.frontend.loss_decompositions import loss_decompositions
+
     aten = torch.ops.aten
-    return get_decompositions([getattr(aten, name) for name in DECOMPOSED])
+    return {**get_decompositions([getattr(aten, name) for name in DECOMPOSED]), **loss_decompositions()}
 
 
 def fuser_backend(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Callable[..., Any]:
@@ -406,9 +415,7 @@ def fuser_backend(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Call
 
     extra: dict[str, Any] = {}
     if aot_partitioner() == "min_cut":
-        from functorch.compile import min_cut_rematerialization_partition
-
-        extra["partition_fn"] = min_cut_rematerialization_partition
+        extra["partition_fn"] = min_cut_without_detach
     backend = aot_autograd(
         fw_compiler=_compiler("forward"),
         bw_compiler=_compiler("backward"),
@@ -417,6 +424,26 @@ def fuser_backend(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Call
         **extra,
     )
     return backend(gm, example_inputs, **kwargs)
+
+
+def min_cut_without_detach(joint: Any, joint_inputs: Any, **kwargs: Any) -> Any:
+    """Inductor's min-cut partitioner on the joint graph with its ``aten.detach``
+    nodes removed (a traced joint graph is functional, so a detach only names its
+    operand again). Autograd detaches every output a derivative formula saves (a
+    log-softmax's, a tanh's): min-cut counts a detach as a consumer it cannot fuse, so
+    it must save that output and may not recompute it. Without them it may: GPT-2's
+    loss graph then saves the bf16 logits and two numbers a row instead of the float32
+    log-probabilities (``loss_decompositions``)."""
+    import torch
+    from functorch.compile import min_cut_rematerialization_partition
+
+    detach = torch.ops.aten.detach.default
+    for node in list(joint.graph.nodes):
+        if node.op == "call_function" and node.target is detach:
+            node.replace_all_uses_with(node.args[0])
+            joint.graph.erase_node(node)
+    joint.recompile()
+    return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
 
 
 AOT_PARTITIONERS = ("min_cut", "default")

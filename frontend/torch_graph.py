@@ -30,6 +30,7 @@ from typing import Any
 
 from fuser.frontend.datatype import DataType
 from fuser.frontend.fusion_definition import FusionDefinition
+from fuser.frontend.nvfuser_api import compute_contiguity
 
 __all__ = ["OPS", "TranslationError", "definition_of", "op_name", "unsupported_reason"]
 
@@ -208,8 +209,15 @@ def _where(fd: FusionDefinition, node: Any, c: Any, a: Any, b: Any) -> Any:
 
 
 def _pow(fd: FusionDefinition, node: Any, x: Any, e: Any) -> Any:
+    """ATen's special exponents, as ATen computes them (``pow_tensor_scalar_optimized``,
+    CPU and CUDA): a square and a cube are products in the tensor's type (``x * x * x``
+    of bfloat16 rounds after each product: torch's bf16 ``pow(x, 3)`` differs from a
+    rounded ``powf`` in a fifth of the elements), a half power a square root. A general
+    ``powf`` for GPT-2's ``pow(x, 3.0)`` also made its GELU kernels compute-bound."""
     if e == 2:
         return fd.ops.mul(x, x)
+    if e == 3:
+        return fd.ops.mul(fd.ops.mul(x, x), x)
     if e == 0.5:
         return fd.ops.sqrt(x)
     return fd.ops.pow(x, e)
@@ -227,6 +235,20 @@ def _addmm(fd: FusionDefinition, node: Any, bias: Any, a: Any, b: Any, *, beta: 
 
 def _getitem(fd: FusionDefinition, node: Any, xs: Any, i: int) -> Any:
     return xs[i]
+
+
+def _arange(fd: FusionDefinition, node: Any, *args: Any, **kwargs: Any) -> Any:
+    """``aten.arange`` (``end``; ``start, end``; ``start, end, step``) as an iota of
+    the traced length and dtype."""
+    start, step = (args[0], args[2] if len(args) > 2 else 1) if len(args) > 1 else (0, 1)
+    val = node.meta["val"]
+    return fd.ops.iota(int(val.shape[0]), start, step, _dtypes()[val.dtype])
+
+
+def _scalar_tensor(fd: FusionDefinition, node: Any, value: Any, **kwargs: Any) -> Any:
+    """``aten.scalar_tensor``: a 0-d tensor of the traced dtype (what a decomposition's
+    ``torch.where(c, x, 0.0)`` traces its scalar to)."""
+    return fd.ops.full([], value, _dtypes()[node.meta["val"].dtype])
 
 
 def _table() -> dict[Any, Handler]:
@@ -250,6 +272,8 @@ def _table() -> dict[Any, Handler]:
         aten.clone.default: _clone, aten.slice.Tensor: _slice, aten.cat.default: _cat,
         aten.mm.default: _mm, aten.bmm.default: _mm, aten.addmm.default: _addmm,
         operator.getitem: _getitem,
+        aten.arange.default: _arange, aten.arange.start: _arange, aten.arange.start_step: _arange,
+        aten.scalar_tensor.default: _scalar_tensor,
     }
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         table[getattr(aten, name).Tensor] = _binary(name)
@@ -342,8 +366,15 @@ def definition_of(gm: Any) -> FusionDefinition:
                 val = node.meta.get("val")
                 if isinstance(val, torch.Tensor):
                     # Concrete sizes: torch.compile guards on them (a symbolic size is
-                    # not supported), and the translation checks every shape.
-                    env[node] = fd.define_tensor(shape=[int(d) for d in val.shape], dtype=_dtypes()[val.dtype])
+                    # not supported), and the translation checks every shape. A
+                    # contiguous trace is declared contiguous: a view of the input is
+                    # then a view on the host, not a copy (``FuserPartition`` makes a
+                    # later call's non-contiguous argument contiguous).
+                    shape = [int(d) for d in val.shape]
+                    contiguity = (
+                        compute_contiguity(shape, [int(s) for s in val.stride()]) if val.is_contiguous() else None
+                    )
+                    env[node] = fd.define_tensor(shape=shape, contiguity=contiguity, dtype=_dtypes()[val.dtype])
                 else:
                     raise TranslationError(f"placeholder {node.name} is not a tensor")
             elif node.op == "call_function":

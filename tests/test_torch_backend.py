@@ -136,13 +136,18 @@ def test_outputs_keep_the_strides_torch_traced(monkeypatch: pytest.MonkeyPatch) 
     assert calls == [(4, 1)]
 
 
-def _tiny_gpt2() -> Any:
+def _tiny_gpt2(vocab: int = 64) -> Any:
     transformers = pytest.importorskip("transformers")
     config = transformers.GPT2Config(
-        n_embd=32, n_layer=2, n_head=2, vocab_size=64, n_positions=32, resid_pdrop=0.0, embd_pdrop=0.0,
+        n_embd=32, n_layer=2, n_head=2, vocab_size=vocab, n_positions=32, resid_pdrop=0.0, embd_pdrop=0.0,
         attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
     )
     return transformers.GPT2LMHeadModel(config)
+
+
+def _tiny_gpt2_odd_vocabulary() -> Any:
+    """Loss rows no vector divides, as GPT-2 small's 50257."""
+    return _tiny_gpt2(1001)
 
 
 def _tiny_llama() -> Any:
@@ -154,12 +159,14 @@ def _tiny_llama() -> Any:
     return transformers.LlamaForCausalLM(config)
 
 
-@pytest.mark.parametrize("build", [_tiny_gpt2, _tiny_llama], ids=["gpt2", "llama"])
+@pytest.mark.parametrize(
+    "build", [_tiny_gpt2, _tiny_gpt2_odd_vocabulary, _tiny_llama], ids=["gpt2", "gpt2-vocab1001", "llama"]
+)
 def test_transformer_training_step_matches_eager(build: Any) -> None:
     torch.manual_seed(0)
     ref = build()
     ours = copy.deepcopy(ref)
-    ids = torch.randint(0, 64, (2, 8))
+    ids = torch.randint(0, ref.config.vocab_size, (2, 8))
     compiled = torch.compile(ours, backend="fuser")
     with torch_backend.recording() as report:
         loss = compiled(input_ids=ids, labels=ids).loss
@@ -172,6 +179,8 @@ def test_transformer_training_step_matches_eager(build: Any) -> None:
     # backwards; attention and the embedding lookups stay in torch.
     assert len(report.fuser_ops) > 4 * len(report.torch_ops)
     assert any(g.kind == "backward" and g.partitions for g in report.graphs)
+    # The loss too: its pick and gradient are fuser ops (``loss_decompositions``).
+    assert not [op for op in report.torch_ops if "nll_loss" in op], report.torch_ops
 
 
 def test_a_sum_into_a_wider_dtype_is_not_rounded_to_the_input_dtype() -> None:
@@ -370,3 +379,20 @@ def test_aot_partitioners_match_eager(build: Any, setting: str | None, monkeypat
     monkeypatch.setenv("FUSER_AOT_PARTITIONER", "greedy")
     with pytest.raises(ValueError, match="FUSER_AOT_PARTITIONER"):
         torch_backend.aot_partitioner()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_a_cube_is_computed_as_torch_computes_it(dtype: Any) -> None:
+    """``pow(x, 3)`` is ATen's ``x * x * x`` in the tensor's type (each product of
+    bfloat16 rounded), not a rounded ``powf``: bit for bit eager's, and a product in
+    the kernel instead of a ``powf`` call."""
+    torch.manual_seed(0)
+    x = torch.randn(4096).to(dtype)
+
+    def f(x: Any) -> Any:
+        return torch.pow(x, 3.0) * 0.5
+
+    with torch_backend.recording() as report:
+        got = torch.compile(f, backend="fuser")(x)
+    torch.testing.assert_close(got, f(x), rtol=0, atol=0)
+    assert report.fuser_ops and not report.torch_ops
