@@ -2,7 +2,7 @@
 ``torch.compile(backend="fuser")``, side by side with eager torch and inductor.
 
     python3 benchmarks/transformer_step.py [--only gpt2,llama] [--variants eager,fuser,fuser-ordered] [--steps 20]
-                                           [--profile] [--host-profile] [--json FILE]
+                                           [--profile] [--dump-segments DIR] [--host-profile] [--json FILE]
 
 (``FUSER_CUDA_GRAPHS=0`` in the environment: the partitions launch every kernel per
 call instead of replaying CUDA graphs. The ``fuser-*`` variants compile with the
@@ -105,7 +105,54 @@ def profile_table(compiled: Any, ids: Any) -> str:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         step(compiled, ids)
         torch.cuda.synchronize()
-    return prof.key_averages().table(sort_by="cuda_time_total", row_limit=20, max_name_column_width=60)
+    events = prof.key_averages()
+    totals: dict[str, float] = {}
+    for e in events:
+        us = e.device_time_total
+        if us:
+            kind = kernel_kind(e.key)
+            totals[kind] = totals.get(kind, 0.0) + us
+    summary = ", ".join(f"{k} {v / 1e3:.2f} ms" for k, v in sorted(totals.items(), key=lambda kv: -kv[1]))
+    return (f"kernels of one step: {sum(totals.values()) / 1e3:.2f} ms ({summary})\n"
+            + events.table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=60))
+
+
+def dump_segments(directory: str) -> int:
+    """Every generated segment the fusion cache compiled, as ``<kernel name>.mlir``
+    in ``directory``: its fusion and each kernel's grid and block, so that a
+    profile's ``nvfuser_fusion_idN_segM`` can be read. Returns how many."""
+    from fuser.frontend.cache import FusionCache
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for entry in FusionCache.get()._entries:  # noqa: SLF001
+        for program, _ in entry.gpu_plans.values():
+            for name, seg in program._launched.items():  # noqa: SLF001
+                if seg is None:
+                    continue
+                launches = "\n".join(f"// kernel {i}: grid {k.grid} block {k.block}"
+                                      for i, k in enumerate(seg.lowered.kernels))
+                (out / f"{name}.mlir").write_text(f"{launches}\n{seg.fusion}\n")
+                n += 1
+    return n
+
+
+def kernel_kind(name: str) -> str:
+    """A CUDA kernel's family by its name: library GEMMs, attention, inductor's Triton
+    kernels, ATen's own kernels, copies, or (the rest) kernels fuser generated."""
+    low = name.lower()
+    if any(k in low for k in ("gemm", "nvjet", "cutlass", "xmma", "cublas", "splitk")):
+        return "gemm"
+    if any(k in low for k in ("flash", "fmha", "attention", "attn")):
+        return "attention"
+    if low.startswith("triton"):
+        return "triton"
+    if "memcpy" in low or "memset" in low:
+        return "copy"
+    if "at::" in low or "native" in low or "elementwise" in low or "reduce_kernel" in low:
+        return "aten"
+    return "generated"
 
 
 def host_profile(compiled: Any, ids: Any, steps: int = 5) -> str:
@@ -165,7 +212,9 @@ def main() -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--json")
-    ap.add_argument("--profile", action="store_true", help="the fuser variant's top CUDA kernels of one step")
+    ap.add_argument("--profile", action="store_true", help="the compiled variants' CUDA kernels of one step, by family and the top 25")
+    ap.add_argument("--dump-segments", metavar="DIR",
+                    help="write every generated segment's fusion to DIR/<model>-<variant>/<kernel>.mlir")
     ap.add_argument("--host-profile", action="store_true", help="the fuser variant's top host functions (cProfile)")
     ap.add_argument("--variants", default="eager,inductor,fuser",
                     help="eager (always run: the reference), inductor, fuser, fuser-ordered, fuser-aot-default, "
@@ -205,11 +254,14 @@ def main() -> None:
             print(f"# {name} {variant}: step {r['step_ms']} ms, first {r['first_s']} s"
                   f"{f' ({split})' if split else ''}, peak {r['peak_gb']} GB, reserved {r['reserved_gb']} GB",
                   flush=True)
+            if args.profile and variant != "eager":
+                print(profile_table(compiled, ids), flush=True)
             if variant in FUSER_VARIANTS:
                 report = rep if variant == "fuser" or report is None else report
                 print(graph_counts(), flush=True)
-                if args.profile:
-                    print(profile_table(compiled, ids), flush=True)
+                if args.dump_segments:
+                    n = dump_segments(f"{args.dump_segments}/{name}-{variant}")
+                    print(f"{n} segments written to {args.dump_segments}/{name}-{variant}", flush=True)
                 if args.host_profile:
                     print(host_profile(compiled, ids), flush=True)
                     print(graph_counts(), flush=True)
