@@ -422,6 +422,26 @@ def memcpy_dtod(dst: int, src: int, nbytes: int, stream: Stream | int | None = N
         _call(cu.cuMemcpyDtoDAsync, dst, src, nbytes, _handle(stream))
 
 
+def memcpy_2d_dtod(
+    dst: int, dst_pitch: int, src: int, src_pitch: int, width: int, height: int, stream: Stream | int | None = None
+) -> None:
+    """Copy ``height`` rows of ``width`` bytes between device buffers whose rows are
+    ``src_pitch`` and ``dst_pitch`` bytes apart (``cuMemcpy2DAsync``): the driver's
+    pitched copy, which needs no alignment of the rows."""
+    if not (width and height):
+        return
+    p = cu.CUDA_MEMCPY2D()
+    p.srcMemoryType = cu.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    p.srcDevice = src
+    p.srcPitch = src_pitch
+    p.dstMemoryType = cu.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    p.dstDevice = dst
+    p.dstPitch = dst_pitch
+    p.WidthInBytes = width
+    p.Height = height
+    _call(cu.cuMemcpy2DAsync, p, _handle(stream))
+
+
 def mem_info() -> tuple[int, int]:
     """(free, total) bytes on the current device."""
     free, total = _call(cu.cuMemGetInfo)

@@ -100,3 +100,24 @@ def test_a_vocabulary_wide_linear_runs_on_aligned_copies() -> None:
         fd.add_output(fd.ops.linear(tx, tw))
     (out,) = fd.execute([x, w])
     torch.testing.assert_close(out, torch.nn.functional.linear(x, w), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("orientation", ["row-major", "column-major"])
+def test_padded_copies_through_the_driver_match_torch(orientation: str) -> None:
+    """``padded`` copies a CUDA matrix into its 16-byte aligned buffer with one pitched
+    driver copy (``cuMemcpy2DAsync``, rows of 1001 bf16: no alignment) in the matrix's
+    own orientation, on torch's current stream: the values, and zeros after them."""
+    from fuser.runtime.library_ops import is_aligned, padded
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    src = torch.randn(37, 1001, device="cuda", dtype=torch.bfloat16, generator=gen)
+    if orientation == "column-major":
+        src = torch.randn(1001, 37, device="cuda", dtype=torch.bfloat16, generator=gen).t()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        out = padded(torch, src, 40, 1008)
+    side.synchronize()
+    assert is_aligned(out) and out.shape == (40, 1008)
+    assert (out.stride(1) == 1) == (orientation == "row-major")
+    assert torch.equal(out[:37, :1001], src)
+    assert not out[37:].any() and not out[:, 1001:].any()
