@@ -22,7 +22,9 @@ The algorithm is nvFuser's segmenter (seed 000):
    ``exp``...) whose results the fusion does not return is not a group: like a scalar
    op, it is recomputed in every segment that reads it, so segments read the input
    itself rather than an intermediate written in f32 (a segmented bf16 softmax reads
-   2 bytes an element where it read 4 and wrote 4 more).
+   2 bytes an element where it read 4 and wrote 4 more). So are values built from
+   small tensors alone (``forwarded_ops``, rule 2: an iota compared with each row's
+   target), which cost nothing to recompute and a full write and read to cut at.
 
 Concrete sizes are the static extents of the program inputs (of the fusion's inputs
 when the module has no program yet), propagated through the host program (views,
@@ -138,30 +140,75 @@ def is_node(op: Operation) -> bool:
     )
 
 
-def forwarded_ops(fusion: F.FusionOp) -> frozenset[Operation]:
-    """The unary chains from the fusion's inputs that segments recompute (module
-    docstring, step 5): ops with one operand (``fuser.cast`` and the unary
-    elementwise ops) reading a fusion input or another such op, whose result no
-    ``fuser.output`` returns, no ``fuser.segment_set`` cuts (nor a
-    ``segment_set`` itself) and no library op (``fuser.matmul``, ``fuser.linear``)
-    reads."""
+SMALL_FRACTION = 16
+"""A tensor is small (``forwarded_ops``, rule 2) when the fusion's largest tensor has
+at least this many times its elements."""
+MAX_BUILT_DEPTH = 8
+"""The longest chain of rule-2 ops a segment recomputes (``forwarded_ops``): every
+reader recomputes the chain, so it stays short."""
+
+
+def forwarded_ops(fusion: F.FusionOp, sizes: ConcreteSizes | None = None) -> frozenset[Operation]:
+    """The ops segments recompute instead of reading their result (module docstring,
+    step 5), whose result no ``fuser.output`` returns, no ``fuser.segment_set`` cuts
+    (nor a ``segment_set`` itself) and no library op (``fuser.matmul``,
+    ``fuser.linear``) reads:
+
+    1. unary chains from the fusion's inputs: ops with one operand (``fuser.cast`` and
+       the unary elementwise ops) reading a fusion input or another such op;
+    2. (with ``sizes``) values built from small tensors alone: elementwise ops,
+       views, ``fuser.iota`` and ``fuser.full`` whose tensor operands are small
+       fusion inputs (``SMALL_FRACTION``), rule-2 values or, for a result that is not
+       small itself, small intermediates; in chains of at most ``MAX_BUILT_DEPTH``. A cross entropy's backward
+       compares an iota with each row's target, ``where(c == target[n], g, 0)``, and
+       both reduces that ``[N, C]`` mask and subtracts it: recomputed, it costs no
+       memory, where a segment boundary wrote and read it back in float32 (GPT-2
+       small: 823 MB each way)."""
     out: set[Operation] = set()
+    built: dict[Operation, int] = {}
+    """Rule-2 ops, with the length of the longest rule-2 chain ending at each."""
+    small = _small_values(fusion, sizes)
     for op in fusion.body.block.ops:
-        if isinstance(op, F.SegmentSetOp) or not (
-            is_elementwise(op) and len(op.operands) == 1 and len(op.results) == 1
-        ):
-            continue
-        src = op.operands[0]
-        if not isinstance(src.type, F.TensorType) or not isinstance(op.results[0].type, F.TensorType):
-            continue
-        if not (isinstance(src, BlockArgument) or src.owner in out):
+        if isinstance(op, F.SegmentSetOp) or len(op.results) != 1 or not isinstance(op.results[0].type, F.TensorType):
             continue
         if any(isinstance(u.operation, F.OutputOp | F.SegmentSetOp) for u in op.results[0].uses):
             continue  # returned, or a boundary the definition asks for
         if any(isinstance(u.operation, F.LIBRARY_OPS + F.COMMUNICATION_OPS) for u in op.results[0].uses):
             continue  # a library call (matmul) runs its op alone: a kernel writes its operand
-        out.add(op)
+        tensors = [v for v in op.operands if isinstance(v.type, F.TensorType)]
+        if is_elementwise(op) and len(op.operands) == 1 and tensors:
+            src = tensors[0]
+            if isinstance(src, BlockArgument) or src.owner in out:
+                out.add(op)
+                continue
+        large = op.results[0] not in small
+        if (
+            small
+            and (is_elementwise(op) or isinstance(op, F.VIEW_OPS + (F.IotaOp, F.FullOp)))
+            and all(
+                v.owner in built or (v in small and (large or isinstance(v, BlockArgument))) for v in tensors
+            )
+        ):
+            depth = 1 + max((built[v.owner] for v in tensors if v.owner in built), default=0)  # type: ignore[index]
+            if depth <= MAX_BUILT_DEPTH:
+                built[op] = depth
+                out.add(op)
     return frozenset(out)
+
+
+def _small_values(fusion: F.FusionOp, sizes: ConcreteSizes | None) -> frozenset[SSAValue]:
+    """The tensors of ``fusion`` (inputs and results) whose elements are at most a
+    ``SMALL_FRACTION``th of its largest tensor's (none without sizes)."""
+    if sizes is None:
+        return frozenset()
+    tensors = [v for v in fusion.body.block.args if isinstance(v.type, F.TensorType)]
+    tensors += [r for op in fusion.body.block.ops for r in op.results if isinstance(r.type, F.TensorType)]
+    try:
+        counts = {v: sizes.numel(v) for v in tensors}
+    except KeyError:
+        return frozenset()
+    largest = max(counts.values(), default=0)
+    return frozenset(v for v, n in counts.items() if n * SMALL_FRACTION <= largest)
 
 
 def scalar_cone(op: Operation, forwarded: frozenset[Operation] = frozenset()) -> list[Operation]:
@@ -219,7 +266,10 @@ class Segment:
         return args + [v for v in used if not isinstance(v, BlockArgument)]
 
     def outputs(self) -> list[SSAValue]:
-        """Tensor results used outside the group (or by ``fuser.output``)."""
+        """Tensor results used outside the group (or by ``fuser.output``). A use by a
+        forwarded op counts as outside even when this group recomputes that op too:
+        other groups may recompute it as well (only ``forwarded_ops``' rule 2 reads
+        group results, and only small ones)."""
         mine = set(self.ops)
         cone_of_mine = {c for o in self.ops for c in scalar_cone(o, self.forwarded)}
         outs: list[SSAValue] = []
@@ -229,7 +279,9 @@ class Segment:
                     continue
                 for use in r.uses:
                     u = use.operation
-                    if isinstance(u, F.OutputOp) or (u not in mine and u not in cone_of_mine):
+                    if isinstance(u, F.OutputOp) or (
+                        u not in mine and (u not in cone_of_mine or u in self.forwarded)
+                    ):
                         outs.append(r)
                         break
         return outs
@@ -332,7 +384,7 @@ def find_segments(
     whole = seg.accepts(nodes)
     if whole is not None:
         return [seg.segment(nodes, whole)]
-    forwarded = forwarded_ops(fusion)
+    forwarded = forwarded_ops(fusion, seg.sizes)
     if forwarded:
         seg = _Segmenter(fusion, sizes, target, forwarded=forwarded)
         nodes = [op for op in nodes if op not in forwarded]
