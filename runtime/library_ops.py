@@ -225,7 +225,8 @@ def _copy_rows(torch: Any, dst: Any, src: Any) -> None:
     if src.stride(1) != 1 or dst.stride(1) != 1:
         src, dst = src.t(), dst.t()
     rows_apart = src.stride(0) >= src.shape[1] and dst.stride(0) >= dst.shape[1]
-    if not (src.is_cuda and src.dtype == dst.dtype and src.stride(1) == 1 and dst.stride(1) == 1 and rows_apart):
+    one_device = src.is_cuda and dst.device == src.device and src.device.index == torch.cuda.current_device()
+    if not (one_device and src.dtype == dst.dtype and src.stride(1) == 1 and dst.stride(1) == 1 and rows_apart):
         dst.copy_(src)
         return
     from fuser.runtime import cuda_driver as cd
