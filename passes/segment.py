@@ -158,12 +158,13 @@ def forwarded_ops(fusion: F.FusionOp, sizes: ConcreteSizes | None = None) -> fro
        the unary elementwise ops) reading a fusion input or another such op;
     2. (with ``sizes``) values built from small tensors alone: elementwise ops,
        views, ``fuser.iota`` and ``fuser.full`` whose tensor operands are small
-       fusion inputs (``SMALL_FRACTION``), rule-2 values or, for a result that is not
-       small itself, small intermediates; in chains of at most ``MAX_BUILT_DEPTH``. A cross entropy's backward
-       compares an iota with each row's target, ``where(c == target[n], g, 0)``, and
-       both reduces that ``[N, C]`` mask and subtracts it: recomputed, it costs no
-       memory, where a segment boundary wrote and read it back in float32 (GPT-2
-       small: 823 MB each way)."""
+       fusion inputs (``SMALL_FRACTION``), rule-2 values or, for a result that is
+       not small itself, small intermediates; in chains of at most
+       ``MAX_BUILT_DEPTH``. A cross entropy's backward compares an iota with each
+       row's target, ``where(c == target[n], g, 0)``, and both reduces that
+       ``[N, C]`` mask and subtracts it: recomputed, it costs no memory, where a
+       segment boundary wrote and read it back in float32 (GPT-2 small: 823 MB
+       each way)."""
     out: set[Operation] = set()
     built: dict[Operation, int] = {}
     """Rule-2 ops, with the length of the longest rule-2 chain ending at each."""
@@ -213,7 +214,8 @@ def _small_values(fusion: F.FusionOp, sizes: ConcreteSizes | None) -> frozenset[
 
 def scalar_cone(op: Operation, forwarded: frozenset[Operation] = frozenset()) -> list[Operation]:
     """The non-node ops ``op``'s operands depend on, transitively: scalar ops, and
-    the ``forwarded`` unary chains of inputs (``forwarded_ops``)."""
+    the ``forwarded`` ops (``forwarded_ops``: unary chains of inputs, values built
+    from small tensors)."""
     cone: list[Operation] = []
     seen: set[Operation] = set()
     stack = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
