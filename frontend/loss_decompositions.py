@@ -23,8 +23,10 @@ of the log-probabilities. The sum adds exact zeros to the one picked value, so i
 exact. A target outside ``[0, C)`` (other than ``ignore_index``) picks nothing where
 torch's kernels stop with a device assertion.
 
-Only the common case is taken: ``self`` a matrix, no class weights. Anything else
-returns ``NotImplemented``, and the op stays torch's.
+Taken: ``self`` a matrix of rows (or one row), with or without class weights (the
+weight of each row's target picked the same way). Anything else (the ``K``-dimensional
+losses go through ``nll_loss2d``) returns ``NotImplemented``, and the op stays
+torch's.
 """
 
 from __future__ import annotations
@@ -46,17 +48,35 @@ def _hits(self: Any, target: Any, ignore_index: int) -> Any:
     return classes.unsqueeze(0) == t.unsqueeze(1)
 
 
+def _taken(self: Any, target: Any) -> bool:
+    """Whether the decomposition takes this call: a matrix and a vector of targets,
+    or a vector and one target (taken as one row)."""
+    return (self.dim() == 2 and target.dim() == 1) or (self.dim() == 1 and target.dim() == 0)
+
+
 def nll_loss_forward(self: Any, target: Any, weight: Any, reduction: int, ignore_index: int) -> Any:
     import torch
 
-    if self.dim() != 2 or target.dim() != 1 or weight is not None:
+    if not _taken(self, target):
         return NotImplemented
-    picked = torch.where(_hits(self, target, ignore_index), self, 0.0).sum(1)
+    if self.dim() == 1:
+        out, total = nll_loss_forward(self.unsqueeze(0), target.unsqueeze(0), weight, reduction, ignore_index)
+        return (out.squeeze(0) if reduction == NONE else out), total
+    hits = _hits(self, target, ignore_index)
+    picked = torch.where(hits, self, 0.0)
+    if weight is not None:
+        # The weight of each row's target class (0 in ignored rows), as the pick.
+        row_weight = torch.where(hits, weight.unsqueeze(0), 0.0).sum(1)
+        picked = picked * weight.unsqueeze(0)
+    picked = picked.sum(1)
     if reduction == NONE:
         return -picked, self.new_zeros(())
-    count = (target != ignore_index).sum().to(self.dtype)
+    if weight is None:
+        total_weight = (target != ignore_index).sum().to(self.dtype)
+    else:
+        total_weight = row_weight.sum()
     total = -picked.sum()
-    return (total / count if reduction == MEAN else total), count
+    return (total / total_weight if reduction == MEAN else total), total_weight
 
 
 def nll_loss_backward(
@@ -64,12 +84,19 @@ def nll_loss_backward(
 ) -> Any:
     import torch
 
-    if self.dim() != 2 or target.dim() != 1 or weight is not None:
+    if not _taken(self, target):
         return NotImplemented
+    if self.dim() == 1:
+        grad = grad_output.unsqueeze(0) if reduction == NONE else grad_output
+        return nll_loss_backward(
+            grad, self.unsqueeze(0), target.unsqueeze(0), weight, reduction, ignore_index, total_weight
+        ).squeeze(0)
     if reduction == NONE:
         scale = -grad_output.unsqueeze(1)
     else:
         scale = -grad_output / total_weight if reduction == MEAN else -grad_output
+    if weight is not None:
+        scale = scale * weight.unsqueeze(0)
     return torch.where(_hits(self, target, ignore_index), scale, 0.0).to(self.dtype)
 
 

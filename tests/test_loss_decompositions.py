@@ -32,20 +32,30 @@ def _case(dtype: Any = torch.float32) -> tuple[Any, Any]:
     return logp, target
 
 
+def _matches_aten(logp: Any, target: Any, weight: Any, reduction: int, exact: bool) -> None:
+    """Forward (value and total weight) and backward against ATen's ops; bit for bit
+    when ``exact`` (no class weights: the pick adds zeros to one value)."""
+    tol = {"rtol": 0, "atol": 0} if exact else {}
+    want, want_total = aten.nll_loss_forward(logp, target, weight, reduction, -100)
+    got, got_total = L.nll_loss_forward(logp, target, weight, reduction, -100)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, **tol)
+    if reduction != 0:
+        torch.testing.assert_close(got_total, want_total, **tol)
+    grad_out = torch.randn(want.shape, dtype=logp.dtype)
+    want_g = aten.nll_loss_backward(grad_out, logp, target, weight, reduction, -100, want_total)
+    got_g = L.nll_loss_backward(grad_out, logp, target, weight, reduction, -100, want_total)
+    assert got_g.dtype == want_g.dtype and got_g.shape == want_g.shape
+    torch.testing.assert_close(got_g, want_g, **tol)
+
+
 @pytest.mark.parametrize("reduction", [0, 1, 2], ids=["none", "mean", "sum"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
-def test_forward_and_backward_match_aten(reduction: int, dtype: Any) -> None:
+@pytest.mark.parametrize("weighted", [False, True], ids=["plain", "weighted"])
+def test_forward_and_backward_match_aten(reduction: int, dtype: Any, weighted: bool) -> None:
     logp, target = _case(dtype)
-    want, want_total = aten.nll_loss_forward(logp, target, None, reduction, -100)
-    got, got_total = L.nll_loss_forward(logp, target, None, reduction, -100)
-    torch.testing.assert_close(got, want, rtol=0, atol=0)
-    if reduction != 0:
-        torch.testing.assert_close(got_total, want_total, rtol=0, atol=0)
-    grad_out = torch.randn(want.shape, dtype=dtype)
-    want_g = aten.nll_loss_backward(grad_out, logp, target, None, reduction, -100, want_total)
-    got_g = L.nll_loss_backward(grad_out, logp, target, None, reduction, -100, want_total)
-    assert got_g.dtype == want_g.dtype
-    torch.testing.assert_close(got_g, want_g, rtol=0, atol=0)
+    weight = torch.rand(11, generator=torch.Generator().manual_seed(1)).to(dtype) if weighted else None
+    _matches_aten(logp, target, weight, reduction, exact=not weighted)
 
 
 def test_an_ignore_index_inside_the_classes_is_ignored() -> None:
@@ -56,19 +66,34 @@ def test_an_ignore_index_inside_the_classes_is_ignored() -> None:
     torch.testing.assert_close(got, want)
 
 
-def test_weights_and_vectors_are_left_to_torch() -> None:
-    logp, target = _case()
-    assert L.nll_loss_forward(logp, target, torch.ones(11), 1, -100) is NotImplemented
-    assert L.nll_loss_forward(logp[0], target[0], None, 1, -100) is NotImplemented
-    total = torch.tensor(4.0)
-    assert L.nll_loss_backward(torch.tensor(1.0), logp, target, torch.ones(11), 1, -100, total) is NotImplemented
+@pytest.mark.parametrize("reduction", [0, 1, 2], ids=["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["plain", "weighted"])
+def test_one_row_matches_aten(reduction: int, weighted: bool) -> None:
+    weight = torch.rand(11) if weighted else None
+    _matches_aten(torch.randn(11).log_softmax(0), torch.tensor(7), weight, reduction, exact=not weighted)
+
+
+def test_other_shapes_are_left_to_torch() -> None:
+    logp = torch.randn(2, 11, 3).log_softmax(1)
+    target = torch.zeros(2, 3, dtype=torch.long)
+    assert L.nll_loss_forward(logp, target, None, 1, -100) is NotImplemented
+    total = torch.tensor(6.0)
+    assert L.nll_loss_backward(torch.tensor(1.0), logp, target, None, 1, -100, total) is NotImplemented
 
 
 def _cross_entropy(logits: Any, target: Any) -> Any:
     return torch.nn.functional.cross_entropy(logits.float(), target, ignore_index=-100)
 
 
-def test_a_cross_entropy_runs_in_fuser_and_matches_eager() -> None:
+CLASS_WEIGHTS = torch.rand(11, generator=torch.Generator().manual_seed(2))
+
+
+def _weighted_cross_entropy(logits: Any, target: Any) -> Any:
+    return torch.nn.functional.cross_entropy(logits, target, weight=CLASS_WEIGHTS, ignore_index=-100)
+
+
+@pytest.mark.parametrize("loss_fn", [_cross_entropy, _weighted_cross_entropy], ids=["plain", "weighted"])
+def test_a_cross_entropy_runs_in_fuser_and_matches_eager(loss_fn: Any) -> None:
     """The loss and its gradient through the backend: the pick (``nll_loss_forward``)
     and the gradient (``nll_loss_backward``) are fuser ops, so no op of the loss stays in
     torch, and the values match eager."""
@@ -77,9 +102,9 @@ def test_a_cross_entropy_runs_in_fuser_and_matches_eager() -> None:
     ref = logits.detach().clone().requires_grad_(True)
     target = torch.tensor([3, -100, 0, 10, 7, 1])
     with torch_backend.recording() as report:
-        loss = torch.compile(_cross_entropy, backend="fuser")(logits, target)
+        loss = torch.compile(loss_fn, backend="fuser")(logits, target)
         loss.backward()
-    want = _cross_entropy(ref, target)
+    want = loss_fn(ref, target)
     want.backward()
     torch.testing.assert_close(loss, want)
     torch.testing.assert_close(logits.grad, ref.grad)
@@ -133,4 +158,3 @@ def test_a_contiguous_input_is_declared_contiguous_and_a_later_strided_one_is_co
         torch.testing.assert_close(got[0], arg.reshape(32) * 2)
         torch.testing.assert_close(got[1], arg.reshape(32))
     assert part.failed is None
-
