@@ -157,8 +157,15 @@ def single_kernel_params(
     fusion's extents and buffers at ``sizes`` (``first_extents``,
     ``fusion_buffer_sizes``)."""
     full = [v for v in tensor_io(fusion) if len(sizes.shape(v)) >= 2 and sizes.shape(v)[-1] == ext.reduction]
-    vec = vector_width(max_itemsize(full), [ext.inner, ext.reduction], target)
+    itemsize = max_itemsize(full)
+    vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
     vecs = ceil_div(ext.reduction, vec)
+    if itemsize < SINGLE_KERNEL_HOLD_ITEMSIZE and ext.reduction * itemsize >= SINGLE_KERNEL_WIDE_ROW_BYTES:
+        tpr = min(SINGLE_KERNEL_WIDE_THREADS, target.max_threads_per_block)
+        batch = ceil_div(vecs, tpr)
+        rows = 2 if batch <= 3 else 1
+        blocks = min(target.sm_count, ceil_div(ext.iteration, rows))
+        return replace(row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True), hold_buffers=True)
     tpr = target.warp_size
     while tpr * 2 <= target.max_threads_per_block and ceil_div(vecs, tpr * 2) >= SINGLE_KERNEL_MIN_BATCH:
         tpr *= 2
@@ -174,13 +181,6 @@ def single_kernel_params(
     lo, hi = SINGLE_KERNEL_BLOCKS_PER_SM
     per_sm = max(lo, min(hi, ceil_div(SINGLE_KERNEL_BYTES_IN_FLIGHT, max(1, rows * row_bytes))))
     blocks = min(per_sm * target.sm_count, ceil_div(ext.iteration, rows))
-    itemsize = max_itemsize(full)
-    if itemsize < SINGLE_KERNEL_HOLD_ITEMSIZE and ext.reduction * itemsize >= SINGLE_KERNEL_WIDE_ROW_BYTES:
-        tpr = min(SINGLE_KERNEL_WIDE_THREADS, target.max_threads_per_block)
-        batch = ceil_div(vecs, tpr)
-        rows = 2 if batch <= 3 else 1
-        blocks = min(target.sm_count, ceil_div(ext.iteration, rows))
-        return replace(row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True), hold_buffers=True)
     params = row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True)
     return replace(params, hold_buffers=itemsize >= SINGLE_KERNEL_HOLD_ITEMSIZE)
 
