@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
+from fuser.ir.reshape_analysis import analyze_reshape
 from fuser.ir.shapes import DYN
 
 
@@ -216,6 +217,33 @@ def _slice_contiguity(shape: Sequence[int], op: F.SliceOp) -> list[bool | None]:
     return contig
 
 
+def _reshape_contiguity(in_type: F.TensorType, op: F.ReshapeOp) -> list[bool | None] | None:
+    """The contiguity of the host view ``op`` of a row-major buffer with gaps (``in_type``,
+    e.g. the row pitch a slice leaves), or None when the view needs a copy: a split
+    axis keeps its contiguity on its innermost part (its outer parts are contiguous
+    with it); axes merge only when every one but the innermost is contiguous with the
+    next. Another stride order, a symbolic extent or an expanding step: None."""
+    shape = in_type.get_shape()
+    new_shape = _ints(op.new_shape)
+    if DYN in shape or DYN in new_shape or in_type.get_stride_order() != tuple(range(len(shape) - 1, -1, -1)):
+        return None
+    steps = op.view.resolved_steps(shape) if op.view is not None else analyze_reshape(shape, new_shape)
+    contig = in_type.get_contiguity()
+    out: list[bool | None] = []
+    i = 0
+    for step in steps:
+        axes = range(i, i + step.num_inputs)
+        i += step.num_inputs
+        real = [a for a in axes if shape[a] != 1]  # (extent-1 axes have no stride to keep)
+        if any(not contig[a] for a in real[:-1]):
+            return None  # a merge across a gap
+        sizes = step.out_sizes
+        innermost = max((k for k, e in enumerate(sizes) if e != 1), default=-1)
+        inner = contig[real[-1]] if real else None
+        out += [None if e == 1 else (inner if k == innermost else True) for k, e in enumerate(sizes)]
+    return out
+
+
 def input_end_type(op: Operation, in_type: F.TensorType) -> F.TensorType | None:
     """The type (with layout) of the host view ``op`` of a buffer of type ``in_type``,
     or None when the host cannot view it without a copy (see the module docstring)."""
@@ -232,6 +260,9 @@ def input_end_type(op: Operation, in_type: F.TensorType) -> F.TensorType | None:
                 res.get_shape(), res.element_type, [c[d] for d in dims], [o[d] for d in dims]
             )
         )
+    if isinstance(op, F.ReshapeOp) and not in_type.has_default_layout:
+        contig = _reshape_contiguity(in_type, op)
+        return None if contig is None else _normalized(F.TensorType(res.get_shape(), res.element_type, contig))
     if not in_type.has_default_layout:
         return None
     if isinstance(op, F.SliceOp):
@@ -268,6 +299,19 @@ def _i64_attr(v: int) -> Attribute:
     from xdsl.dialects.builtin import IntegerAttr
 
     return IntegerAttr(v, i64)
+
+
+def view_of(op: Operation, x: SSAValue) -> Operation:
+    """The view ``op`` (a reshape, permute, squeeze or broadcast) applied to ``x``
+    (result type inferred from ``x``)."""
+    if isinstance(op, F.ReshapeOp):
+        return F.ReshapeOp(x, [int(d) for d in op.new_shape.get_values()])
+    if isinstance(op, F.PermuteOp):
+        return F.PermuteOp(x, op.get_dims())
+    if isinstance(op, F.SqueezeOp):
+        return F.SqueezeOp(x, op.get_dims())
+    assert isinstance(op, F.BroadcastOp)
+    return F.BroadcastOp(x, op.get_flags())
 
 
 def host_view_ops(op: Operation, x: SSAValue) -> list[Operation]:

@@ -110,6 +110,7 @@ from fuser.passes.host_rewrites import (
     laid_out_outputs,
     launches_by_callee,
     programs,
+    view_of,
 )
 from fuser.passes.mark_aliases import (
     guard_inplace_races,
@@ -597,18 +598,6 @@ class _Merger:
         return out
 
 
-def _view_of(op: Operation, x: SSAValue) -> Operation:
-    """The view ``op`` applied to ``x`` (result type inferred from ``x``)."""
-    if isinstance(op, F.ReshapeOp):
-        return F.ReshapeOp(x, [int(d) for d in op.new_shape.get_values()])
-    if isinstance(op, F.PermuteOp):
-        return F.PermuteOp(x, op.get_dims())
-    if isinstance(op, F.SqueezeOp):
-        return F.SqueezeOp(x, op.get_dims())
-    assert isinstance(op, F.BroadcastOp)
-    return F.BroadcastOp(x, op.get_flags())
-
-
 def hoist_views_through_pointwise(fusion: F.FusionOp) -> bool:
     """Move views toward the inputs through elementwise ops, so that a view in the
     middle of a pointwise chain does not split it: ``view(e(x, y))`` with ``e``
@@ -644,7 +633,7 @@ def hoist_views_through_pointwise(fusion: F.FusionOp) -> bool:
             views: dict[SSAValue, Operation] = {}
             for x in tensors:
                 if x not in views:
-                    views[x] = _view_of(op, x)
+                    views[x] = view_of(op, x)
             res = op.results[0].type
             assert isinstance(res, F.TensorType)
             new_e = type(e).create(

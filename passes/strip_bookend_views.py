@@ -41,6 +41,10 @@ The rules (a view moves only when the host can do it without a copy):
   moves: the kernel reads through the strides, the new fusion input gets the
   permuted ``stride_order``/``contiguity`` (so a transpose is a strided read feeding
   a ``set``). The new fusion input replaces the old one when nothing else reads it.
+  A ``reshape`` also moves when the input is row-major with gaps (a padded product's
+  slice: rows further apart than long) and the gap stays on one axis (a split, or a
+  merge of axes contiguous with each other); a cast or unary op of an input whose
+  only use is a view swaps with it first (``hoist_views_to_inputs``).
 * **Output end**: kernel outputs are written contiguous row-major, so ``reshape``,
   ``squeeze``, ``broadcast`` and non-expanding ``broadcast_in_dim`` of a value the
   kernel computes (a compute op's result or a reshape/squeeze/broadcast of one;
@@ -91,6 +95,7 @@ from fuser.passes.host_rewrites import (
     output_end_ok,
     rebuild_launch,
     set_fusion_outputs,
+    view_of,
 )
 
 __all__ = ["StripBookendViews", "strip_input_end", "strip_output_end"]
@@ -106,11 +111,53 @@ def _launch_result_returned_only(launch: H.LaunchOp, index: int) -> bool:
     return bool(uses) and all(isinstance(u.operation, H.ReturnOp) for u in uses)
 
 
+def hoist_views_to_inputs(fusion: F.FusionOp) -> bool:
+    """Move a reshape or squeeze of a cast or unary op of a fusion input before that
+    op, when the op has no other use and the host can do the view on the input: ``view(e(x))``
+    becomes ``e(view(x))``, whose view is then an input-end view (a ``.float()``
+    before a reshape). Returns whether anything changed."""
+    block = fusion.body.block
+    laid_out = laid_out_outputs(fusion)
+    changed_any = False
+    for op in list(block.ops):
+        if not isinstance(op, F.ReshapeOp | F.SqueezeOp) or not is_host_viewable(op):
+            continue  # (a permute swapped before the op would make its kernel a transpose)
+        src = op.operands[0]
+        e = src.owner
+        if not isinstance(e, F.CastOp | F.UnaryOp) or len(e.operands) != 1 or not src.has_one_use():
+            continue
+        x = e.operands[0]
+        if not isinstance(x, BlockArgument) or x.owner is not block or not isinstance(x.type, F.TensorType):
+            continue
+        if any(r in laid_out for r in op.results):
+            continue
+        view = view_of(op, x)
+        if input_end_type(view, x.type) is None:
+            view.erase()
+            continue
+        res = op.results[0].type
+        et = src.type
+        assert isinstance(res, F.TensorType) and isinstance(et, F.TensorType)
+        new_e = type(e).create(
+            operands=[view.results[0]],
+            properties=dict(e.properties),
+            attributes=dict(e.attributes),
+            result_types=[F.TensorType(res.get_shape(), et.element_type)],
+        )
+        block.insert_ops_before([view, new_e], e)
+        op.results[0].replace_all_uses_with(new_e.results[0])
+        erase_op(op)
+        erase_op(e)
+        changed_any = True
+    return changed_any
+
+
 def strip_input_end(fusion: F.FusionOp, launches: Sequence[H.LaunchOp]) -> list[H.LaunchOp]:
-    """Move input-end views of ``fusion`` to the host at every launch; returns the
-    (rebuilt) launches."""
+    """Move input-end views of ``fusion`` to the host at every launch (after
+    ``hoist_views_to_inputs``); returns the (rebuilt) launches."""
     launches = list(launches)
     block = fusion.body.block
+    hoist_views_to_inputs(fusion)
     laid_out = laid_out_outputs(fusion)
     changed = True
     while changed:

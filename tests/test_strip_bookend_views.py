@@ -9,6 +9,7 @@ import pytest
 from fuser.ir.context import make_context, parse_module
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
+from fuser.ir.reference import run_fusion
 from fuser.passes.strip_bookend_views import StripBookendViews
 from fuser.runtime.host_evaluator import run_program
 from tests.test_segment import check_pipeline, fusion_of, launches
@@ -110,3 +111,41 @@ def test_idempotent() -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_differential(text: str, seed: int) -> None:
     check_pipeline(text, [StripBookendViews()], seed=seed)
+
+
+ROW_PITCH = """
+fuser.fusion @f(%x : !fuser.tensor<2x8x11xf32, contiguity=[true, false, true]>, %y : !fuser.tensor<16x11xbf16, contiguity=[false, true]>) -> (!fuser.tensor<16x1xf32>, !fuser.tensor<2x8x11xf32>, !fuser.tensor<176xf32>) {
+  %c = fuser.cast %x : (!fuser.tensor<2x8x11xf32, contiguity=[true, false, true]>) -> !fuser.tensor<2x8x11xf32>
+  %r = fuser.reshape %c {new_shape = array<i64: 16, 11>} : !fuser.tensor<2x8x11xf32> -> !fuser.tensor<16x11xf32>
+  %m = fuser.max %r {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<16x11xf32>) -> !fuser.tensor<16x1xf32>
+  %s = fuser.reshape %y {new_shape = array<i64: 2, 8, 11>} : !fuser.tensor<16x11xbf16, contiguity=[false, true]> -> !fuser.tensor<2x8x11xbf16>
+  %n = fuser.neg %s : (!fuser.tensor<2x8x11xbf16>) -> !fuser.tensor<2x8x11xbf16>
+  %f = fuser.cast %n : (!fuser.tensor<2x8x11xbf16>) -> !fuser.tensor<2x8x11xf32>
+  %a = fuser.reshape %y {new_shape = array<i64: 176>} : !fuser.tensor<16x11xbf16, contiguity=[false, true]> -> !fuser.tensor<176xbf16>
+  %b = fuser.cast %a : (!fuser.tensor<176xbf16>) -> !fuser.tensor<176xf32>
+  fuser.output %m, %f, %b : !fuser.tensor<16x1xf32>, !fuser.tensor<2x8x11xf32>, !fuser.tensor<176xf32>
+}
+"""
+
+
+def test_views_of_inputs_with_a_row_pitch() -> None:
+    """Inputs whose rows are 16 elements apart and 11 long (a padded product's
+    slice): the reshapes that keep the gap on one axis are host views of them, the
+    one that merges across it stays in the kernel, and the whole program computes
+    what the reference computes on those strided arrays."""
+    import ml_dtypes
+
+    module = parse_module(ROW_PITCH)
+    before = fusion_of(parse_module(ROW_PITCH))
+    StripBookendViews().apply(make_context(), module)
+    module.verify()
+    program = next(op for op in module.ops if isinstance(op, H.ProgramOp))
+    assert [op.name for op in program.body.block.ops if isinstance(op, H.HostViewOp)] == ["hir.reshape"] * 2
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 16)).astype(np.float32)[:, :11].reshape(2, 8, 11)
+    y = rng.standard_normal((16, 16)).astype(ml_dtypes.bfloat16)[:, :11]
+    assert x.strides == (8 * 16 * 4, 16 * 4, 4) and not y.flags.c_contiguous
+    want = run_fusion(before, [x, y])
+    got = run_program(module, [x, y])
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(np.asarray(g, np.float32), np.asarray(w, np.float32))
