@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuser.frontend.pad_matmuls import pad_matmuls
 from fuser.frontend.torch_graph import TranslationError, definition_of, op_name, unsupported_reason
 
 __all__ = ["FuserPartition", "GraphReport", "Report", "compile_graph", "explain", "fuser_backend"]
@@ -144,11 +145,20 @@ class FuserPartition:
     once and runs ``reference`` from then on; later errors propagate."""
 
     def __init__(
-        self, fd: Any, single: bool, reference: Any = None, strides: Sequence[tuple[int, ...] | None] = ()
+        self,
+        fd: Any,
+        single: bool,
+        reference: Any = None,
+        strides: Sequence[tuple[int, ...] | None] = (),
+        input_strides: Sequence[tuple[int, ...] | None] = (),
     ) -> None:
         self.fd = fd
         self.single = single
         self.reference = reference
+        self.input_strides = list(input_strides)
+        """Per argument, the strides torch's trace gave it (None: not a tensor or not
+        known): an argument laid out otherwise is copied into them when fuser rejects
+        its layout."""
         self.strides = list(strides)
         """Per output, the strides torch's trace gave it (None: not checked). Later
         torch ops may depend on them (``view`` needs compatible strides), so an output
@@ -166,8 +176,9 @@ class FuserPartition:
             try:
                 outs = self.fd.execute(list(args))
             except ValueError:
-                # An input traced contiguous (so declared) that is not this time.
-                fixed = [a.contiguous() if hasattr(a, "is_contiguous") and not a.is_contiguous() else a for a in args]
+                # An input traced row-major (so declared) that is laid out otherwise
+                # this time: copied into the traced strides.
+                fixed = [self._as_traced(i, a) for i, a in enumerate(args)]
                 if all(x is y for x, y in zip(fixed, args, strict=True)):
                     raise
                 outs = self.fd.execute(fixed)
@@ -190,6 +201,15 @@ class FuserPartition:
             _compare(self.reference, args, outs)
         return outs[0] if self.single else tuple(outs)
 
+    def _as_traced(self, i: int, a: Any) -> Any:
+        """Argument ``i`` in the strides its trace had (contiguous when unknown)."""
+        if not hasattr(a, "is_contiguous"):
+            return a
+        want = self.input_strides[i] if i < len(self.input_strides) else None
+        if want is None:
+            return a if a.is_contiguous() else a.contiguous()
+        return a if _laid_out_as(a, want) else _restrided(a, want)
+
 
 def _same_strides(t: Any, want: Sequence[int]) -> bool:
     """Whether ``t`` is laid out as ``want`` says (axes of extent 1 aside), or ``want``
@@ -199,6 +219,11 @@ def _same_strides(t: Any, want: Sequence[int]) -> bool:
     if all(e <= 1 or s == w for e, s, w in zip(t.shape, t.stride(), want, strict=True)):
         return True
     return not _dense(t.shape, want)
+
+
+def _laid_out_as(t: Any, want: Sequence[int]) -> bool:
+    """Whether the tensor ``t`` has the strides ``want`` (axes of extent 1 aside)."""
+    return all(e <= 1 or s == w for e, s, w in zip(t.shape, t.stride(), want, strict=True))
 
 
 def _dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
@@ -277,7 +302,9 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
         single = not isinstance(out.args[0], list | tuple)
         values = [out.args[0]] if single else list(out.args[0])
         strides = [_traced_strides(v) for v in values]
-        setattr(fused, node.target, _module_class()(FuserPartition(fd, single, sub, strides)))
+        in_strides = [_traced_strides(p) for p in sub.graph.nodes if p.op == "placeholder"]
+        partition = FuserPartition(fd, single, sub, strides, in_strides)
+        setattr(fused, node.target, _module_class()(partition))
         report.partitions.append(ops)
     fused.recompile()
     _record(report)
@@ -413,9 +440,9 @@ def fuser_backend(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Call
     entry point): AOTAutograd with ``compile_graph`` as forward and backward compiler."""
     from torch._dynamo.backends.common import aot_autograd
 
-    extra: dict[str, Any] = {}
-    if aot_partitioner() == "min_cut":
-        extra["partition_fn"] = min_cut_without_detach
+    extra: dict[str, Any] = {"partition_fn": min_cut_without_detach}
+    if aot_partitioner() == "default":
+        extra["partition_fn"] = padded_default_partition
     backend = aot_autograd(
         fw_compiler=_compiler("forward"),
         bw_compiler=_compiler("backward"),
@@ -433,10 +460,12 @@ def min_cut_without_detach(joint: Any, joint_inputs: Any, **kwargs: Any) -> Any:
     log-softmax's, a tanh's): min-cut counts a detach as a consumer it cannot fuse, so
     it must save that output and may not recompute it. Without them it may: GPT-2's
     loss graph then saves the bf16 logits and two numbers a row instead of the float32
-    log-probabilities (``loss_decompositions``)."""
+    log-probabilities (``loss_decompositions``). Unaligned matrix products are padded
+    first (``pad_matmuls``)."""
     import torch
     from functorch.compile import min_cut_rematerialization_partition
 
+    pad_matmuls(joint)
     detach = torch.ops.aten.detach.default
     for node in list(joint.graph.nodes):
         if node.op == "call_function" and node.target is detach:
@@ -444,6 +473,14 @@ def min_cut_without_detach(joint: Any, joint_inputs: Any, **kwargs: Any) -> Any:
             joint.graph.erase_node(node)
     joint.recompile()
     return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+
+
+def padded_default_partition(joint: Any, joint_inputs: Any, **kwargs: Any) -> Any:
+    """AOTAutograd's own partitioner after ``pad_matmuls``."""
+    from functorch.compile import default_partition
+
+    pad_matmuls(joint)
+    return default_partition(joint, joint_inputs, **kwargs)
 
 
 AOT_PARTITIONERS = ("min_cut", "default")

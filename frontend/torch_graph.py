@@ -194,6 +194,10 @@ def _slice(fd: FusionDefinition, node: Any, x: Any, dim: int = 0, start: Any = N
     return fd.ops.slice(x, starts, ends, strides)
 
 
+def _constant_pad_nd(fd: FusionDefinition, node: Any, x: Any, pad: Sequence[int], value: Any = 0) -> Any:
+    return fd.ops.pad(x, [int(w) for w in pad], value)
+
+
 def _cat(fd: FusionDefinition, node: Any, tensors: Sequence[Any], dim: int = 0) -> Any:
     rank = len(node.meta["val"].shape)
     # torch.cat skips 1-D empty tensors of any other rank (a key/value cache's start).
@@ -270,6 +274,7 @@ def _table() -> dict[Any, Handler]:
         aten.expand.default: _expand, aten.unsqueeze.default: _unsqueeze,
         aten.squeeze.dim: _squeeze, aten.squeeze.dims: _squeeze, aten.squeeze.default: _squeeze,
         aten.clone.default: _clone, aten.slice.Tensor: _slice, aten.cat.default: _cat,
+        aten.constant_pad_nd.default: _constant_pad_nd,
         aten.mm.default: _mm, aten.bmm.default: _mm, aten.addmm.default: _addmm,
         operator.getitem: _getitem,
         aten.arange.default: _arange, aten.arange.start: _arange, aten.arange.start_step: _arange,
@@ -354,6 +359,15 @@ def _check(node: Any, got: Any) -> None:
             )
 
 
+def _row_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether the axes (those of extent > 1) lie in row-major order without overlap:
+    each stride at least the next axis's stride times its extent (gaps allowed)."""
+    dense = [(e, s) for e, s in zip(shape, strides, strict=True) if e > 1]
+    return all(s >= 1 for _, s in dense) and all(
+        s >= s2 * e2 for (_, s), (e2, s2) in zip(dense, dense[1:], strict=False)
+    )
+
+
 def definition_of(gm: Any) -> FusionDefinition:
     """The ``FusionDefinition`` of the FX graph module ``gm`` (a partition: every
     ``call_function`` node supported); its inputs are the placeholders in order, its
@@ -367,13 +381,13 @@ def definition_of(gm: Any) -> FusionDefinition:
                 if isinstance(val, torch.Tensor):
                     # Concrete sizes: torch.compile guards on them (a symbolic size is
                     # not supported), and the translation checks every shape. A
-                    # contiguous trace is declared contiguous: a view of the input is
-                    # then a view on the host, not a copy (``FuserPartition`` makes a
-                    # later call's non-contiguous argument contiguous).
+                    # row-major trace (contiguous, or with gaps: a padded product's
+                    # slice) is declared with its contiguity: a view of the input is
+                    # then a view on the host, not a copy (``FuserPartition`` copies a
+                    # later call's argument laid out otherwise into the traced strides).
                     shape = [int(d) for d in val.shape]
-                    contiguity = (
-                        compute_contiguity(shape, [int(s) for s in val.stride()]) if val.is_contiguous() else None
-                    )
+                    strides = [int(s) for s in val.stride()]
+                    contiguity = compute_contiguity(shape, strides) if _row_major(shape, strides) else None
                     env[node] = fd.define_tensor(shape=shape, contiguity=contiguity, dtype=_dtypes()[val.dtype])
                 else:
                     raise TranslationError(f"placeholder {node.name} is not a tensor")
