@@ -265,6 +265,11 @@ class BufferSizes:
 
     unprojected: int
     projected: int
+    unprojected_words: int = 0
+    projected_words: int = 0
+    """The same rows in 32-bit registers, one a value (two for an 8-byte one): what a
+    kernel holding them in registers needs (a bfloat16 buffer is 2 bytes a value in
+    memory, a whole register in a thread). 0: a quarter of the bytes."""
 
     @property
     def project_to_inputs(self) -> bool:
@@ -273,6 +278,12 @@ class BufferSizes:
     @property
     def bytes_per_row(self) -> int:
         return min(self.projected, self.unprojected)
+
+    @property
+    def words_per_row(self) -> int:
+        """32-bit registers the held buffers take a row."""
+        words = self.projected_words if self.project_to_inputs else self.unprojected_words
+        return words or -(-self.bytes_per_row // 4)
 
 
 def _row_bytes(v: SSAValue, red: Operation, sizes: ConcreteSizes) -> int:
@@ -285,7 +296,17 @@ def _row_bytes(v: SSAValue, red: Operation, sizes: ConcreteSizes) -> int:
     return n * itemsize(v)
 
 
+def _row_words(v: SSAValue, red: Operation, sizes: ConcreteSizes) -> int:
+    size = itemsize(v)
+    return _row_bytes(v, red, sizes) // size * max(1, size // 4)
+
+
 def buffer_sizes(info: PersistentBufferInfo, sizes: ConcreteSizes) -> BufferSizes:
     unprojected = sum(_row_bytes(b.value, b.reduction, sizes) for b in info.buffers)
     projected = sum(_row_bytes(v, red, sizes) for v, red in info.projected())
-    return BufferSizes(unprojected, projected)
+    return BufferSizes(
+        unprojected,
+        projected,
+        sum(_row_words(b.value, b.reduction, sizes) for b in info.buffers),
+        sum(_row_words(v, red, sizes) for v, red in info.projected()),
+    )

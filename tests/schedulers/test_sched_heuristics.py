@@ -122,6 +122,19 @@ def test_inner_persistent_params_fit_registers() -> None:
     assert regs <= H100.max_regs_per_thread - 40
 
 
+def test_inner_persistent_rows_that_spill_take_a_whole_block() -> None:
+    """A row whose values a thread of the usual count cannot hold in registers (50257
+    floats: 99 a thread at 512 threads, which have 88 registers each for buffers)
+    spills whatever the count; a whole block of threads spills the fewest each
+    (GPT-2's loss forward on the H200: 799 us at 1024 threads, 919 at 512, 1849 at
+    256 without spills but one block an SM)."""
+    p = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 50257)])
+    assert p.threads_per_row == 1024 and p.block == (1024, 1, 1)
+    assert p.threads_per_row * p.persistent_batch * p.vectorization >= 50257
+    fits = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 40000)])  # 79 a thread at 512
+    assert fits.threads_per_row == 512
+
+
 def test_inner_persistent_uses_shared_memory_past_registers() -> None:
     # 56000 floats: 224000 B per row, over the 220160 B register budget, under smem.
     p = _heur(InnerPersistentScheduler, F.sum_broadcast_add(), [(1024, 56000)])

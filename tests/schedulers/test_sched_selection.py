@@ -129,7 +129,8 @@ def test_no_op_plan_launches_nothing() -> None:
 def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
     """Without thread-block clusters (sm_80): 32 rows of 50257 (an odd width: aligned
     groups of 4, 12565 of them) take 1024 threads x 13, not 512 x 25; 8 rows of 8192
-    and many rows keep 512."""
+    and many rows of 40000 keep 512 (many rows of 50257 spill at 512 and take 1024:
+    ``spill_threads``)."""
     fusion = F.softmax()
     sm80 = H100.with_(compute_capability=(8, 0))
 
@@ -141,7 +142,7 @@ def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
 
     assert threads((32, 50257)) == (1024, 13)
     assert threads((8, 8192)) == (512, 4)
-    assert threads((4096, 50257))[0] == 512
+    assert threads((4096, 40000))[0] == 512
     reject = InnerPersistentScheduler.can_schedule_run_time(fusion, bind_sizes(fusion, [(4, 300007)]), sm80)
     assert reject is not None and "per row" in reject.reason
 
