@@ -298,6 +298,8 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
         except TranslationError as e:
             report.fallbacks.append((ops, str(e)))
             continue
+        if half_in_float():
+            fd.pipeline = backend_pipeline()
         out = next(n for n in sub.graph.nodes if n.op == "output")
         single = not isinstance(out.args[0], list | tuple)
         values = [out.args[0]] if single else list(out.args[0])
@@ -312,6 +314,21 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
 
 
 PARTITIONINGS = ("maximal", "ordered")
+
+
+def half_in_float() -> bool:
+    """Whether partitions compute half-precision elementwise chains in float32 and
+    round once (``compute-half-in-float``, as inductor does): ``FUSER_HALF_IN_FLOAT``
+    in the environment, ``1`` (the default) or ``0`` (every op rounds, as eager)."""
+    return _env_choice("FUSER_HALF_IN_FLOAT", ("1", "0")) == "1"
+
+
+def backend_pipeline() -> tuple[str, ...]:
+    """The driver's passes with ``compute-half-in-float`` after ``canonicalize``."""
+    from fuser.runtime.driver import PASSES
+
+    at = PASSES.index("canonicalize") + 1
+    return (*PASSES[:at], "compute-half-in-float", *PASSES[at:])
 
 
 def partitioning() -> str:

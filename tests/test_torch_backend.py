@@ -382,10 +382,12 @@ def test_aot_partitioners_match_eager(build: Any, setting: str | None, monkeypat
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
-def test_a_cube_is_computed_as_torch_computes_it(dtype: Any) -> None:
+def test_a_cube_is_computed_as_torch_computes_it(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """``pow(x, 3)`` is ATen's ``x * x * x`` in the tensor's type (each product of
-    bfloat16 rounded), not a rounded ``powf``: bit for bit eager's, and a product in
-    the kernel instead of a ``powf`` call."""
+    bfloat16 rounded), not a rounded ``powf``: bit for bit eager's when every op
+    rounds (``FUSER_HALF_IN_FLOAT=0``), and a product in the kernel instead of a
+    ``powf`` call."""
+    monkeypatch.setenv("FUSER_HALF_IN_FLOAT", "0")
     torch.manual_seed(0)
     x = torch.randn(4096).to(dtype)
 
@@ -396,3 +398,27 @@ def test_a_cube_is_computed_as_torch_computes_it(dtype: Any) -> None:
         got = torch.compile(f, backend="fuser")(x)
     torch.testing.assert_close(got, f(x), rtol=0, atol=0)
     assert report.fuser_ops and not report.torch_ops
+
+
+def test_half_chains_are_computed_in_float_and_rounded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default a partition computes a bf16 elementwise chain in float32 and rounds
+    its result once (``compute-half-in-float``, as inductor): ``tanh(x * x * 0.5)``
+    equals the float32 chain rounded to bf16, and differs from eager's op-by-op
+    rounding by at most one bf16 step."""
+    monkeypatch.delenv("FUSER_HALF_IN_FLOAT", raising=False)
+    assert torch_backend.half_in_float()
+    assert "compute-half-in-float" in torch_backend.backend_pipeline()
+    torch.manual_seed(0)
+    x = torch.randn(4096).to(torch.bfloat16)
+
+    def f(x: Any) -> Any:
+        return torch.tanh(x * x * 0.5)
+
+    torch._dynamo.reset()
+    got = torch.compile(f, backend="fuser")(x)
+    xf = x.float()
+    torch.testing.assert_close(got, torch.tanh(xf * xf * 0.5).to(torch.bfloat16), rtol=0, atol=0)
+    torch.testing.assert_close(got.float(), f(x).float(), rtol=2**-7, atol=0)
+    monkeypatch.setenv("FUSER_HALF_IN_FLOAT", "maybe")
+    with pytest.raises(ValueError, match="FUSER_HALF_IN_FLOAT"):
+        torch_backend.half_in_float()
