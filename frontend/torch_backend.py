@@ -324,10 +324,12 @@ def half_in_float() -> bool:
 
 
 def backend_pipeline() -> tuple[str, ...]:
-    """The driver's passes with ``compute-half-in-float`` after ``canonicalize``."""
+    """The driver's passes with ``compute-half-in-float`` after ``segment``: on each
+    segment, so that the values passed between kernels keep their dtype (run before
+    it, a tiny Llama's partitions passed five float32 intermediates instead of bf16)."""
     from fuser.runtime.driver import PASSES
 
-    at = PASSES.index("canonicalize") + 1
+    at = PASSES.index("segment") + 1
     return (*PASSES[:at], "compute-half-in-float", *PASSES[at:])
 
 

@@ -27,8 +27,9 @@ becomes::
 
 It changes results: they are the float32 chain's, rounded once, which is at least as
 accurate as eager's rounding after every op but not bit for bit eager's. So it is not
-in the default pipeline; the torch.compile backend runs it (as inductor does), and
-``FUSER_HALF_IN_FLOAT=0`` in the environment turns that off.
+in the default pipeline; the torch.compile backend runs it after ``segment``, on each
+segment fusion (values between kernels keep their dtype), as inductor computes its
+kernels; ``FUSER_HALF_IN_FLOAT=0`` in the environment turns that off.
 """
 
 from __future__ import annotations
