@@ -11,7 +11,7 @@ product. Padded in the graph instead, the zeros come from where the operands are
 computed: the pad of the logits' gradient is one more output column of the kernel that
 computes it (fuser fuses ``constant_pad_nd`` into the producer), both backward products
 read that one padded tensor, and the forward product's extra columns are dropped by a
-slice, a view the loss kernel reads with an aligned row pitch::
+slice, a view with an aligned row pitch::
 
     %mm = aten.mm(%h, %t)                       # [4096, 768] x [768, 50257]
     %t = aten.t(%w)                             # %w: [50257, 768]
@@ -28,6 +28,13 @@ is padded before it, so the padded tensor keeps the operand's memory order and a
 transposed read of one tensor pads that tensor once for every product that reads it
 (``pad_of`` keeps one pad per tensor and widths). Zeros added along K add nothing to
 the sums; the rows and columns added along M and N are sliced off.
+
+A graph output the rewrite leaves strided (a sliced product returned to the caller)
+is copied into the contiguous strides eager gave it, as inductor keeps output
+strides: ``logits.view(-1)`` works as in eager, while the graph's own nodes (and what
+the backward saves) read the padded product. The torch backend pads the joint graph
+of a training step (before the min-cut) and an inference graph (before it is
+partitioned).
 
 ``pad_matmuls(gm)`` rewrites ``aten.mm`` and ``aten.addmm`` nodes (its bias padded too)
 whose traced values (``meta["val"]``) are matrices on the GPU, of at least
@@ -190,6 +197,7 @@ def pad_matmuls(gm: Any, mode: str | None = None) -> int:
     rw = _Rewriter(gm)
     aten = rw.aten
     done = 0
+    before = _output_strides(gm)
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.kwargs:
             continue
@@ -208,10 +216,53 @@ def pad_matmuls(gm: Any, mode: str | None = None) -> int:
         rw.rewrite(node, bias, a, b)
         done += 1
     if done:
+        _propagate(gm, rw)
+        _keep_output_strides(gm, rw, before)
         gm.graph.lint()
         gm.recompile()
-        _propagate(gm, rw)
     return done
+
+
+def _outputs(gm: Any) -> list[Any]:
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    args = out.args[0]
+    return list(args) if isinstance(args, list | tuple) else [args]
+
+
+def _output_strides(gm: Any) -> list[tuple[int, ...] | None]:
+    """Each graph output's traced strides (None: not a tensor)."""
+    strides: list[tuple[int, ...] | None] = []
+    for v in _outputs(gm):
+        val = getattr(v, "meta", {}).get("val")
+        strides.append(tuple(int(x) for x in val.stride()) if hasattr(val, "stride") else None)
+    return strides
+
+
+def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    out, acc = [], 1
+    for e in reversed([int(x) for x in shape]):
+        out.append(acc)
+        acc *= max(e, 1)
+    return tuple(reversed(out))
+
+
+def _keep_output_strides(gm: Any, rw: _Rewriter, before: Sequence[tuple[int, ...] | None]) -> None:
+    """An output the rewrite left strided (a sliced product returned to the user, a
+    gradient) is copied into a contiguous tensor, as eager returned it (inductor's
+    ``keep_output_stride``): ``logits.view(-1)`` works as in eager. The sliced product
+    stays what the graph's other nodes read, so the backward can save it."""
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    for v, old in zip(_outputs(gm), before, strict=True):
+        val = getattr(v, "meta", {}).get("val")
+        if old is None or not hasattr(val, "stride") or tuple(val.stride()) == old or val.is_contiguous():
+            continue
+        if old != _contiguous_strides(val.shape):
+            continue  # (traced in another layout: left as the rewrite made it)
+        copy = rw.node(rw.aten.clone.default, [v], out)
+        copy.kwargs = {"memory_format": rw.torch.contiguous_format}
+        with val.fake_mode:
+            copy.meta["val"] = val.clone(memory_format=rw.torch.contiguous_format)
+        out.replace_input_with(v, copy)
 
 
 def _propagate(gm: Any, rw: _Rewriter) -> None:

@@ -426,6 +426,8 @@ def _compiler(kind: str) -> Callable[[Any, Sequence[Any]], Callable[..., Any]]:
     def compile_fn(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         from functorch.compile import make_boxed_func
 
+        if kind == "inference":
+            pad_matmuls(gm)  # (a training graph's products are padded in the joint graph)
         return make_boxed_func(compile_graph(gm, example_inputs, kind))
 
     return compile_fn

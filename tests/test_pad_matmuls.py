@@ -25,7 +25,8 @@ def _calls(gm: Any, target: Any) -> list[Any]:
 def test_an_unaligned_product_runs_on_padded_operands_and_is_sliced() -> None:
     """``x @ w.T`` with M, K, N = 6, 5, 7 (float32: multiples of 4 wanted): the
     weight is padded before its transpose, in its own row-major order; the product is
-    8 x 8 and its slice is the result, with the product's row pitch."""
+    8 x 8 and its slice the result. Returned from the graph, the slice is copied into
+    the strides eager gave the product (inductor's ``keep_output_stride``)."""
 
     def f(x: Any, w: Any) -> Any:
         return aten.mm.default(x, aten.t.default(w))
@@ -39,10 +40,12 @@ def test_an_unaligned_product_runs_on_padded_operands_and_is_sliced() -> None:
     assert sorted(p.args[0].name for p in pads) == ["w_1", "x_1"]
     assert _calls(gm, aten.t.default)[0].args[0].target is aten.constant_pad_nd.default
     out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
-    assert out.meta["val"].stride() == (8, 1) and tuple(out.meta["val"].shape) == (6, 7)
+    assert out.target is aten.clone.default and out.kwargs["memory_format"] is torch.contiguous_format
+    sliced = _calls(gm, aten.slice.Tensor)[-1]  # (rows, then columns)
+    assert sliced.meta["val"].stride() == (8, 1) and tuple(sliced.meta["val"].shape) == (6, 7)
     got = gm(x, w)
     torch.testing.assert_close(got, x @ w.T)
-    assert got.stride() == (8, 1)
+    assert got.stride() == (7, 1)
 
 
 def test_two_products_of_one_tensor_share_its_pad() -> None:
@@ -65,7 +68,8 @@ def test_two_products_of_one_tensor_share_its_pad() -> None:
 
 def test_a_bias_is_padded_and_a_batch_view_keeps_the_row_pitch() -> None:
     """``addmm`` gets a padded bias; the ``_unsafe_view`` that folds a batched
-    product back becomes a ``view`` of the slice (strided, no copy)."""
+    product back becomes a ``view`` of the slice (strided, no copy), which the graph's
+    output copies into eager's contiguous strides."""
 
     def f(x: Any, w: Any, b: Any) -> Any:
         y = aten.addmm.default(b, aten.view.default(x, [6, 5]), aten.t.default(w))
@@ -75,9 +79,11 @@ def test_a_bias_is_padded_and_a_batch_view_keeps_the_row_pitch() -> None:
     gm = make_fx(f, tracing_mode="fake")(x, w, b)
     assert pad_matmuls(gm, "always") == 1
     assert not _calls(gm, aten._unsafe_view.default)
+    (view,) = _calls(gm, aten.view.default)[1:]  # (the first folds x)
+    assert view.meta["val"].stride() == (24, 8, 1)
     got = gm(x, w, b)
     torch.testing.assert_close(got, torch.nn.functional.linear(x, w, b))
-    assert got.stride() == (24, 8, 1)
+    assert got.stride() == (21, 7, 1)
 
 
 def test_aligned_products_and_the_modes_that_leave_them() -> None:
@@ -123,9 +129,8 @@ def test_a_strided_trace_is_declared_and_a_later_contiguous_argument_restrided()
 
 def test_gpt2_with_an_odd_vocabulary_trains_through_padded_products(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tiny GPT-2 whose vocabulary (1001) no vector divides, with every unaligned
-    product padded: loss, logits and every gradient match eager; the logits are the
-    padded LM-head product's slice (row pitch 1004), and the loss partition reads
-    them in place."""
+    product padded: loss, logits and every gradient match eager. The LM head is a
+    1004-wide product; the logits returned to the caller have eager's strides."""
     transformers = pytest.importorskip("transformers")
     monkeypatch.setenv("FUSER_PAD_MATMULS", "always")
     torch.manual_seed(0)
@@ -140,8 +145,37 @@ def test_gpt2_with_an_odd_vocabulary_trains_through_padded_products(monkeypatch:
     out.loss.backward()
     want = ref(input_ids=ids, labels=ids)
     want.loss.backward()
-    assert out.logits.stride() == (8 * 1004, 1004, 1)
+    assert out.logits.stride() == want.logits.stride() == (8 * 1001, 1001, 1)
+    from fuser.frontend.cache import FusionCache
+
+    texts = [str(e.fusion) for e in FusionCache.get()._entries]  # noqa: SLF001
+    assert any("fuser.matmul" in t and "-> !fuser.tensor<16x1004xf32>" in t for t in texts)
     torch.testing.assert_close(out.logits, want.logits)
     torch.testing.assert_close(out.loss, want.loss)
     for (name, p), q in zip(ref.named_parameters(), ours.parameters(), strict=True):
         torch.testing.assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_inference_graphs_are_padded_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without autograd there is no joint graph: the inference graph is padded before
+    it is partitioned, and its outputs keep eager's strides."""
+    transformers = pytest.importorskip("transformers")
+    from fuser.frontend.cache import FusionCache
+
+    monkeypatch.setenv("FUSER_PAD_MATMULS", "always")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        n_embd=32, n_layer=1, n_head=2, vocab_size=1001, n_positions=32, resid_pdrop=0.0, embd_pdrop=0.0,
+        attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
+    )
+    ref = transformers.GPT2LMHeadModel(config).eval()
+    ours = copy.deepcopy(ref)
+    ids = torch.randint(0, 1001, (2, 8))
+    known = len(FusionCache.get()._entries)  # noqa: SLF001 - (the cache is the process's)
+    with torch.no_grad():
+        got = torch.compile(ours, backend="fuser")(input_ids=ids).logits
+        want = ref(input_ids=ids).logits
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
+    texts = [str(e.fusion) for e in FusionCache.get()._entries[known:]]  # noqa: SLF001
+    assert any("fuser.matmul" in t and "-> !fuser.tensor<16x1004xf32>" in t for t in texts)
