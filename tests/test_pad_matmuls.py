@@ -127,18 +127,23 @@ def test_a_strided_trace_is_declared_and_a_later_contiguous_argument_restrided()
     assert part.failed is None
 
 
-def test_gpt2_with_an_odd_vocabulary_trains_through_padded_products(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tiny GPT-2 whose vocabulary (1001) no vector divides, with every unaligned
-    product padded: loss, logits and every gradient match eager. The LM head is a
-    1004-wide product; the logits returned to the caller have eager's strides."""
+def _tiny_gpt2_1001() -> Any:
+    """A one-layer GPT-2 whose vocabulary (1001) no vector divides, seeded."""
     transformers = pytest.importorskip("transformers")
-    monkeypatch.setenv("FUSER_PAD_MATMULS", "always")
     torch.manual_seed(0)
     config = transformers.GPT2Config(
         n_embd=32, n_layer=1, n_head=2, vocab_size=1001, n_positions=32, resid_pdrop=0.0, embd_pdrop=0.0,
         attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
     )
-    ref = transformers.GPT2LMHeadModel(config)
+    return transformers.GPT2LMHeadModel(config)
+
+
+def test_gpt2_with_an_odd_vocabulary_trains_through_padded_products(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tiny GPT-2 whose vocabulary (1001) no vector divides, with every unaligned
+    product padded: loss, logits and every gradient match eager. The LM head is a
+    1004-wide product; the logits returned to the caller have eager's strides."""
+    monkeypatch.setenv("FUSER_PAD_MATMULS", "always")
+    ref = _tiny_gpt2_1001()
     ours = copy.deepcopy(ref)
     ids = torch.randint(0, 1001, (2, 8))
     out = torch.compile(ours, backend="fuser")(input_ids=ids, labels=ids)
@@ -159,16 +164,10 @@ def test_gpt2_with_an_odd_vocabulary_trains_through_padded_products(monkeypatch:
 def test_inference_graphs_are_padded_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without autograd there is no joint graph: the inference graph is padded before
     it is partitioned, and its outputs keep eager's strides."""
-    transformers = pytest.importorskip("transformers")
     from fuser.frontend.cache import FusionCache
 
     monkeypatch.setenv("FUSER_PAD_MATMULS", "always")
-    torch.manual_seed(0)
-    config = transformers.GPT2Config(
-        n_embd=32, n_layer=1, n_head=2, vocab_size=1001, n_positions=32, resid_pdrop=0.0, embd_pdrop=0.0,
-        attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
-    )
-    ref = transformers.GPT2LMHeadModel(config).eval()
+    ref = _tiny_gpt2_1001().eval()
     ours = copy.deepcopy(ref)
     ids = torch.randint(0, 1001, (2, 8))
     known = len(FusionCache.get()._entries)  # noqa: SLF001 - (the cache is the process's)
