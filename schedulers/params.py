@@ -82,7 +82,9 @@ class ReductionParams:
     ``schedule-fusions`` does by itself only when recomputing them from the held
     inputs would cost too much: fewer instructions an element, more registers."""
     use_shared_memory: bool = False
-    """Persistent buffers are kept in shared memory instead of registers."""
+    """The heuristic's judgement that the row's buffers do not fit registers and
+    would fit shared memory. No lowering reads it yet: the buffers are held in
+    registers, and what does not fit spills to local memory."""
     buffer_bytes_per_row: int = 0
     aligned_vectors: bool = False
     """Inner rows whose width ``vectorization`` does not divide: each row's places are
