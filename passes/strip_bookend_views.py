@@ -113,7 +113,8 @@ def _launch_result_returned_only(launch: H.LaunchOp, index: int) -> bool:
 
 def hoist_views_to_inputs(fusion: F.FusionOp) -> bool:
     """Move a reshape or squeeze of a cast or unary op of a fusion input before that
-    op, when the op has no other use and the host can do the view on the input: ``view(e(x))``
+    op, when neither the op nor the input has another use and the host can do the
+    view on the input: ``view(e(x))``
     becomes ``e(view(x))``, whose view is then an input-end view (a ``.float()``
     before a reshape). Returns whether anything changed."""
     block = fusion.body.block
@@ -129,6 +130,8 @@ def hoist_views_to_inputs(fusion: F.FusionOp) -> bool:
         x = e.operands[0]
         if not isinstance(x, BlockArgument) or x.owner is not block or not isinstance(x.type, F.TensorType):
             continue
+        if not x.has_one_use():
+            continue  # (x and its view would be two kernel inputs over the same memory)
         if any(r in laid_out for r in op.results):
             continue
         view = view_of(op, x)

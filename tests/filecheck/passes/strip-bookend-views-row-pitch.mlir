@@ -5,7 +5,8 @@
 // that merges the contiguous outer axes or splits one is a host view (the new input
 // keeps the gap on its row axis); one that merges across the gap stays in the
 // kernel. A cast of an input used only by a view swaps with it, so the view reaches
-// the input and the host does it (the loss's `logits.float().view(-1, V)`).
+// the input and the host does it (the loss's `logits.float().view(-1, V)`); not when
+// the cast or the input has another use (the kernel would read the input twice).
 
 fuser.fusion @merge_rows(%x : !fuser.tensor<2x8x1001xf32, contiguity=[true, false, true]>) -> !fuser.tensor<16x1xf32> {
   %r = fuser.reshape %x {new_shape = array<i64: 16, 1001>} : !fuser.tensor<2x8x1001xf32, contiguity=[true, false, true]> -> !fuser.tensor<16x1001xf32>
@@ -34,6 +35,13 @@ fuser.fusion @cast_used_twice(%x : !fuser.tensor<2x8x1001xbf16, contiguity=[true
   %m = fuser.max %r {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<16x1001xf32>) -> !fuser.tensor<16x1xf32>
   fuser.output %m, %c : !fuser.tensor<16x1xf32>, !fuser.tensor<2x8x1001xf32>
 }
+fuser.fusion @input_used_twice(%x : !fuser.tensor<2x8x1001xbf16, contiguity=[true, false, true]>) -> (!fuser.tensor<16x1xf32>, !fuser.tensor<2x8x1001xbf16>) {
+  %c = fuser.cast %x : (!fuser.tensor<2x8x1001xbf16, contiguity=[true, false, true]>) -> !fuser.tensor<2x8x1001xf32>
+  %r = fuser.reshape %c {new_shape = array<i64: 16, 1001>} : !fuser.tensor<2x8x1001xf32> -> !fuser.tensor<16x1001xf32>
+  %m = fuser.max %r {dims = array<i64: 1>, keepdim = true} : (!fuser.tensor<16x1001xf32>) -> !fuser.tensor<16x1xf32>
+  %n = fuser.neg %x : (!fuser.tensor<2x8x1001xbf16, contiguity=[true, false, true]>) -> !fuser.tensor<2x8x1001xbf16>
+  fuser.output %m, %n : !fuser.tensor<16x1xf32>, !fuser.tensor<2x8x1001xbf16>
+}
 
 // CHECK-LABEL: fuser.fusion @merge_rows(%r: !fuser.tensor<16x1001xf32, contiguity=[false, true]>) -> !fuser.tensor<16x1xf32> {
 // CHECK-NEXT:    %m = fuser.max %r
@@ -46,6 +54,9 @@ fuser.fusion @cast_used_twice(%x : !fuser.tensor<2x8x1001xbf16, contiguity=[true
 // CHECK-NEXT:    %{{.*}} = fuser.cast %0 : (!fuser.tensor<16x1001xbf16, contiguity=[false, true]>) -> !fuser.tensor<16x1001xf32>
 // CHECK-NEXT:    %m = fuser.max
 // CHECK-LABEL: fuser.fusion @cast_used_twice(%x: !fuser.tensor<2x8x1001xbf16, contiguity=[true, false, true]>)
+// CHECK-NEXT:    %c = fuser.cast %x
+// CHECK-NEXT:    %r = fuser.reshape %c
+// CHECK-LABEL: fuser.fusion @input_used_twice(%x: !fuser.tensor<2x8x1001xbf16, contiguity=[true, false, true]>)
 // CHECK-NEXT:    %c = fuser.cast %x
 // CHECK-NEXT:    %r = fuser.reshape %c
 // CHECK-LABEL: hir.program @merge_rows_main(
