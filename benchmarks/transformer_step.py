@@ -177,17 +177,22 @@ def host_profile(compiled: Any, ids: Any, steps: int = 5) -> str:
     return out.getvalue()
 
 
-def graph_counts() -> str:
-    """How many launchers replay CUDA graphs, how many graphs they hold, and why any
-    turned them off."""
+def graph_counts(launchers: list[Any] | None = None) -> str:
+    """How many launchers replay CUDA graphs, how many graphs they hold, the memory
+    those graphs own (each its intermediates and scratch, in its own pool, for good:
+    ``hot_launch.Graphs``), and why any turned them off. ``launchers``: the process's
+    ``HotLauncher``s by default."""
     from fuser.runtime.hot_launch import HotLauncher
 
-    # type(), not isinstance(): gc also lists weak proxies, whose referent may be gone.
-    launchers = [o for o in gc.get_objects() if type(o) is HotLauncher]
+    if launchers is None:
+        # type(), not isinstance(): gc also lists weak proxies, whose referent may be gone.
+        launchers = [o for o in gc.get_objects() if type(o) is HotLauncher]
     graphed = [x.graphs for x in launchers if x.graphs is not None]
     off = sorted({g.why for g in graphed if g.off})
+    owned = sum(g.owned * len(g.execs) for g in graphed)
     return (f"hot launchers {len(launchers)}, with graphs {len(graphed)}, graphs "
-            f"{sum(len(g.execs) for g in graphed)}, off {sum(g.off for g in graphed)} {off}")
+            f"{sum(len(g.execs) for g in graphed)}, owning {owned / 2**30:.2f} GB, "
+            f"off {sum(g.off for g in graphed)} {off}")
 
 
 FUSER_VARIANTS: dict[str, dict[str, str]] = {

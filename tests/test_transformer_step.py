@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.transformer_step import kernel_kind
+from benchmarks.transformer_step import graph_counts, kernel_kind
 
 
 @pytest.mark.parametrize(("name", "kind"), [
@@ -20,3 +20,13 @@ from benchmarks.transformer_step import kernel_kind
 ])
 def test_kernel_families(name: str, kind: str) -> None:
     assert kernel_kind(name) == kind
+
+
+def test_graph_counts_report_the_memory_the_graphs_own() -> None:
+    """Each captured graph keeps its own intermediates: a launcher with 3 graphs of
+    1 GiB owns 3 GiB; a launcher without graphs owns nothing."""
+    from types import SimpleNamespace
+
+    graphs = SimpleNamespace(owned=2**30, execs={1: None, 2: None, 3: None}, off=False, why="")
+    line = graph_counts([SimpleNamespace(graphs=graphs), SimpleNamespace(graphs=None)])
+    assert line == "hot launchers 2, with graphs 1, graphs 3, owning 3.00 GB, off 0 []"
