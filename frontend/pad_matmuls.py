@@ -46,6 +46,7 @@ models) or ``never``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -74,10 +75,9 @@ def _wants_padding(a: Any, b: Any, mode: str) -> bool:
     """Whether the product of traced matrices ``a`` [m, k] and ``b`` [k, n] is padded."""
     if a.dim() != 2 or b.dim() != 2 or a.dtype != b.dtype or not a.dtype.is_floating_point:
         return False
-    try:
-        (m, k), n = (int(e) for e in a.shape), int(b.shape[1])
-    except TypeError:  # a symbolic extent
-        return False
+    if not all(type(e) is int for e in (*a.shape, *b.shape)):
+        return False  # a symbolic extent (int() of it would add a guard)
+    (m, k), n = a.shape, b.shape[1]
     per = max(1, ALIGN_BYTES // a.element_size())
     if not (m % per or n % per or k % per) or min(m, n, k) == 0:
         return False
@@ -106,8 +106,8 @@ class _Rewriter:
         with where:
             new = self.graph.call_function(target, tuple(args))
         vals = [a.meta["val"] if hasattr(a, "meta") else a for a in args]
-        fake_mode = next(v.fake_mode for v in vals if hasattr(v, "fake_mode"))
-        with fake_mode:
+        fake_mode = next((v.fake_mode for v in vals if hasattr(v, "fake_mode")), None)
+        with fake_mode if fake_mode is not None else contextlib.nullcontext():
             new.meta["val"] = target(*vals)
         for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "seq_nr", "partitioner_tag"):
             if key in like.meta:
@@ -194,6 +194,8 @@ def pad_matmuls(gm: Any, mode: str | None = None) -> int:
     mode = pad_mode() if mode is None else mode
     if mode == "never":
         return 0
+    if not any(hasattr(n.meta.get("val"), "fake_mode") for n in gm.graph.nodes if n.op == "placeholder"):
+        return 0  # not a traced (fake-tensor) graph: nothing to propagate the rewrite with
     rw = _Rewriter(gm)
     aten = rw.aten
     done = 0
