@@ -37,8 +37,8 @@ of a training step (before the min-cut) and an inference graph (before it is
 partitioned).
 
 ``pad_matmuls(gm)`` rewrites ``aten.mm`` and ``aten.addmm`` nodes (its bias padded too)
-whose traced values (``meta["val"]``) are matrices on the GPU, of at least
-``PAD_MIN_FLOPS`` and ``PAD_MIN_INTENSITY`` (the thresholds of ``library_ops.gemm``).
+whose traced values (``meta["val"]``) are matrices on the GPU that ``library_ops``
+would pad at run time (``worth_padding``, ``padded_extent``: one rule for both).
 ``FUSER_PAD_MATMULS`` in the environment chooses: ``auto`` (that rule, the default),
 ``always`` (every unaligned 2-D product, the CPU included: how tests run it on tiny
 models) or ``never``.
@@ -51,7 +51,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from fuser.runtime.library_ops import ALIGN_BYTES, PAD_MIN_FLOPS, PAD_MIN_INTENSITY
+from fuser.frontend.torch_graph import traced_strides
+from fuser.runtime.gpu_arrays import contiguous_strides
+from fuser.runtime.library_ops import padded_extent, worth_padding
 
 __all__ = ["PAD_MODES", "pad_matmuls", "pad_mode"]
 
@@ -67,10 +69,6 @@ def pad_mode() -> str:
     return value
 
 
-def _rounded(e: int, per: int) -> int:
-    return -(-e // per) * per
-
-
 def _wants_padding(a: Any, b: Any, mode: str) -> bool:
     """Whether the product of traced matrices ``a`` [m, k] and ``b`` [k, n] is padded."""
     if a.dim() != 2 or b.dim() != 2 or a.dtype != b.dtype or not a.dtype.is_floating_point:
@@ -78,13 +76,9 @@ def _wants_padding(a: Any, b: Any, mode: str) -> bool:
     if not all(type(e) is int for e in (*a.shape, *b.shape)):
         return False  # a symbolic extent (int() of it would add a guard)
     (m, k), n = a.shape, b.shape[1]
-    per = max(1, ALIGN_BYTES // a.element_size())
-    if not (m % per or n % per or k % per) or min(m, n, k) == 0:
+    if all(padded_extent(e, a.element_size()) == e for e in (m, k, n)) or min(m, n, k) == 0:
         return False
-    if mode == "always":
-        return True
-    flops = 2 * m * n * k
-    return a.is_cuda and flops >= PAD_MIN_FLOPS and flops >= PAD_MIN_INTENSITY * (m * k + k * n + m * n)
+    return mode == "always" or (a.is_cuda and worth_padding(m, k, n))
 
 
 class _Rewriter:
@@ -149,9 +143,8 @@ class _Rewriter:
 
     def rewrite(self, mm: Any, bias: Any, a: Any, b: Any) -> None:
         va, vb = a.meta["val"], b.meta["val"]
-        per = max(1, ALIGN_BYTES // va.element_size())
-        (m, k), n = (int(e) for e in va.shape), int(vb.shape[1])
-        mp, kp, np_ = _rounded(m, per), _rounded(k, per), _rounded(n, per)
+        (m, k), n = va.shape, vb.shape[1]
+        mp, kp, np_ = (padded_extent(e, va.element_size()) for e in (m, k, n))
         pa = self.pad_of(a, mp - m, kp - k, mm)
         pb = self.pad_of(b, kp - k, np_ - n, mm)
         if bias is None:
@@ -199,7 +192,7 @@ def pad_matmuls(gm: Any, mode: str | None = None) -> int:
     rw = _Rewriter(gm)
     aten = rw.aten
     done = 0
-    before = _output_strides(gm)
+    before = [traced_strides(v) for v in _outputs(gm)]
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.kwargs:
             continue
@@ -231,23 +224,6 @@ def _outputs(gm: Any) -> list[Any]:
     return list(args) if isinstance(args, list | tuple) else [args]
 
 
-def _output_strides(gm: Any) -> list[tuple[int, ...] | None]:
-    """Each graph output's traced strides (None: not a tensor)."""
-    strides: list[tuple[int, ...] | None] = []
-    for v in _outputs(gm):
-        val = getattr(v, "meta", {}).get("val")
-        strides.append(tuple(int(x) for x in val.stride()) if hasattr(val, "stride") else None)
-    return strides
-
-
-def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for e in reversed([int(x) for x in shape]):
-        out.append(acc)
-        acc *= max(e, 1)
-    return tuple(reversed(out))
-
-
 def _keep_output_strides(gm: Any, rw: _Rewriter, before: Sequence[tuple[int, ...] | None]) -> None:
     """An output the rewrite left strided (a sliced product returned to the user, a
     gradient) is copied into a contiguous tensor, as eager returned it (inductor's
@@ -258,7 +234,7 @@ def _keep_output_strides(gm: Any, rw: _Rewriter, before: Sequence[tuple[int, ...
         val = getattr(v, "meta", {}).get("val")
         if old is None or not hasattr(val, "stride") or tuple(val.stride()) == old or val.is_contiguous():
             continue
-        if old != _contiguous_strides(val.shape):
+        if old != contiguous_strides(val.shape):
             continue  # (traced in another layout: left as the rewrite made it)
         copy = rw.node(rw.aten.clone.default, [v], out)
         copy.kwargs = {"memory_format": rw.torch.contiguous_format}

@@ -46,7 +46,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuser.frontend.pad_matmuls import pad_matmuls
-from fuser.frontend.torch_graph import TranslationError, definition_of, op_name, unsupported_reason
+from fuser.frontend.torch_graph import (
+    TranslationError,
+    definition_of,
+    op_name,
+    traced_strides,
+    unsupported_reason,
+)
 
 __all__ = ["FuserPartition", "GraphReport", "Report", "compile_graph", "explain", "fuser_backend"]
 
@@ -216,9 +222,7 @@ def _same_strides(t: Any, want: Sequence[int]) -> bool:
     is no layout a new buffer can have (an expanded view: a zero stride, overlap)."""
     if t.stride() == want:  # the common case, first: every partition output, every call
         return True
-    if all(e <= 1 or s == w for e, s, w in zip(t.shape, t.stride(), want, strict=True)):
-        return True
-    return not _dense(t.shape, want)
+    return _laid_out_as(t, want) or not _dense(t.shape, want)
 
 
 def _laid_out_as(t: Any, want: Sequence[int]) -> bool:
@@ -303,8 +307,8 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
         out = next(n for n in sub.graph.nodes if n.op == "output")
         single = not isinstance(out.args[0], list | tuple)
         values = [out.args[0]] if single else list(out.args[0])
-        strides = [_traced_strides(v) for v in values]
-        in_strides = [_traced_strides(p) for p in sub.graph.nodes if p.op == "placeholder"]
+        strides = [traced_strides(v) for v in values]
+        in_strides = [traced_strides(p) for p in sub.graph.nodes if p.op == "placeholder"]
         partition = FuserPartition(fd, single, sub, strides, in_strides)
         setattr(fused, node.target, _module_class()(partition))
         report.partitions.append(ops)
@@ -389,15 +393,6 @@ def _free_ops() -> set[Any]:
 
     aten = torch.ops.aten
     return {aten.detach.default, aten.alias.default}
-
-
-def _traced_strides(v: Any) -> tuple[int, ...] | None:
-    """The strides of a traced value (its fake tensor's), None if unknown or symbolic."""
-    val = getattr(v, "meta", {}).get("val")
-    try:
-        return tuple(int(s) for s in val.stride())
-    except (AttributeError, TypeError, RuntimeError):
-        return None
 
 
 def _computes(node: Any) -> bool:

@@ -32,7 +32,7 @@ from fuser.frontend.datatype import DataType
 from fuser.frontend.fusion_definition import FusionDefinition
 from fuser.frontend.nvfuser_api import compute_contiguity
 
-__all__ = ["OPS", "TranslationError", "definition_of", "op_name", "unsupported_reason"]
+__all__ = ["OPS", "TranslationError", "definition_of", "op_name", "traced_strides", "unsupported_reason"]
 
 
 class TranslationError(ValueError):
@@ -357,6 +357,15 @@ def _check(node: Any, got: Any) -> None:
             raise TranslationError(
                 f"{op_name(node.target)}: fuser gives {list(g.static_shape)} {g.dtype}, torch {shape} {w.dtype}"
             )
+
+
+def traced_strides(v: Any) -> tuple[int, ...] | None:
+    """The strides of a traced value (its fake tensor's), None if unknown or symbolic."""
+    val = getattr(v, "meta", {}).get("val")
+    try:
+        return tuple(int(s) for s in val.stride())
+    except (AttributeError, TypeError, RuntimeError):
+        return None
 
 
 def _row_major(shape: Sequence[int], strides: Sequence[int]) -> bool:

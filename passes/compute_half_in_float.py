@@ -53,10 +53,6 @@ from fuser.ir.dtypes import DType
 
 HALF = (DType.float16, DType.bfloat16)
 
-VIEWS = (F.ReshapeOp, F.PermuteOp, F.BroadcastOp, F.BroadcastInDimOp, F.SqueezeOp, F.ExpandOp, F.SliceOp)
-"""Views a chain goes through (computed on its float32 values)."""
-
-
 def _half(v: SSAValue) -> bool:
     t = v.type
     return isinstance(t, F.TensorType) and t.dtype in HALF
@@ -65,7 +61,7 @@ def _half(v: SSAValue) -> bool:
 def _in_chain(op: Operation) -> bool:
     """An op the pass computes in float32: a half-precision elementwise op (or a
     view) of one result."""
-    return len(op.results) == 1 and _half(op.results[0]) and isinstance(op, (F.ElementwiseOp, *VIEWS))
+    return len(op.results) == 1 and _half(op.results[0]) and isinstance(op, (F.ElementwiseOp, *F.VIEW_OPS))
 
 
 class ComputeChainsInFloat(RewritePattern):
@@ -92,7 +88,7 @@ class ComputeChainsInFloat(RewritePattern):
                 continue
             if not _in_chain(op):
                 continue
-            if isinstance(op, VIEWS) and op.operands[0] not in wide:
+            if isinstance(op, F.VIEW_OPS) and op.operands[0] not in wide:
                 continue  # a view of a value no chain computed
             halves = [v for v in op.operands if _half(v)]
             if not halves:

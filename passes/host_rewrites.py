@@ -314,6 +314,27 @@ def view_of(op: Operation, x: SSAValue) -> Operation:
     return F.BroadcastOp(x, op.get_flags())
 
 
+def swap_view_before(view: Operation, e: Operation, views: dict[SSAValue, Operation]) -> None:
+    """Rewrite ``view(e(...))``, where ``e`` (an elementwise op or cast, one result)
+    is read only by ``view``, as ``e`` of the views of its tensor operands: ``views``
+    maps each of them to its view (new ops, inserted here before ``e``); ``view`` and
+    ``e`` are erased."""
+    res, et = view.results[0].type, e.results[0].type
+    assert isinstance(res, F.TensorType) and isinstance(et, F.TensorType)
+    new_e = type(e).create(
+        operands=[views[x].results[0] if x in views else x for x in e.operands],
+        properties=dict(e.properties),
+        attributes=dict(e.attributes),
+        result_types=[F.TensorType(res.get_shape(), et.element_type)],
+    )
+    block = e.parent_block()
+    assert block is not None
+    block.insert_ops_before([*views.values(), new_e], e)
+    view.results[0].replace_all_uses_with(new_e.results[0])
+    erase_op(view)
+    erase_op(e)
+
+
 def host_view_ops(op: Operation, x: SSAValue) -> list[Operation]:
     """Host ops computing the view ``op`` of the host value ``x``; the last op's
     result is the view. ``op`` must satisfy ``is_host_viewable``."""

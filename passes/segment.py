@@ -110,6 +110,7 @@ from fuser.passes.host_rewrites import (
     laid_out_outputs,
     launches_by_callee,
     programs,
+    swap_view_before,
     view_of,
 )
 from fuser.passes.mark_aliases import (
@@ -634,18 +635,7 @@ def hoist_views_through_pointwise(fusion: F.FusionOp) -> bool:
             for x in tensors:
                 if x not in views:
                     views[x] = view_of(op, x)
-            res = op.results[0].type
-            assert isinstance(res, F.TensorType)
-            new_e = type(e).create(
-                operands=[views[x].results[0] if x in views else x for x in e.operands],
-                properties=dict(e.properties),
-                attributes=dict(e.attributes),
-                result_types=[F.TensorType(res.get_shape(), et.element_type)],
-            )
-            block.insert_ops_before([*views.values(), new_e], e)
-            op.results[0].replace_all_uses_with(new_e.results[0])
-            erase_op(op)
-            erase_op(e)
+            swap_view_before(op, e, views)
             changed = changed_any = True
             break
     return changed_any

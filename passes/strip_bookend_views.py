@@ -95,6 +95,7 @@ from fuser.passes.host_rewrites import (
     output_end_ok,
     rebuild_launch,
     set_fusion_outputs,
+    swap_view_before,
     view_of,
 )
 
@@ -138,19 +139,7 @@ def hoist_views_to_inputs(fusion: F.FusionOp) -> bool:
         if input_end_type(view, x.type) is None:
             view.erase()
             continue
-        res = op.results[0].type
-        et = src.type
-        assert isinstance(res, F.TensorType) and isinstance(et, F.TensorType)
-        new_e = type(e).create(
-            operands=[view.results[0]],
-            properties=dict(e.properties),
-            attributes=dict(e.attributes),
-            result_types=[F.TensorType(res.get_shape(), et.element_type)],
-        )
-        block.insert_ops_before([view, new_e], e)
-        op.results[0].replace_all_uses_with(new_e.results[0])
-        erase_op(op)
-        erase_op(e)
+        swap_view_before(op, e, {x: view})
         changed_any = True
     return changed_any
 

@@ -125,6 +125,19 @@ PAD_MIN_INTENSITY = 64
 copies into padded buffers are then small next to the time saved."""
 
 
+def padded_extent(e: int, itemsize: int) -> int:
+    """``e`` rounded up to a multiple of ``ALIGN_BYTES`` of ``itemsize``-byte elements."""
+    per = max(1, ALIGN_BYTES // itemsize)
+    return -(-e // per) * per
+
+
+def worth_padding(m: int, k: int, n: int) -> bool:
+    """Whether a GEMM of these extents is large enough to pad (``PAD_MIN_FLOPS``,
+    ``PAD_MIN_INTENSITY``)."""
+    flops = 2 * m * n * k
+    return flops >= PAD_MIN_FLOPS and flops >= PAD_MIN_INTENSITY * (m * k + k * n + m * n)
+
+
 def _matmul(torch: Any, a: Any, b: Any, out: Any) -> None:
     if a.dim() == 2 and b.dim() == 2:
         gemm(torch, a, b, None, out)
@@ -151,19 +164,16 @@ def gemm(torch: Any, a: Any, b: Any, bias: Any, out: Any, pad: bool | None = Non
     when copied into ``out``. Zeros added along K add nothing to the sums."""
     m, k = a.shape
     n = b.shape[1]
-    per = max(1, ALIGN_BYTES // a.element_size())
+    mp, kp, np_ = (padded_extent(e, a.element_size()) for e in (m, k, n))
     if pad is None:
-        flops = 2 * m * n * k
         pad = (
             a.is_cuda
-            and flops >= PAD_MIN_FLOPS
-            and flops >= PAD_MIN_INTENSITY * (m * k + k * n + m * n)
-            and (bool(m % per or n % per or k % per) or not all(is_aligned(t) for t in (a, b, out)))
+            and worth_padding(m, k, n)
+            and ((mp, kp, np_) != (m, k, n) or not all(is_aligned(t) for t in (a, b, out)))
         )
     if not pad:
         _mm(torch, a, b, bias, out)
         return
-    mp, kp, np_ = (-(-e // per) * per for e in (m, k, n))
     if bias is not None and np_ != n:
         bias = torch.nn.functional.pad(bias, (0, np_ - n))
     target = out if (mp, np_) == (m, n) and is_aligned(out) else padded(torch, out, mp, np_, copy=False)
@@ -201,11 +211,11 @@ def padded(torch: Any, t: Any, rows: int, cols: int, copy: bool = True) -> Any:
     r, c = t.shape
     if (r, c) == (rows, cols) and is_aligned(t):
         return t
-    per = max(1, ALIGN_BYTES // t.element_size())
+    size = t.element_size()
     if t.stride(0) == 1 and t.stride(1) != 1:  # column-major
-        buf = torch.empty((cols, -(-rows // per) * per), dtype=t.dtype, device=t.device)[:, :rows].t()
+        buf = torch.empty((cols, padded_extent(rows, size)), dtype=t.dtype, device=t.device)[:, :rows].t()
     else:
-        buf = torch.empty((rows, -(-cols // per) * per), dtype=t.dtype, device=t.device)[:, :cols]
+        buf = torch.empty((rows, padded_extent(cols, size)), dtype=t.dtype, device=t.device)[:, :cols]
     if copy:
         _copy_rows(torch, buf[:r, :c], t)
         if cols > c:

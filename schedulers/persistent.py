@@ -99,8 +99,7 @@ def register_budget(target: GpuTarget) -> int:
     best = 0
     t = target.warp_size
     while t <= target.max_threads_per_block:
-        regs = min(target.max_regs_per_thread, target.regs_per_sm // t) - REGISTER_OVERHEAD
-        best = max(best, t * regs * 4)
+        best = max(best, t * thread_registers(t, target) * 4)
         t *= 2
     return best
 
