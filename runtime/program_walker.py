@@ -148,9 +148,15 @@ class HostProgramWalker(ABC):
         self._dropped = set()
         self._alias = {op.value: op.target for op in program.walk() if isinstance(op, H.AliasOp)}
         self._prealloc = self._check_preallocated(program, preallocated_outputs)
-        self._enter()
-        self._run_block(program.body.block)
-        return [self._read(v, program.return_op) for v in program.return_op.values]
+        try:
+            self._enter()
+            self._run_block(program.body.block)
+            return [self._read(v, program.return_op) for v in program.return_op.values]
+        finally:
+            # A walker outlives its run (a program keeps its evaluator for the next
+            # walk): it must not keep the run's inputs, intermediates and outputs alive.
+            self._env = {}
+            self._prealloc = {}
 
     def _prepare(
         self, inputs: Sequence[Any], preallocated_outputs: Sequence[Any | None] | None

@@ -235,6 +235,22 @@ def test_deallocated_intermediate_is_dropped() -> None:
     assert t1 not in ev._env and t1 in ev._dropped
 
 
+def test_a_walker_keeps_nothing_of_its_run() -> None:
+    """A walker outlives its run (a GPU program keeps its evaluator): after the run it
+    holds none of the run's values, so its buffers are freed when the caller drops them."""
+    import gc
+    import weakref
+
+    ev = HostEvaluator(seed("seed001-two-set-ops.mlir"))
+    x = x_input(2, 2)
+    (out,) = ev.run([x])
+    assert ev._env == {} and ev._prealloc == {}
+    gone = weakref.ref(out)
+    del out
+    gc.collect()
+    assert gone() is None
+
+
 # =====================================================================================
 # Typed constructors
 # =====================================================================================
