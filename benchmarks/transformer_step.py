@@ -80,7 +80,8 @@ def run_variant(model: Any, compiled: Any, ids: Any, steps: int, stages: bool = 
         loss = step(compiled, ids)
         torch.cuda.synchronize()
         first = time.perf_counter() - t0
-    grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+    # On the host: gradients kept on the device would count in every later variant's peak.
+    grads = {n: p.grad.detach().cpu() for n, p in model.named_parameters() if p.grad is not None}
     times = []
     torch.cuda.reset_peak_memory_stats()
     for _ in range(steps):
@@ -120,8 +121,9 @@ def profile_table(compiled: Any, ids: Any) -> tuple[str, float]:
 
 def dump_segments(directory: str) -> int:
     """Every generated segment the fusion cache compiled, as ``<kernel name>.mlir``
-    in ``directory``: its fusion and each kernel's grid and block, so that a
-    profile's ``nvfuser_fusion_idN_segM`` can be read. Returns how many."""
+    in ``directory`` (its fusion and each kernel's grid and block, so that a
+    profile's ``nvfuser_fusion_idN_segM`` can be read) and ``<kernel name>.cu`` (the
+    CUDA C it launched). Returns how many."""
     from fuser.frontend.cache import FusionCache
 
     out = Path(directory)
@@ -135,6 +137,7 @@ def dump_segments(directory: str) -> int:
                 launches = "\n".join(f"// kernel {i}: grid {k.grid} block {k.block}"
                                       for i, k in enumerate(seg.lowered.kernels))
                 (out / f"{name}.mlir").write_text(f"{launches}\n{seg.fusion}\n")
+                (out / f"{name}.cu").write_text(seg.source)
                 n += 1
     return n
 
@@ -177,22 +180,29 @@ def host_profile(compiled: Any, ids: Any, steps: int = 5) -> str:
     return out.getvalue()
 
 
-def graph_counts(launchers: list[Any] | None = None) -> str:
+def graph_counts(launchers: list[Any] | None = None, shared: bool | None = None) -> str:
     """How many launchers replay CUDA graphs, how many graphs they hold, the memory
-    those graphs own (each its intermediates and scratch, in its own pool, for good:
-    ``hot_launch.Graphs``), and why any turned them off. ``launchers``: the process's
-    ``HotLauncher``s by default."""
-    from fuser.runtime.hot_launch import HotLauncher
+    those graphs keep for good (``hot_launch.Graphs``: with private pools the sum of
+    every graph's intermediates and scratch; with pools shared per stream, at least
+    the largest graph's), and why any turned them off. ``launchers``: the process's
+    ``HotLauncher``s by default; ``shared``: ``hot_launch.shared_pools()`` by default."""
+    from fuser.runtime import hot_launch
 
     if launchers is None:
         # type(), not isinstance(): gc also lists weak proxies, whose referent may be gone.
-        launchers = [o for o in gc.get_objects() if type(o) is HotLauncher]
+        launchers = [o for o in gc.get_objects() if type(o) is hot_launch.HotLauncher]
+    if shared is None:
+        shared = hot_launch.shared_pools()
     graphed = [x.graphs for x in launchers if x.graphs is not None]
     off = sorted({g.why for g in graphed if g.off})
-    owned = sum(g.owned * len(g.execs) for g in graphed)
+    if shared:
+        kept = max((g.owned for g in graphed if g.execs), default=0)
+        owning = f"owning >= {kept / 2**30:.2f} GB (shared pools)"
+    else:
+        kept = sum(g.owned * len(g.execs) for g in graphed)
+        owning = f"owning {kept / 2**30:.2f} GB"
     return (f"hot launchers {len(launchers)}, with graphs {len(graphed)}, graphs "
-            f"{sum(len(g.execs) for g in graphed)}, owning {owned / 2**30:.2f} GB, "
-            f"off {sum(g.off for g in graphed)} {off}")
+            f"{sum(len(g.execs) for g in graphed)}, {owning}, off {sum(g.off for g in graphed)} {off}")
 
 
 FUSER_VARIANTS: dict[str, dict[str, str]] = {
@@ -200,6 +210,7 @@ FUSER_VARIANTS: dict[str, dict[str, str]] = {
     "fuser-ordered": {"FUSER_PARTITIONS": "ordered"},
     "fuser-aot-default": {"FUSER_AOT_PARTITIONER": "default"},
     "fuser-ordered-aot-default": {"FUSER_PARTITIONS": "ordered", "FUSER_AOT_PARTITIONER": "default"},
+    "fuser-private-pools": {"FUSER_GRAPH_POOL": "private"},
 }
 """The backend's variants: the environment each compiles and runs under (the
 partitioning choices of ``fuser.frontend.torch_backend``), so one run compares them."""
@@ -264,14 +275,15 @@ def main() -> None:
                 table, results[variant]["kernels_ms"] = profile_table(compiled, ids)
                 print(table, flush=True)
             if variant in FUSER_VARIANTS:
+                shared = FUSER_VARIANTS[variant].get("FUSER_GRAPH_POOL", "shared") != "private"
                 report = rep if variant == "fuser" or report is None else report
-                print(graph_counts(), flush=True)
+                print(graph_counts(shared=shared), flush=True)
                 if args.dump_segments:
                     n = dump_segments(f"{args.dump_segments}/{name}-{variant}")
                     print(f"{n} segments written to {args.dump_segments}/{name}-{variant}", flush=True)
                 if args.host_profile:
                     print(host_profile(compiled, ids), flush=True)
-                    print(graph_counts(), flush=True)
+                    print(graph_counts(shared=shared), flush=True)
             del model, compiled
             # The process-wide fusion cache keeps every compiled partition (and its CUDA
             # graphs' pools): drop it, so that the next variant's memory is its own.

@@ -50,7 +50,7 @@ allocations plus one ``cuGraphLaunch``::
         cs = _cstreams[s]
         b3 = _alloc3()                        # the returned buffer, made first
         p3 = b3.data_ptr()
-        k = (p0, p1, p3)
+        k = (s, p0, p1, p3)                   # the stream: graphs share its pool
         g = _graph_get(k)
         if g is None:
             g = _graph_miss(k, _run, (inputs, p0, p1, p3, b3))   # maybe capture now
@@ -173,12 +173,21 @@ MAX_GRAPHS = 64
 signature: GPT-2's 12 layers call the same partition with 12 sets of weights, so 12
 graphs (more while the allocator settles). After that many, pointers that keep
 changing take the plain launches (the graphs captured so far are still replayed)."""
+def shared_pools() -> bool:
+    """Whether the graphs replayed on one stream share one memory pool (``_torch_capture``):
+    the default. ``FUSER_GRAPH_POOL=private`` gives each graph its own pool, which keeps
+    its intermediates for good (the sum of all graphs' instead of the largest one's).
+    Read when a graph is captured."""
+    return os.environ.get("FUSER_GRAPH_POOL", "shared") != "private"
+
+
 GRAPH_MEMORY_FRACTION = 8
 """The graphs of one launcher may own at most 1/8 of the device's memory (``Graphs.
 budget``; 10 GB on an H100). Each graph keeps its own intermediates and scratch
 buffers (``Graphs.owned``), so a program of large intermediates gets fewer graphs (at
 least one). The temporaries of library calls (padded GEMM copies) are not counted:
-their size is known only inside torch. GPT-2 small's 42 graphs hold 2.8 GB in all."""
+their size is known only inside torch. With private pools (``shared_pools()`` false)
+GPT-2 small's 42 graphs hold 2.8 GB in all."""
 _capture_lock = threading.Lock()
 
 
@@ -187,15 +196,22 @@ class Graphs:
     per set of pointers, replayed by one ``cuGraphLaunch`` on the caller's stream.
 
     A captured graph bakes in every pointer the launches read or write. Its key is
-    those a call brings: the inputs', the buffers the call returns (made before the
-    launches: ``_Source.hoist``) and the scalar inputs' values (by ``repr``: -0.0 and
-    0.0 are two keys). A key seen again means the same addresses, so the replay reads
-    and writes this call's tensors (a graph reads memory when it runs, not when it was
-    captured). The graph owns the rest, in the private memory pool of the
-    ``torch.cuda.CUDAGraph`` it was captured with: the intermediate buffers between its
-    kernels, the scratch buffers (zeroed inside the graph where a kernel asks) and the
-    temporaries of library calls (cuBLAS through torch). Nothing a capture makes lands
-    in the caller's pool, so capturing does not move the addresses later calls get.
+    the caller's stream and the pointers a call brings: the inputs', the buffers the
+    call returns (made before the launches: ``_Source.hoist``) and the scalar inputs'
+    values (by ``repr``: -0.0 and 0.0 are two keys). A key seen again means the same
+    addresses, so the replay reads and writes this call's tensors (a graph reads
+    memory when it runs, not when it was captured). The rest is the graph's: the
+    intermediate buffers between its kernels, the scratch buffers (zeroed inside the
+    graph where a kernel asks) and the temporaries of library calls (cuBLAS through
+    torch), made in the memory pool of the ``torch.cuda.CUDAGraph`` it was captured
+    with. Nothing a capture makes lands in the caller's pool, so capturing does not
+    move the addresses later calls get.
+
+    The graphs replayed on one stream share one pool (``shared_pools``), of every
+    launcher: a graph's buffers are dead when it ends (what outlives it is the
+    caller's), and graphs on one stream never run at once, so the next capture may
+    reuse them. The stream is in the key for that: a graph is never replayed on a
+    stream other than its pool's.
 
     Capture runs ``_run`` on a side stream under ``capture_begin`` (thread-local mode:
     other threads keep launching); a program that cannot be captured turns graphs off
@@ -237,7 +253,7 @@ class Graphs:
             if key in self.execs:
                 return self.execs[key]
             try:
-                handle, owned = self._capture(run, args, self.device)
+                handle, owned = self._capture(run, args, self.device, key[0])
             except _NotNow:
                 return None
             except Exception as e:  # noqa: BLE001 - not capturable: plain launches from now on
@@ -260,12 +276,44 @@ class _NotNow(Exception):
 
 
 _side_streams: dict[int, Any] = {}
+_pools: dict[tuple[int, int], _Pool] = {}
+"""(device, caller's stream) -> the memory pool its graphs share (``shared_pools``)."""
 
 
-def _torch_capture(run: Callable[..., None], args: tuple, device: int) -> tuple[Any, Any]:
+class _Pool:
+    """A memory pool that the graphs replayed on one stream share: torch's handle, and
+    how many graphs captured into it are alive."""
+
+    __slots__ = ("handle", "key", "live")
+
+    def __init__(self, key: tuple[int, int], handle: Any) -> None:
+        self.key = key
+        self.handle = handle
+        self.live = 0
+
+
+class _PoolHold:
+    """What each graph captured into a shared pool keeps of it. The last one let go
+    forgets the pool: torch may free a pool that no graph uses, and its handle is not
+    to be used again, so the next capture on that stream starts a new pool."""
+
+    __slots__ = ("pool",)
+
+    def __init__(self, pool: _Pool) -> None:
+        pool.live += 1
+        self.pool = pool
+
+    def __del__(self) -> None:
+        pool = self.pool
+        pool.live -= 1
+        if pool.live == 0 and _pools.get(pool.key) is pool:
+            del _pools[pool.key]
+
+
+def _torch_capture(run: Callable[..., None], args: tuple, device: int, stream: int) -> tuple[Any, Any]:
     """Capture ``run(inputs, s, cs, take, give, *rest)`` (``args`` = ``(inputs,
-    *rest)``) as a CUDA graph on this device's side stream: (its exec handle, what it
-    owns)."""
+    *rest)``) as a CUDA graph on this device's side stream, for replays on ``stream``
+    (the caller's): (its exec handle, what it keeps)."""
     torch = sys.modules["torch"]
     if torch.cuda.is_current_stream_capturing():
         raise _NotNow
@@ -288,9 +336,15 @@ def _torch_capture(run: Callable[..., None], args: tuple, device: int) -> tuple[
     def give(nbytes: int, buf: Any, stream: int, dev: int = 0) -> None:
         pass  # the graph keeps its scratch
 
+    hold = None
+    if shared_pools():
+        pool = _pools.get((device, stream))
+        if pool is None:
+            pool = _pools[device, stream] = _Pool((device, stream), torch.cuda.graph_pool_handle())
+        hold = _PoolHold(pool)  # made first: a failed capture lets it go with the graph
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.stream(side):
-        graph.capture_begin(capture_error_mode="thread_local")
+        graph.capture_begin(pool=hold.pool.handle if hold else None, capture_error_mode="thread_local")
         try:
             run(args[0], raw, ctypes.c_void_p(raw), take, give, *args[1:])
         except BaseException:
@@ -298,6 +352,12 @@ def _torch_capture(run: Callable[..., None], args: tuple, device: int) -> tuple[
                 graph.capture_end()
             raise
         graph.capture_end()
+    if hold is not None:
+        # The buffers go back to the shared pool, for the next capture on this stream
+        # to reuse; the graph still reads and writes them on every replay. The hold is
+        # last: a tuple lets go of its last item first, so the pool is forgotten before
+        # the graph goes.
+        return ctypes.c_void_p(graph.raw_cuda_graph_exec()), (graph, hold)
     return ctypes.c_void_p(graph.raw_cuda_graph_exec()), (graph, bufs)
 
 
@@ -514,7 +574,7 @@ def _generate(
     # (inputs, then the buffers it returns) and every scalar input's value.
     pointers = [f"p{k}" for k in [*replay.pointer_inputs, *roots]]
     scalars = [f"v{k}" for k in replay.scalar_inputs]
-    key = pointers + [f"repr({v})" for v in scalars]  # -0.0 is not 0.0 to a kernel
+    key = ["s", *pointers, *(f"repr({v})" for v in scalars)]  # -0.0 is not 0.0 to a kernel
     names = ", ".join([*pointers, *scalars, *(f"b{r}" for r in roots)])
     params = f"inputs, s, cs, _take, _give{', ' if names else ''}{names}"
     src.ns.update({

@@ -435,8 +435,10 @@ class FakeCapture:
         self.captures = 0
         self.launches: list[tuple[int, int]] = []
         self.scratch_taken: list[tuple[int, bool, int]] = []
+        self.streams: list[int] = []  # the caller's stream of each capture
 
-    def capture(self, run: Any, args: tuple, device: int) -> tuple[Any, Any]:
+    def capture(self, run: Any, args: tuple, device: int, stream: int) -> tuple[Any, Any]:
+        self.streams.append(stream)
         def take(n: int, zero: bool, s: int, d: int) -> Any:
             self.scratch_taken.append((n, zero, s))
             return types.SimpleNamespace(ptr=0xA000 + 0x100 * len(self.scratch_taken))
@@ -495,10 +497,12 @@ def test_graph_is_captured_on_the_second_sighting_of_its_pointers(monkeypatch: p
     _same_outputs(slow, out)
     assert prog.hot_log == [] and fake.launches == [(0xC0DF, STREAM)] * 2
     assert len(graphs.execs) == 1 and graphs.kept == [("owned", 1)]
-    # the key: the two inputs' pointers and the output's; the intermediate between the
-    # segments is the graph's own
+    # the key: the caller's stream (whose pool the graph's buffers are in), the two
+    # inputs' pointers and the output's; the intermediate between the segments is the
+    # graph's own
     (key,) = graphs.execs
-    assert key == (inputs[0].data_ptr(), inputs[1].data_ptr(), out[0].data_ptr())
+    assert key == (STREAM, inputs[0].data_ptr(), inputs[1].data_ptr(), out[0].data_ptr())
+    assert fake.streams == [STREAM]
 
 
 def test_new_pointers_launch_plainly_then_get_their_own_graph(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,10 +23,15 @@ def test_kernel_families(name: str, kind: str) -> None:
 
 
 def test_graph_counts_report_the_memory_the_graphs_own() -> None:
-    """Each captured graph keeps its own intermediates: a launcher with 3 graphs of
-    1 GiB owns 3 GiB; a launcher without graphs owns nothing."""
+    """With private pools each captured graph keeps its own intermediates: a launcher
+    with 3 graphs of 1 GiB owns 3 GiB; with pools shared per stream, the graphs keep
+    at least the largest graph's; a launcher without graphs owns nothing."""
     from types import SimpleNamespace
 
     graphs = SimpleNamespace(owned=2**30, execs={1: None, 2: None, 3: None}, off=False, why="")
-    line = graph_counts([SimpleNamespace(graphs=graphs), SimpleNamespace(graphs=None)])
-    assert line == "hot launchers 2, with graphs 1, graphs 3, owning 3.00 GB, off 0 []"
+    small = SimpleNamespace(owned=2**20, execs={1: None}, off=False, why="")
+    launchers = [SimpleNamespace(graphs=graphs), SimpleNamespace(graphs=small), SimpleNamespace(graphs=None)]
+    line = graph_counts(launchers, shared=False)
+    assert line == "hot launchers 3, with graphs 2, graphs 4, owning 3.00 GB, off 0 []"
+    line = graph_counts(launchers, shared=True)
+    assert line == "hot launchers 3, with graphs 2, graphs 4, owning >= 1.00 GB (shared pools), off 0 []"

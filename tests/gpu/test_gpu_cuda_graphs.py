@@ -3,8 +3,8 @@ two or more launches or library calls is captured the second time a call sees th
 pointers and replayed from then on. What a replay returns is bitwise what the full path
 (``execution.execute``) returns; a replay reads its inputs when it runs, on the caller's
 stream; zero-initialized scratch is zeroed by every replay; the temporaries of a padded
-GEMM live in the graph's pool; a call inside the caller's own CUDA graph capture
-launches plainly into it. The CPU side is tests/test_hot_launch.py."""
+GEMM live in the graph's pool; the graphs replayed on one stream share one pool; a
+call inside the caller's own CUDA graph capture launches plainly into it. The CPU side is tests/test_hot_launch.py."""
 
 from __future__ import annotations
 
@@ -113,6 +113,44 @@ def test_padded_gemm_temporaries_live_in_the_graph() -> None:
         (out,) = fd.execute(inputs)
         torch.testing.assert_close(out, ref, rtol=2e-2, atol=2e-2)
     assert launcher.graphs.execs
+
+
+def _exp_then(fd: FusionDefinition, op: str) -> None:
+    """Two kernels with a full-size intermediate between them: ``op(exp(a)) + 1``."""
+    a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    t = fd.ops.segment_set(fd.ops.exp(a))
+    fd.add_output(fd.ops.add(getattr(fd.ops, op)(t), 1.0))
+
+
+@pytest.mark.skipif(not hot_launch.shared_pools(), reason="FUSER_GRAPH_POOL=private")
+def test_graphs_on_one_stream_share_one_pool() -> None:
+    """Eight graphs of a program with a 64 MiB intermediate (eight sets of inputs)
+    reserve about one intermediate, not eight; two programs' graphs replayed in turn,
+    each writing over the memory of the other's intermediate, stay right."""
+    mib64 = 64 << 20
+    with FusionDefinition() as fa:
+        _exp_then(fa, "neg")
+    with FusionDefinition() as fb:
+        _exp_then(fb, "tanh")
+    xs = [torch.rand(4096, 4096, device="cuda") for _ in range(8)]
+    fa.execute([xs[0]])
+    fb.execute([xs[0]])
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_reserved()
+    for x in xs:
+        for _ in range(3):
+            fa.execute([x])
+            fb.execute([x])
+    torch.cuda.synchronize()
+    grown = torch.cuda.memory_reserved() - before
+    assert grown < 3 * mib64, f"16 graphs reserved {grown / 2**20:.0f} MiB"
+    graphs = [fd._ensure_defined().hot[hot_launch.key_of([xs[0]])].graphs for fd in (fa, fb)]  # noqa: SLF001
+    assert all(len(g.execs) == 8 for g in graphs), [len(g.execs) for g in graphs]
+    for x in [*xs, *reversed(xs)]:
+        (a,) = fa.execute([x])
+        (b,) = fb.execute([x])
+        torch.testing.assert_close(a, 1.0 - torch.exp(x))
+        torch.testing.assert_close(b, torch.tanh(torch.exp(x)) + 1.0)
 
 
 def test_inside_the_callers_own_graph_capture() -> None:
