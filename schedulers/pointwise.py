@@ -38,6 +38,11 @@ MAX_UNROLL = 2
 """Most 16-byte vectors per thread (2 x 16 bytes of each input in flight). Measured on
 the H100 (``benchmarks/TUNING.md``, gaps run): GELU 8192x3072 f32 runs 73.6 us at
 unroll 4, 72.6 at 2 and 72.4 at 1 (bf16 41.0-41.9 at 4, 41.1 at 2: within noise)."""
+MAX_SCALAR_UNROLL = 16
+"""Most elements per thread when the accesses are narrower than 16 bytes (an odd
+innermost extent: no vectors): unrolled until a thread has as many bytes in flight
+as ``MAX_UNROLL`` vectors would give it (a bf16 element at a time: 16 of them; at 2
+a thread had 4 bytes in flight, and GPT-2's 412 MB logits copy ran at 1.7 TB/s)."""
 MAX_GRID_Y = 65535
 
 
@@ -53,11 +58,18 @@ def choose_break_point(ref_shape: tuple[int, ...], input_shapes: list[tuple[int,
     """The axis at which to split a 2-D schedule: the one that saves the most loads
     of inputs broadcast along one whole side (0: no input is; a flat 1-D schedule)."""
     rank = len(ref_shape)
+    padded_shapes = []
+    for shape in input_shapes:
+        padded = (1,) * (rank - len(shape)) + tuple(shape)
+        # An input read through a view ([4096, 50264] sliced and split into the
+        # reference's [8, 512, 50257]) is not in the reference's domain: broadcast
+        # along no side of it.
+        if len(padded) == rank and all(e in (1, r) for e, r in zip(padded, ref_shape, strict=True)):
+            padded_shapes.append(padded)
     best, best_score = 0, 0
     for bp in range(1, rank):
         score = 0
-        for shape in input_shapes:
-            padded = (1,) * (rank - len(shape)) + tuple(shape)
+        for padded in padded_shapes:
             lhs, rhs = padded[:bp], padded[bp:]
             # Loads saved: the extent of the side the input is broadcast along.
             if all(e == 1 for e in lhs) and prod(rhs) > 1:
@@ -69,11 +81,16 @@ def choose_break_point(ref_shape: tuple[int, ...], input_shapes: list[tuple[int,
     return best
 
 
-def unroll_factor(blocks: int, target: GpuTarget) -> int:
-    """Unroll while there are at least two full waves of blocks per unroll step."""
+def unroll_factor(blocks: int, target: GpuTarget, access_bytes: int | None = None) -> int:
+    """Unroll while there are at least two full waves of blocks per unroll step, up to
+    ``MAX_UNROLL`` accesses of ``access_bytes`` (16 by default) and up to
+    ``MAX_SCALAR_UNROLL`` narrower ones, so that a thread has ``MAX_UNROLL`` x 16 bytes
+    in flight."""
+    access = access_bytes or target.max_access_bytes
+    limit = min(MAX_SCALAR_UNROLL, max(MAX_UNROLL, MAX_UNROLL * target.max_access_bytes // access))
     wave = target.sm_count * (target.max_threads_per_sm // BLOCK_THREADS)
     unroll = 1
-    while unroll < MAX_UNROLL and blocks >= wave * unroll * 2:
+    while unroll < limit and blocks >= wave * unroll * 2:
         unroll *= 2
     return unroll
 
@@ -129,13 +146,13 @@ def pointwise_params(
     bp = choose_break_point(shape, input_shapes)
     if bp == 0:
         blocks = max(1, ceil_div(total, BLOCK_THREADS * vec))
-        unroll = unroll_factor(blocks, target)
+        unroll = unroll_factor(blocks, target, vec * itemsize)
         grid = (max(1, ceil_div(total, BLOCK_THREADS * vec * unroll)), 1, 1)
         return PointwiseParams(0, vec, unroll, (BLOCK_THREADS, 1, 1), grid)
     rhs, lhs = prod(shape[bp:]), prod(shape[:bp])
     bdimx = min(BLOCK_THREADS, next_pow2(ceil_div(rhs, vec)))
     bdimy = BLOCK_THREADS // bdimx
     gdimx = ceil_div(rhs, bdimx * vec)
-    unroll = unroll_factor(gdimx * ceil_div(lhs, bdimy), target)
+    unroll = unroll_factor(gdimx * ceil_div(lhs, bdimy), target, vec * itemsize)
     gdimy = min(MAX_GRID_Y, max(1, ceil_div(lhs, bdimy * unroll)))
     return PointwiseParams(bp, vec, unroll, (bdimx, bdimy, 1), (gdimx, gdimy, 1))

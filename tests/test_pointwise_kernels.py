@@ -280,3 +280,34 @@ def test_half_scalar_argument_is_used_in_its_compute_type() -> None:
     got, _ = run_segment_on_cpu(fd.fusion(), [x, 0.3])
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+def test_odd_width_bf16_through_a_view_unrolls_sixteen_elements() -> None:
+    """GPT-2's logits copy in miniature: a bf16 input with a row pitch (a padded
+    product), sliced to an odd width, split into [batch, tokens, vocab] and negated
+    in float32 (GPT-2's is a round trip through float32). The input
+    is read through views, so it is broadcast along no side of the output (a flat
+    schedule, not a 2-D one split at the batch axis); odd rows allow no vectors, so a
+    thread takes 16 elements (32 bytes in flight, as two 16-byte vectors would). On a
+    one-SM target the small shape already gets the full unroll; the kernels equal the
+    reference."""
+    from fuser.passes.select_schedulers import SCHEDULE_ATTR
+    from fuser.runtime.schedule_segment import schedule_segment
+    from fuser.runtime.signature import Signature
+    from fuser.schedulers.params import read_schedule
+    from fuser.schedulers.target import H100
+
+    def body(fd):
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        s = fd.ops.reshape(fd.ops.slice(a, [0, 0], [256, 301]), [4, 64, 301])
+        fd.add_output(fd.ops.cast(fd.ops.neg(fd.ops.cast(s, DataType.Float)), DataType.BFloat16))
+
+    fusion = define(body)
+    padded = rand([256, 308], DataType.BFloat16)
+    one_sm = H100.with_(sm_count=1)
+    sched = schedule_segment(fusion, Signature.of(fusion, [padded]), one_sm)
+    kind, params = read_schedule(sched.attributes[SCHEDULE_ATTR])
+    assert kind == "pointwise"
+    assert (params.break_point, params.vectorization, params.unroll) == (0, 1, 16)
+    ours, ref, _ = kernels_and_reference(fusion, [padded], "pointwise", sched)
+    assert_close(ours, ref, rtol=0, atol=0)

@@ -79,6 +79,24 @@ def test_pointwise_break_point_for_broadcasts() -> None:
     assert p.block == (128, 1, 1) and p.grid == (2, 64, 1)
     assert choose_break_point((8, 16, 32), [(8, 16, 32), (32,)]) == 2
     assert choose_break_point((8, 16), [(8, 16), (8, 16)]) == 0
+    # read through a view (sliced and split): in no side's domain, so no 2-D split
+    assert choose_break_point((8, 512, 50257), [(4096, 50264)]) == 0
+    assert choose_break_point((8, 512, 50257), [(4096, 50264), (512, 50257)]) == 1
+
+
+def test_pointwise_unroll_fills_32_bytes_a_thread() -> None:
+    """Two 16-byte vectors a thread; without vectors (an odd innermost extent) as many
+    elements as make 32 bytes, at most 16."""
+    from fuser.schedulers.pointwise import pointwise_params
+
+    big = (8, 512, 50257)
+    assert (pointwise_params(big, 2, [big], H100).vectorization, pointwise_params(big, 2, [big], H100).unroll) == (1, 16)
+    assert pointwise_params(big, 4, [big], H100).unroll == 8
+    assert pointwise_params(big, 1, [big], H100).unroll == 16
+    even = (8, 512, 50264)
+    assert (pointwise_params(even, 2, [even], H100).vectorization, pointwise_params(even, 2, [even], H100).unroll) == (8, 2)
+    # few blocks: no unroll at all (two full waves per unroll step)
+    assert pointwise_params((256, 1001), 2, [(256, 1001)], H100).unroll == 1
 
 
 def test_pointwise_rejects_reductions() -> None:
