@@ -130,29 +130,37 @@ class PointwiseScheduler(Scheduler):
         assert ref is not None
         io = tensor_io(fusion)
         inputs = [sizes.shape(a) for a in fusion.inputs if isinstance(a.type, TensorType)]
-        return pointwise_params(sizes.shape(ref), max_itemsize(io), inputs, target)
+        shape = sizes.shape(ref)
+        # The tensors a thread streams: those of the iteration space's size (a row of
+        # statistics broadcast along it is read from cache, not memory).
+        whole = [v for v in io if prod(sizes.shape(v)) == prod(shape)]
+        return pointwise_params(shape, max_itemsize(io), inputs, target, max_itemsize(whole or io))
 
 
 def pointwise_params(
-    shape: tuple[int, ...], itemsize: int, input_shapes: list[tuple[int, ...]], target: GpuTarget
+    shape: tuple[int, ...], itemsize: int, input_shapes: list[tuple[int, ...]], target: GpuTarget,
+    streamed_itemsize: int | None = None,
 ) -> PointwiseParams:
     """The pointwise schedule of an iteration space of ``shape`` whose widest tensor
     has elements of ``itemsize`` bytes (vectors of 16 bytes of them, halved until
     they divide the innermost extent), reading inputs of ``input_shapes`` (a 2-D
-    schedule when some are broadcast along one side: ``choose_break_point``)."""
+    schedule when some are broadcast along one side: ``choose_break_point``). The
+    unroll counts bytes in flight in elements of ``streamed_itemsize`` (the widest
+    tensor of the whole space's size; ``itemsize`` by default)."""
     total = prod(shape)
     inner = shape[-1] if shape else 1
     vec = vector_width(itemsize, [inner], target) if total else 1
+    access = vec * (streamed_itemsize or itemsize)
     bp = choose_break_point(shape, input_shapes)
     if bp == 0:
         blocks = max(1, ceil_div(total, BLOCK_THREADS * vec))
-        unroll = unroll_factor(blocks, target, vec * itemsize)
+        unroll = unroll_factor(blocks, target, access)
         grid = (max(1, ceil_div(total, BLOCK_THREADS * vec * unroll)), 1, 1)
         return PointwiseParams(0, vec, unroll, (BLOCK_THREADS, 1, 1), grid)
     rhs, lhs = prod(shape[bp:]), prod(shape[:bp])
     bdimx = min(BLOCK_THREADS, next_pow2(ceil_div(rhs, vec)))
     bdimy = BLOCK_THREADS // bdimx
     gdimx = ceil_div(rhs, bdimx * vec)
-    unroll = unroll_factor(gdimx * ceil_div(lhs, bdimy), target, vec * itemsize)
+    unroll = unroll_factor(gdimx * ceil_div(lhs, bdimy), target, access)
     gdimy = min(MAX_GRID_Y, max(1, ceil_div(lhs, bdimy * unroll)))
     return PointwiseParams(bp, vec, unroll, (bdimx, bdimy, 1), (gdimx, gdimy, 1))

@@ -311,3 +311,34 @@ def test_odd_width_bf16_through_a_view_unrolls_sixteen_elements() -> None:
     assert (params.break_point, params.vectorization, params.unroll) == (0, 1, 16)
     ours, ref, _ = kernels_and_reference(fusion, [padded], "pointwise", sched)
     assert_close(ours, ref, rtol=0, atol=0)
+
+
+def test_rows_of_int64_statistics_do_not_shrink_the_unroll() -> None:
+    """GPT-2's loss backward in miniature: odd bf16 rows with a float32 and an int64
+    value per row broadcast along them. The int64 rows are read from cache, so the
+    unroll counts the streamed bf16 elements: 16 a thread (on a one-SM target); the
+    kernels equal the reference."""
+    from fuser.passes.select_schedulers import SCHEDULE_ATTR
+    from fuser.runtime.schedule_segment import schedule_segment
+    from fuser.runtime.signature import Signature
+    from fuser.schedulers.params import read_schedule
+    from fuser.schedulers.target import H100
+
+    def body(fd):
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        m = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=DataType.Float)
+        t = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=DataType.Int)
+        col = fd.ops.broadcast(fd.ops.iota(301, 0, 1, DataType.Int), [True, False])
+        hit = fd.ops.where(fd.ops.eq(col, t), 1.0, 0.0)
+        y = fd.ops.sub(fd.ops.exp(fd.ops.sub(fd.ops.cast(x, DataType.Float), m)), hit)
+        fd.add_output(fd.ops.cast(y, DataType.BFloat16))
+
+    fusion = define(body)
+    rng = np.random.default_rng(1)
+    inputs = [rand([256, 301], DataType.BFloat16), rand([256, 1], DataType.Float),
+              rng.integers(0, 301, size=(256, 1)).astype(np.int64)]
+    sched = schedule_segment(fusion, Signature.of(fusion, inputs), H100.with_(sm_count=1))
+    kind, params = read_schedule(sched.attributes[SCHEDULE_ATTR])
+    assert kind == "pointwise" and (params.vectorization, params.unroll) == (1, 16)
+    ours, ref, _ = kernels_and_reference(fusion, inputs, "pointwise", sched)
+    assert_close(ours, ref, rtol=1e-2, atol=1e-2)

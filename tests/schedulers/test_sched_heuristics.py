@@ -95,6 +95,10 @@ def test_pointwise_unroll_fills_32_bytes_a_thread() -> None:
     assert pointwise_params(big, 1, [big], H100).unroll == 16
     even = (8, 512, 50264)
     assert (pointwise_params(even, 2, [even], H100).vectorization, pointwise_params(even, 2, [even], H100).unroll) == (8, 2)
+    # an int64 row of statistics broadcast along the space is read from cache: the
+    # bytes in flight are counted in the streamed bf16 elements
+    assert pointwise_params(big, 8, [big], H100).unroll == 4
+    assert pointwise_params(big, 8, [big], H100, streamed_itemsize=2).unroll == 16
     # few blocks: no unroll at all (two full waves per unroll step)
     assert pointwise_params((256, 1001), 2, [(256, 1001)], H100).unroll == 1
 
