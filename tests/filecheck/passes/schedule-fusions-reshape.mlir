@@ -69,8 +69,8 @@ fuser.fusion @split40(%x : !fuser.tensor<2x10x40xf32>, %y : !fuser.tensor<2x10x2
 // CHECK:         iterdomain.loop %t4 [
 
 // CHECK-LABEL: fuser.fusion @abc_ABC(
-// CHECK:         iterdomain.loop %C [%C_bidy, %C_bidx, %C_unroll, %C_tidx, %C_vec] : !fuser.tensor<64x128x3072xf32> [!iterdomain.id<32, BIDy>, !iterdomain.id<768, BIDx>, !iterdomain.id<2, unroll>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
-// CHECK:         iterdomain.loop %t0 [%t0_bidy, %t0_bidx, %t0_unroll, %t0_tidx, %t0_vec] : !fuser.tensor<8192x3072xf32> [!iterdomain.id<32, BIDy>, !iterdomain.id<768, BIDx>, !iterdomain.id<2, unroll>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
+// CHECK:         iterdomain.loop %C [%C_bidx, %C_unroll, %C_tidx, %C_vec] : !fuser.tensor<64x128x3072xf32> [!iterdomain.id<24576, BIDx>, !iterdomain.id<2, unroll>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
+// CHECK:         iterdomain.loop %t0 [%t0_bidx, %t0_unroll, %t0_tidx, %t0_vec] : !fuser.tensor<8192x3072xf32> [!iterdomain.id<24576, BIDx>, !iterdomain.id<2, unroll>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
 // CHECK:         iterdomain.loop %A [
 // CHECK:         iterdomain.loop %add [
 // CHECK:         iterdomain.loop %B [
@@ -78,10 +78,11 @@ fuser.fusion @split40(%x : !fuser.tensor<2x10x40xf32>, %y : !fuser.tensor<2x10x2
 
 // CHECK-LABEL: fuser.fusion @split40(
 // CHECK:         iterdomain.rfactor %r [%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !fuser.tensor<2x10x2x20xf32> [!iterdomain.id<2>, !iterdomain.id<10>, !iterdomain.id<2>, !iterdomain.id<20>]
-// CHECK:         iterdomain.loop %a [%a_bidy, %a_bidx, %a_tidx, %a_vec] : !fuser.tensor<2x10x2x20xf32> [!iterdomain.id<2, BIDy>, !iterdomain.id<1, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
+// CHECK:         iterdomain.loop %a [%a_bidx, %a_tidx, %a_vec] : !fuser.tensor<2x10x2x20xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
 // CHECK:         iterdomain.loop %r [
 // CHECK-NEXT:    %[[A:.*]], %[[B:.*]], %[[C:.*]] = iterdomain.logical %x : !fuser.tensor<2x10x40xf32> -> !iterdomain.id<2>, !iterdomain.id<10>, !iterdomain.id<40>
 // CHECK-NEXT:    %[[O:.*]], %[[I:.*]] = iterdomain.split %[[C]] by 2 {inner_split = false} : !iterdomain.id<40> -> !iterdomain.id<2>, !iterdomain.id<20>
-// CHECK-NEXT:    %[[M:.*]] = iterdomain.merge %[[B]], %[[O]] : !iterdomain.id<10>, !iterdomain.id<2> -> !iterdomain.id<20>
-// CHECK-NEXT:    %{{.*}} = iterdomain.merge %[[M]], %[[I]] : !iterdomain.id<20>, !iterdomain.id<20> -> !iterdomain.id<400>
-// CHECK:         iterdomain.loop %x [%x_bidy, %x_bidx, %x_tidx, %x_vec] : !fuser.tensor<2x10x40xf32> [!iterdomain.id<2, BIDy>, !iterdomain.id<1, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
+// CHECK-NEXT:    %[[M:.*]] = iterdomain.merge %[[A]], %[[B]] : !iterdomain.id<2>, !iterdomain.id<10> -> !iterdomain.id<20>
+// CHECK-NEXT:    %[[N:.*]] = iterdomain.merge %[[M]], %[[O]] : !iterdomain.id<20>, !iterdomain.id<2> -> !iterdomain.id<40>
+// CHECK-NEXT:    %{{.*}} = iterdomain.merge %[[N]], %[[I]] : !iterdomain.id<40>, !iterdomain.id<20> -> !iterdomain.id<800>
+// CHECK:         iterdomain.loop %x [%x_bidx, %x_tidx, %x_vec] : !fuser.tensor<2x10x40xf32> [!iterdomain.id<2, BIDx>, !iterdomain.id<128, TIDx>, !iterdomain.id<4, vectorize>]
