@@ -50,6 +50,7 @@ from xdsl.rewriter import InsertPoint
 
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
+from fuser.ir.rebuild import rebuilt
 
 HALF = (DType.float16, DType.bfloat16)
 
@@ -96,12 +97,7 @@ class ComputeChainsInFloat(RewritePattern):
             operands = [widened(v, op) if _half(v) else v for v in op.operands]
             res = op.results[0].type
             assert isinstance(res, F.TensorType)
-            new = type(op).create(
-                operands=operands,
-                properties=dict(op.properties),
-                attributes=dict(op.attributes),
-                result_types=[res.with_dtype(DType.float32)],
-            )
+            new = rebuilt(op, operands=operands, result_types=[res.with_dtype(DType.float32)])
             rounded = F.CastOp(new.results[0], res.dtype)
             rewriter.insert([new, rounded], InsertPoint.before(op))
             created.append(rounded)

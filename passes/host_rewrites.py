@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
+from fuser.ir.rebuild import rebuilt
 from fuser.ir.reshape_analysis import analyze_reshape
 from fuser.ir.shapes import DYN
 
@@ -321,12 +322,8 @@ def swap_view_before(view: Operation, e: Operation, views: dict[SSAValue, Operat
     ``e`` are erased."""
     res, et = view.results[0].type, e.results[0].type
     assert isinstance(res, F.TensorType) and isinstance(et, F.TensorType)
-    new_e = type(e).create(
-        operands=[views[x].results[0] if x in views else x for x in e.operands],
-        properties=dict(e.properties),
-        attributes=dict(e.attributes),
-        result_types=[F.TensorType(res.get_shape(), et.element_type)],
-    )
+    new_e = rebuilt(e, operands=[views[x].results[0] if x in views else x for x in e.operands],
+                    result_types=[F.TensorType(res.get_shape(), et.element_type)])
     block = e.parent_block()
     assert block is not None
     block.insert_ops_before([*views.values(), new_e], e)
@@ -464,13 +461,7 @@ def host_view_ops_typed(op: Operation, x: SSAValue, t: F.TensorType) -> list[Ope
     last = vops[-1]
     if last.results[0].type == t:
         return vops
-    typed = type(last).create(
-        operands=list(last.operands),
-        properties=dict(last.properties),
-        attributes=dict(last.attributes),
-        result_types=[t],
-    )
-    return [*vops[:-1], typed]
+    return [*vops[:-1], rebuilt(last, result_types=[t])]
 
 
 def drop_outs(launch: H.LaunchOp) -> H.LaunchOp:

@@ -104,6 +104,7 @@ from xdsl.utils.exceptions import VerifyException
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.ir.dialects import iterdomain as I
+from fuser.ir.rebuild import rebuilt
 from fuser.ir.shapes import DYN, normalize_dim
 from fuser.passes.host_rewrites import (
     Extent,
@@ -277,12 +278,7 @@ def _sliced_op(op: Operation, operands: Sequence[SSAValue], axes: Sequence[int |
         assert a is not None
         dims = sorted({normalize_dim(int(d), t.rank) for d in op.dims.get_values()})
         props["dims"] = DenseArrayBase.from_list(i64, [d - (d > a) for d in dims])
-    new = type(op).create(
-        operands=list(operands),
-        result_types=[_drop_axis(r.type, axis) for r in op.results],
-        properties=props,
-        attributes=dict(op.attributes),
-    )
+    new = rebuilt(op, operands=operands, result_types=[_drop_axis(r.type, axis) for r in op.results], properties=props)
     for r, old in zip(new.results, op.results, strict=True):
         r.name_hint = old.name_hint
     try:
