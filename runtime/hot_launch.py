@@ -173,6 +173,8 @@ MAX_GRAPHS = 64
 signature: GPT-2's 12 layers call the same partition with 12 sets of weights, so 12
 graphs (more while the allocator settles). After that many, pointers that keep
 changing take the plain launches (the graphs captured so far are still replayed)."""
+
+
 def shared_pools() -> bool:
     """Whether the graphs replayed on one stream share one memory pool (``_torch_capture``):
     the default. ``FUSER_GRAPH_POOL=private`` gives each graph its own pool, which keeps
@@ -183,9 +185,10 @@ def shared_pools() -> bool:
 
 GRAPH_MEMORY_FRACTION = 8
 """The graphs of one launcher may own at most 1/8 of the device's memory (``Graphs.
-budget``; 10 GB on an H100). Each graph keeps its own intermediates and scratch
-buffers (``Graphs.owned``), so a program of large intermediates gets fewer graphs (at
-least one). The temporaries of library calls (padded GEMM copies) are not counted:
+budget``; 10 GB on an H100). Each graph's intermediates and scratch buffers
+(``Graphs.owned``) count against it, so a program of large intermediates gets fewer
+graphs (at least one); with pools shared per stream (``shared_pools``) that is an
+upper bound, as the graphs reuse one pool's memory. The temporaries of library calls (padded GEMM copies) are not counted:
 their size is known only inside torch. With private pools (``shared_pools()`` false)
 GPT-2 small's 42 graphs hold 2.8 GB in all."""
 _capture_lock = threading.Lock()
@@ -324,9 +327,10 @@ def _torch_capture(run: Callable[..., None], args: tuple, device: int, stream: i
     bufs: list[Any] = []
 
     def take(nbytes: int, zero: bool, stream: int, dev: int = 0) -> Any:
-        # Made inside the capture: from the graph's private pool, so that capturing
-        # does not move what the caller's allocations get next (their addresses key
-        # the graphs: buffers kept in the shared pool shifted every later step's).
+        # Made inside the capture: from the graphs' pool, not the caller's, so that
+        # capturing does not move what the caller's allocations get next (their
+        # addresses key the graphs: buffers kept in the caller's pool shifted every
+        # later step's).
         buf = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=f"cuda:{device}")
         bufs.append(buf)
         if zero and nbytes:
@@ -491,7 +495,8 @@ class _Source:
         """Graph mode: the roots returned. Their allocations go to ``allocs``: the call
         makes them before its launches, and their pointers key the graph. The other
         buffers (a call's intermediates) are made inside ``_run``: a capture takes them
-        from the graph's private pool, and the graph keeps them."""
+        from the graphs' pool (``_torch_capture``), and the graph uses them on every
+        replay."""
         self.allocs: list[str] = []
         self.owned = 0  # bytes of the buffers made inside ``_run`` (graph mode)
         self.ns: dict[str, Any] = {

@@ -101,7 +101,7 @@ def test_zeroed_scratch_is_zeroed_by_every_replay() -> None:
 
 def test_padded_gemm_temporaries_live_in_the_graph() -> None:
     """K = 1001 bf16 rows are not 16-byte aligned: the GEMM runs on padded copies made
-    inside the capture (the graph's private pool), and the replays stay right."""
+    inside the capture (the graphs' pool), and the replays stay right."""
     with FusionDefinition() as fd:
         inputs = _linear_gelu(fd, k=1001)
     launcher = _warm(fd, inputs)
