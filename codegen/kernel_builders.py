@@ -135,6 +135,46 @@ def constant(attr: IntegerAttr | FloatAttr) -> arith.ConstantOp:
     return arith.ConstantOp.create(properties={"value": attr}, result_types=[attr.type])
 
 
+def _int_value(v: Value) -> int | None:
+    """``v`` as an int when it is one or an integer ``arith.constant``."""
+    if isinstance(v, int):
+        return v
+    if isinstance(v, SSAValue) and isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr):
+        return v.owner.value.value.data
+    return None
+
+
+def _same_value(a: Value, b: Value) -> bool:
+    if a is b:
+        return True
+    ia = _int_value(a)
+    return ia is not None and ia == _int_value(b)
+
+
+def recombined(a: Value, b: Value) -> SSAValue | None:
+    """``x`` when ``a + b`` (either order) is ``(x / c) * c + x % c``: the merge of a
+    split, as an index goes through a reshape and back (the loop nest splits a flat
+    index into a view's axes, a reshape merges them again). The identity holds for
+    C's truncating division at every sign. GPT-2's loss backward spent half its
+    instructions on such divisions."""
+    for q, r in ((a, b), (b, a)):
+        if not (isinstance(q, SSAValue) and isinstance(q.owner, arith.MuliOp)):
+            continue
+        if not (isinstance(r, SSAValue) and isinstance(r.owner, arith.RemSIOp)):
+            continue
+        x, c = r.owner.lhs, r.owner.rhs
+        for quot, factor in ((q.owner.lhs, q.owner.rhs), (q.owner.rhs, q.owner.lhs)):
+            div = quot.owner
+            if (
+                _same_value(factor, c)
+                and isinstance(div, arith.DivSIOp)
+                and div.lhs is x
+                and _same_value(div.rhs, c)
+            ):
+                return x
+    return None
+
+
 class KernelBuilder:
     """Builds one ``kernel.func``: arguments by name, then ops at the insertion point."""
 
@@ -174,7 +214,8 @@ class KernelBuilder:
 
     def finish(self) -> ModuleOp:
         """The kernel; a warp-uniform guard of all its stores (the rows of a batch)
-        becomes one ``if`` around its body (``codegen/uniform_guard.py``); with
+        becomes one ``if`` around its body (``codegen/uniform_guard.py``); index
+        arithmetic nothing reads is erased (``codegen/dead_index_ops.py``); with
         ``FUSER_PREFETCH`` set, a loop that waits for other threads prefetches its
         next iteration's loads (``codegen/prefetch_loads.py``; off by default). It is
         verified when ``FUSER_VERIFY_KERNELS`` is set (the test suite sets it; it
@@ -182,6 +223,7 @@ class KernelBuilder:
         the module after ``lower-to-kernels``. A kernel whose shared tiles and
         block-reduction workspace exceed ``kernel.STATIC_SHARED_LIMIT`` is a
         ``LoweringError`` here, not a ptxas error later."""
+        from fuser.codegen.dead_index_ops import erase_dead_index_ops
         from fuser.codegen.prefetch_loads import prefetch_level, prefetch_next_iteration
         from fuser.codegen.uniform_guard import hoist_uniform_guard
 
@@ -192,6 +234,7 @@ class KernelBuilder:
                 f"{over[0]} bytes ({over[1]}), more than the {k.STATIC_SHARED_LIMIT} bytes of "
                 "static shared memory: a smaller block, or fewer slots a tile")
         hoist_uniform_guard(self.func)
+        erase_dead_index_ops(self.func.body.block)
         prefetch_next_iteration(self.func, prefetch_level())
         if os.environ.get("FUSER_VERIFY_KERNELS", "") not in ("", "0"):
             self.module.verify()
@@ -268,6 +311,9 @@ class KernelBuilder:
         return self.val(same_type_op(cls, self.index(a), self.index(b)), name)
 
     def add(self, a: Value, b: Value, name: str | None = None) -> Value:
+        whole = recombined(a, b)
+        if whole is not None:
+            return whole
         return self._ibin(arith.AddiOp, a, b, lambda x, y: x + y, name, unit=0)
 
     def sub(self, a: Value, b: Value, name: str | None = None) -> Value:

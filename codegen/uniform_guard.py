@@ -32,6 +32,7 @@ from xdsl.dialects import memref as memrefd
 from xdsl.dialects.builtin import IntegerAttr, i1
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
+from fuser.codegen.dead_index_ops import erase_dead_index_ops
 from fuser.ir.dialects import kernel as k
 
 __all__ = ["hoist_uniform_guard"]
@@ -85,7 +86,7 @@ def hoist_uniform_guard(func: k.FuncOp) -> bool:
         if isinstance(op, arith.CmpiOp) and keys.of(op.result) in common:
             op.result.replace_all_uses_with(true.result)
     _fold_true_ifs(then, true.result)
-    _dead_code(then)
+    erase_dead_index_ops(then)
     return True
 
 
@@ -202,16 +203,3 @@ def _fold_true_ifs(block: Block, true: SSAValue) -> None:
             parent.insert_op_before(inner, op)
         op.detach()
         op.erase()
-
-
-def _dead_code(block: Block) -> None:
-    """Erase pure ops whose results are unused (the guards' old copies)."""
-    changed = True
-    while changed:
-        changed = False
-        for op in reversed(list(block.walk())):
-            pure = isinstance(op, k.INDEX_ARITH_OPS + k.LAUNCH_INDEX_OPS)
-            if pure and all(not r.uses for r in op.results) and op.parent_block() is not None:
-                op.detach()
-                op.erase()
-                changed = True
