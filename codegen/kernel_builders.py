@@ -214,8 +214,8 @@ class KernelBuilder:
 
     def finish(self) -> ModuleOp:
         """The kernel; a warp-uniform guard of all its stores (the rows of a batch)
-        becomes one ``if`` around its body (``codegen/uniform_guard.py``); index
-        arithmetic nothing reads is erased (``codegen/dead_index_ops.py``); with
+        becomes one ``if`` around its body (``codegen/uniform_guard.py``); pure ops
+        nothing reads are erased (``codegen/dead_ops.py``); with
         ``FUSER_PREFETCH`` set, a loop that waits for other threads prefetches its
         next iteration's loads (``codegen/prefetch_loads.py``; off by default). It is
         verified when ``FUSER_VERIFY_KERNELS`` is set (the test suite sets it; it
@@ -223,7 +223,7 @@ class KernelBuilder:
         the module after ``lower-to-kernels``. A kernel whose shared tiles and
         block-reduction workspace exceed ``kernel.STATIC_SHARED_LIMIT`` is a
         ``LoweringError`` here, not a ptxas error later."""
-        from fuser.codegen.dead_index_ops import erase_dead_index_ops
+        from fuser.codegen.dead_ops import erase_dead_ops
         from fuser.codegen.prefetch_loads import prefetch_level, prefetch_next_iteration
         from fuser.codegen.uniform_guard import hoist_uniform_guard
 
@@ -234,7 +234,7 @@ class KernelBuilder:
                 f"{over[0]} bytes ({over[1]}), more than the {k.STATIC_SHARED_LIMIT} bytes of "
                 "static shared memory: a smaller block, or fewer slots a tile")
         hoist_uniform_guard(self.func)
-        erase_dead_index_ops(self.func.body.block)
+        erase_dead_ops(self.func.body.block)
         prefetch_next_iteration(self.func, prefetch_level())
         if os.environ.get("FUSER_VERIFY_KERNELS", "") not in ("", "0"):
             self.module.verify()
@@ -376,9 +376,13 @@ class KernelBuilder:
         return self.val(arith.ExtFOp(v, f32)) if is_half(v.type) else v
 
     def to_storage(self, v: SSAValue, ty: Attribute) -> SSAValue:
-        """A computed value to a tensor's element type (rounding to nearest even)."""
+        """A computed value to a tensor's element type (rounding to nearest even). A
+        value widened exactly from that type (a bf16 value computed in f32) is that
+        value: widening then rounding back gives it again."""
         if v.type == ty:
             return v
+        if isinstance(v.owner, arith.ExtFOp) and v.owner.input.type == ty:
+            return v.owner.input
         if isinstance(v.type, AnyFloat) and isinstance(ty, AnyFloat):
             if v.type.bitwidth > ty.bitwidth:
                 return self.val(arith.TruncFOp(v, ty))

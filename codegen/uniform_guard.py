@@ -32,7 +32,7 @@ from xdsl.dialects import memref as memrefd
 from xdsl.dialects.builtin import IntegerAttr, i1
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
-from fuser.codegen.dead_index_ops import erase_dead_index_ops
+from fuser.codegen.dead_ops import erase_dead_ops
 from fuser.ir.dialects import kernel as k
 
 __all__ = ["hoist_uniform_guard"]
@@ -86,7 +86,7 @@ def hoist_uniform_guard(func: k.FuncOp) -> bool:
         if isinstance(op, arith.CmpiOp) and keys.of(op.result) in common:
             op.result.replace_all_uses_with(true.result)
     _fold_true_ifs(then, true.result)
-    erase_dead_index_ops(then)
+    erase_dead_ops(then)
     return True
 
 

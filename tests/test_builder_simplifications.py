@@ -1,12 +1,15 @@
-"""The merge of a split index is the split index (``kernel_builders.recombined``),
-and the index arithmetic a kernel never reads is erased (``dead_index_ops``).
+"""Kernel builder simplifications: the merge of a split index is the split index
+(``kernel_builders.recombined``), a bf16 value computed in f32 is stored as itself
+(``KernelBuilder.to_storage``), and the pure ops a kernel never reads are erased
+(``codegen/dead_ops.py``).
 
 GPT-2's loss backward writes ``[8, 512, 50257]`` from ``[4096, 50257]`` inputs: the
 loop nest splits its flat index into the output's three axes, and the reshape back to
 the inputs' two merged them again, so each element paid for four divisions by
 constants that cancel. Here a smaller such fusion: its kernels equal the reference
 (CPU kernel interpreter, NVRTC), its CUDA divides the flat index once by the row
-width and never by the split extent, and no index is computed and left unread."""
+width and never by the split extent, rounds each stored value to bf16 once, and
+computes nothing it leaves unread."""
 
 from __future__ import annotations
 
@@ -44,7 +47,8 @@ def test_reshaped_output_divides_its_index_once() -> None:
     body = src[src.index("__global__"):]
     assert not re.search(r"[/%] 64\b", body), "the split of 4 x 64 rows is merged back, not divided"
     assert len(re.findall(r"/ 301\b", body)) <= 1 * body.count("for (") + 1
-    names = re.findall(r"\b(?:int|long long) (t\d+) =", body)
+    assert body.count("__float2bfloat16_rn(") == 1 and body.count("__bfloat162float(") == 1
+    names = re.findall(r"\b(?:int|long long|float|__nv_bfloat16) (t\d+) =", body)
     unread = [n for n in names if len(re.findall(rf"\b{n}\b", body)) == 1]
     assert not unread, f"index values computed and never read: {unread}"
 
