@@ -92,17 +92,20 @@ class _Rewriter:
         self.graph = gm.graph
         self.pads: dict[tuple[Any, int, int], Any] = {}
 
-    def node(self, target: Any, args: Sequence[Any], like: Any, after: Any = None) -> Any:
+    def node(
+        self, target: Any, args: Sequence[Any], like: Any, after: Any = None, kwargs: dict[str, Any] | None = None
+    ) -> Any:
         """A new ``call_function`` node before ``like`` (or just after ``after``), its
         ``meta["val"]`` computed from its arguments' traced values (in their fake
         mode)."""
+        kwargs = kwargs or {}
         where = self.graph.inserting_after(after) if after is not None else self.graph.inserting_before(like)
         with where:
-            new = self.graph.call_function(target, tuple(args))
+            new = self.graph.call_function(target, tuple(args), kwargs)
         vals = [a.meta["val"] if hasattr(a, "meta") else a for a in args]
         fake_mode = next((v.fake_mode for v in vals if hasattr(v, "fake_mode")), None)
         with fake_mode if fake_mode is not None else contextlib.nullcontext():
-            new.meta["val"] = target(*vals)
+            new.meta["val"] = target(*vals, **kwargs)
         for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "seq_nr", "partitioner_tag"):
             if key in like.meta:
                 new.meta[key] = like.meta[key]
@@ -218,9 +221,12 @@ def pad_matmuls(gm: Any, mode: str | None = None) -> int:
     return done
 
 
+def _output_node(gm: Any) -> Any:
+    return next(n for n in gm.graph.nodes if n.op == "output")
+
+
 def _outputs(gm: Any) -> list[Any]:
-    out = next(n for n in gm.graph.nodes if n.op == "output")
-    args = out.args[0]
+    args = _output_node(gm).args[0]
     return list(args) if isinstance(args, list | tuple) else [args]
 
 
@@ -229,17 +235,14 @@ def _keep_output_strides(gm: Any, rw: _Rewriter, before: Sequence[tuple[int, ...
     gradient) is copied into a contiguous tensor, as eager returned it (inductor's
     ``keep_output_stride``): ``logits.view(-1)`` works as in eager. The sliced product
     stays what the graph's other nodes read, so the backward can save it."""
-    out = next(n for n in gm.graph.nodes if n.op == "output")
+    out = _output_node(gm)
     for v, old in zip(_outputs(gm), before, strict=True):
         val = getattr(v, "meta", {}).get("val")
         if old is None or not hasattr(val, "stride") or tuple(val.stride()) == old or val.is_contiguous():
             continue
         if old != contiguous_strides(val.shape):
             continue  # (traced in another layout: left as the rewrite made it)
-        copy = rw.node(rw.aten.clone.default, [v], out)
-        copy.kwargs = {"memory_format": rw.torch.contiguous_format}
-        with val.fake_mode:
-            copy.meta["val"] = val.clone(memory_format=rw.torch.contiguous_format)
+        copy = rw.node(rw.aten.clone.default, [v], out, kwargs={"memory_format": rw.torch.contiguous_format})
         out.replace_input_with(v, copy)
 
 

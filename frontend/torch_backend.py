@@ -456,15 +456,13 @@ def fuser_backend(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Call
     entry point): AOTAutograd with ``compile_graph`` as forward and backward compiler."""
     from torch._dynamo.backends.common import aot_autograd
 
-    extra: dict[str, Any] = {"partition_fn": min_cut_without_detach}
-    if aot_partitioner() == "default":
-        extra["partition_fn"] = padded_default_partition
+    partition_fn = padded_default_partition if aot_partitioner() == "default" else min_cut_without_detach
     backend = aot_autograd(
         fw_compiler=_compiler("forward"),
         bw_compiler=_compiler("backward"),
         inference_compiler=_compiler("inference"),
         decompositions=_decompositions(),
-        **extra,
+        partition_fn=partition_fn,
     )
     return backend(gm, example_inputs, **kwargs)
 

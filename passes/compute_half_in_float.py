@@ -54,6 +54,7 @@ from fuser.ir.rebuild import rebuilt
 
 HALF = (DType.float16, DType.bfloat16)
 
+
 def _half(v: SSAValue) -> bool:
     t = v.type
     return isinstance(t, F.TensorType) and t.dtype in HALF
@@ -91,8 +92,7 @@ class ComputeChainsInFloat(RewritePattern):
                 continue
             if isinstance(op, F.VIEW_OPS) and op.operands[0] not in wide:
                 continue  # a view of a value no chain computed
-            halves = [v for v in op.operands if _half(v)]
-            if not halves:
+            if not any(_half(v) for v in op.operands):
                 continue
             operands = [widened(v, op) if _half(v) else v for v in op.operands]
             res = op.results[0].type

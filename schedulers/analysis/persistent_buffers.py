@@ -29,7 +29,7 @@ that makes the buffers smaller.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
@@ -296,17 +296,18 @@ def _row_bytes(v: SSAValue, red: Operation, sizes: ConcreteSizes) -> int:
     return n * itemsize(v)
 
 
-def _row_words(v: SSAValue, red: Operation, sizes: ConcreteSizes) -> int:
-    size = itemsize(v)
-    return _row_bytes(v, red, sizes) // size * max(1, size // 4)
+def _rows(buffers: Iterable[tuple[SSAValue, Operation]], sizes: ConcreteSizes) -> tuple[int, int]:
+    """Bytes and 32-bit registers (one a value, two for an 8-byte one) that a row of
+    ``buffers`` (value, its reduction) takes."""
+    total_bytes = total_words = 0
+    for v, red in buffers:
+        n, size = _row_bytes(v, red, sizes), itemsize(v)
+        total_bytes += n
+        total_words += n // size * max(1, size // 4)
+    return total_bytes, total_words
 
 
 def buffer_sizes(info: PersistentBufferInfo, sizes: ConcreteSizes) -> BufferSizes:
-    unprojected = sum(_row_bytes(b.value, b.reduction, sizes) for b in info.buffers)
-    projected = sum(_row_bytes(v, red, sizes) for v, red in info.projected())
-    return BufferSizes(
-        unprojected,
-        projected,
-        sum(_row_words(b.value, b.reduction, sizes) for b in info.buffers),
-        sum(_row_words(v, red, sizes) for v, red in info.projected()),
-    )
+    unprojected, unprojected_words = _rows(((b.value, b.reduction) for b in info.buffers), sizes)
+    projected, projected_words = _rows(info.projected(), sizes)
+    return BufferSizes(unprojected, projected, unprojected_words, projected_words)
