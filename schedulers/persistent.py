@@ -85,9 +85,17 @@ loaded or stored element is at most this many bytes, on a power of two of thread
 by column, element by element in a shifted group (16384x771 bf16: 39.3 one-element
 against 41.3-43.8 aligned), so fusions with such inputs keep one-element accesses."""
 
-ALIGNED_ROWS = os.environ.get("FUSER_ALIGNED_ROWS", "1") != "0"
-"""``FUSER_ALIGNED_ROWS=0``: the heuristic never takes aligned groups (for measuring
-them against one-element accesses in one process setup); read at import."""
+ALIGNED_ROWS = os.environ.get("FUSER_ALIGNED_ROWS", "0") == "1"
+"""Whether the heuristic takes aligned groups (``FUSER_ALIGNED_ROWS=1``; read at
+import). Off by default since one-element rows lost their per-step bounds predicates
+(899690d) and their index math (10f8986): H200, one call, bf16 softmax kernel us,
+aligned groups -> one-element accesses (copy): 8192x1023 27.7 -> 18.7 (15.7),
+4096x3001 27.8 -> 24.2 (19.6), 8192x1535 32.2 -> 28.1 (19.6), 2048x5003 28.0 -> 22.7
+(17.8), 16384x771 30.5 -> 24.7 (19.7), 64x20001 10.6 -> 9.6 (8.6), 32x50257 (a
+cluster a row) 12.5 -> 11.7 (8.9); f32 8192x1023 31.1 -> 25.5, 8192x1535 40.0 ->
+30.4, 4096x3001 30.9 -> 31.4, 32x50257 13.0 -> 12.6 (``benchmarks/RESULTS.md``,
+seventeenth session). A schedule in IR still asks for them itself
+(``aligned_vectors``; ``iterdomain.align``)."""
 
 FEW_ROWS_MAX_BATCH = 16
 """With fewer rows than SMs, a thread holding more vectors than this at

@@ -1,6 +1,8 @@
 """Rows whose width no vector divides, walked in aligned groups (issue 15 item 3):
-``iterdomain.align``'s index semantics, the inner persistent heuristic's choice, and
-the kernels (CPU interpreter, which rejects a misaligned vector access, and NVRTC)
+``iterdomain.align``'s index semantics, the inner persistent heuristic's choice when
+aligned groups are on (``FUSER_ALIGNED_ROWS=1``: this module turns them on; the
+default, one-element accesses, is tested in ``tests/schedulers/test_sched_heuristics.py``),
+and the kernels (CPU interpreter, which rejects a misaligned vector access, and NVRTC)
 against the reference interpreter."""
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ from fuser.schedulers.target import H100
 from tests.kernel_check import assert_close, kernels_and_reference
 
 BF16 = ml_dtypes.bfloat16
+
+
+@pytest.fixture(autouse=True)
+def _aligned_rows_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heuristic takes aligned groups, as under ``FUSER_ALIGNED_ROWS=1``."""
+    import fuser.schedulers.persistent as persistent
+
+    monkeypatch.setattr(persistent, "ALIGNED_ROWS", True)
 
 
 def _aligned_schedule(fusion, inputs: list[np.ndarray]):  # noqa: ANN001, ANN202

@@ -168,13 +168,11 @@ def test_anchor_workloads(name: str, shape: tuple[int, int], dt: object) -> None
     else:  # a row over several warps: a block reduction along x, rows on y apart
         assert "fuser_block_reduce<true, false, false>" in body
     # Loads of the row are vectors of the widest width (at most 16 bytes) that
-    # divides the row; softmax (no weight read by column) walks a row no full vector
-    # divides in aligned groups of full vectors.
+    # divides the row (aligned groups of full vectors are opt-in:
+    # tests/test_aligned_rows.py).
     elem = "__nv_bfloat16" if dt == DataType.BFloat16 else "float"
     itemsize = np.dtype(NP[dt]).itemsize  # type: ignore[index]
     width = max(w for w in (1, 2, 4, 8) if w * itemsize <= 16 and shape[1] % w == 0)
-    if name == "softmax" and shape[1] % (16 // itemsize):
-        width = 16 // itemsize
     assert f"reinterpret_cast<const Vec<{elem}, {width}>*>(&in0[" in body
 
 

@@ -279,11 +279,16 @@ def test_inner_persistent_narrow_vectors_keep_the_elements_a_thread() -> None:
     even = _heur(InnerPersistentScheduler, F.rms_norm(), [(4096, 3002), (3002,)])
     assert even.vectorization == 2
     assert even.threads_per_row == 128 and even.persistent_batch == 12
-    # Softmax reads only whole rows: aligned groups of four, four groups a thread
-    # (752 groups: 256 x 3).
+    # Softmax reads only whole rows, and still takes one-element accesses: aligned
+    # groups are opt-in (``FUSER_ALIGNED_ROWS=1``; tests/test_aligned_rows.py).
+    # 16 floats a thread: 256 x 12 (H200: 31.4 us against 30.9 in aligned groups),
+    # and 64 x 16 with two rows a block for 1023 (25.5 against 31.1).
     soft = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3001)])
-    assert soft.vectorization == 4 and soft.aligned_vectors
-    assert soft.threads_per_row == 256 and soft.persistent_batch == 3
+    assert soft.vectorization == 1 and not soft.aligned_vectors
+    assert soft.threads_per_row == 256 and soft.persistent_batch == 12
+    narrow = _heur(InnerPersistentScheduler, F.softmax(), [(8192, 1023)])
+    assert narrow.vectorization == 1 and not narrow.aligned_vectors
+    assert (narrow.threads_per_row, narrow.persistent_batch, narrow.rows_per_block) == (64, 16, 2)
     # Full vectors are unchanged: 4 vectors of 4 floats on 192 threads.
     full = _heur(InnerPersistentScheduler, F.softmax(), [(4096, 3000)])
     assert full.vectorization == 4 and full.threads_per_row == 192 and full.persistent_batch == 4

@@ -127,8 +127,8 @@ def test_no_op_plan_launches_nothing() -> None:
 
 
 def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
-    """Without thread-block clusters (sm_80): 32 rows of 50257 (an odd width: aligned
-    groups of 4, 12565 of them) take 1024 threads x 13, not 512 x 25; 8 rows of 8192
+    """Without thread-block clusters (sm_80): 32 rows of 50257 (an odd width: one
+    element at a time) take 1024 threads x 50, not 512 x 99; 8 rows of 8192
     and many rows of 40000 keep 512 (many rows of 50257 spill at 512 and take 1024:
     ``spill_threads``)."""
     fusion = F.softmax()
@@ -140,7 +140,7 @@ def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
         assert sel.params.grid[1] == 1  # type: ignore[union-attr]
         return sel.params.threads_per_row, sel.params.persistent_batch  # type: ignore[union-attr]
 
-    assert threads((32, 50257)) == (1024, 13)
+    assert threads((32, 50257)) == (1024, 50)
     assert threads((8, 8192)) == (512, 4)
     assert threads((4096, 40000))[0] == 512
     reject = InnerPersistentScheduler.can_schedule_run_time(fusion, bind_sizes(fusion, [(4, 300007)]), sm80)
@@ -150,7 +150,7 @@ def test_fewer_rows_than_sms_with_long_batches_get_a_whole_block() -> None:
 def test_few_long_rows_are_split_over_a_thread_block_cluster() -> None:
     """On sm_90, fewer rows than half the SMs are split over 2-8 blocks of a cluster
     until the blocks cover the SMs (each keeping >= 2048 elements, about 16 a thread,
-    32 in aligned groups, one row a block); a row longer than one block holds on chip is split until each
+    one row a block); a row longer than one block holds on chip is split until each
     part fits in registers."""
     fusion = F.softmax()
 
@@ -161,9 +161,8 @@ def test_few_long_rows_are_split_over_a_thread_block_cluster() -> None:
         assert p.rows_per_block == 1 or p.grid[1] == 1  # type: ignore[union-attr]
         return p.grid[1], p.threads_per_row, p.persistent_batch, p.cross_grid  # type: ignore[union-attr]
 
-    # An odd width: aligned groups of 4, about 32 elements a thread:
-    # 8 x 256 x 7 x 4 >= 50257 + 3.
-    assert params((32, 50257)) == (8, 256, 7, True)
+    # An odd width: one element at a time, about 16 a thread: 8 x 512 x 13 >= 50257.
+    assert params((32, 50257)) == (8, 512, 13, True)
     assert params((8, 8192)) == (4, 128, 4, True)  # vectors of 4: 128 x 4 x 4 x 4 = 8192
     assert params((64, 16384))[:2] == (4, 256)
     assert params((100, 4096))[0] == 1 and params((4096, 50257))[0] == 1
