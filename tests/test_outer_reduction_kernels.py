@@ -14,6 +14,7 @@ outer normalization).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -224,6 +225,27 @@ def test_var_mean_dim0(splits: int | None) -> None:
     )
     if splits == 12:
         assert low.kernels[1].block[1] > 1
+
+
+@pytest.mark.parametrize(("shape", "lanes"), [((37, 40), 4), ((300, 40), 4), ((37, 42), 2), ((37, 41), 1)])
+def test_vector_lanes_share_the_welford_count(shape: tuple[int, int], lanes: int) -> None:
+    """A vector's lanes are columns folded together, row after row, so their Welford
+    counts are equal: every lane's Chan merge reads the first lane's count (one
+    division a row for the vector; ``fold_slots(together=True)``): vectors of 4 for 40
+    columns, of 2 for 42; 41 columns take no vectors, each column its own count."""
+
+    def body(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        var, mean = fd.ops.var_mean(t0, [0], correction=0)
+        fd.add_output(var)
+        fd.add_output(mean)
+
+    x = rand(list(shape), DataType.Float, seed=shape[0]) + 100.0
+    low = check(define(body), [x], "reduction", 3, rtol=1e-5, atol=1e-5)
+    src = print_cuda(low.kernels[0].module)
+    counts = re.findall(r"= (t\d+) \+ 1\.0f;", src)  # each lane's count + 1 in a row's step
+    assert counts
+    assert len(counts) == lanes * len(set(counts))  # ``lanes`` lanes a count
 
 
 @pytest.mark.parametrize("splits", [None, 2])

@@ -83,6 +83,10 @@ class RowReduction:
         self.acc_dt = accumulator_dtype(op)
         self.is_float = self.acc_dt.is_float
 
+    def count_positions(self) -> list[int]:
+        """Where the state holds an element count (a Welford state's third value)."""
+        return [2] if self.kind == "var" else []
+
     # -- per thread --
     def init(self) -> list[SSAValue]:
         em = self.ev.em

@@ -207,6 +207,13 @@ class SiblingAccumulators:
     def init(self) -> list[SSAValue]:
         return [v for p in self.parts for v in p.init()]
 
+    def count_positions(self) -> list[int]:
+        out, o = [], 0
+        for p, w in zip(self.parts, self.widths, strict=True):
+            out += [o + c for c in p.count_positions()]
+            o += w
+        return out
+
     def merge(self, a: list[SSAValue], b: list[SSAValue]) -> list[SSAValue]:
         return [v for p, x, y in zip(self.parts, self.split(a), self.split(b), strict=True) for v in p.merge(x, y)]
 
@@ -534,7 +541,9 @@ class _ReductionNest:
             lanes = lane_indices(first, width, along) if along is not None and len(group) > 1 else [tuple(first)]
 
             def fold(envs: list = envs, lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
-                return fold_slots(acc, state, sibling_items(ev, srcs, envs, lanes, self.slot), w)
+                # The lanes of an iteration loop are slots folded only here, together.
+                items = sibling_items(ev, srcs, envs, lanes, self.slot)
+                return fold_slots(acc, state, items, w, together=self.lane in self.slots)
 
             state = when(b, ev, all_of(b, conds), fold, state)
         return state
@@ -690,12 +699,32 @@ def sibling_items(
 
 def fold_slots(
     acc: RowReduction | SiblingAccumulators, state: list[SSAValue], items: dict[int, Any], width: int,
-    duplicates: bool = True,
+    duplicates: bool = True, together: bool = False,
 ) -> list[SSAValue]:
     """``state`` (``width`` accumulator values a slot, slot after slot) with
     ``items[n]`` (what ``acc.update`` takes: slot ``n``'s new input values) folded
-    into slot ``n``; ``duplicates``: as ``RowReduction.update``'s."""
+    into slot ``n``; ``duplicates``: as ``RowReduction.update``'s.
+
+    ``together``: these slots are only ever folded together, by calls that give each
+    of them as many unpredicated values (a vector's lanes, each its own column), so
+    their Welford counts are equal: every slot then reads and gets the first slot's
+    count, and the Chan merges of all slots divide by the same count (one division a
+    step instead of one a lane, once the CUDA compiler merges the identical ones)."""
     out = list(state)
+    shared = acc.count_positions() if together and len(items) > 1 else []
+    lengths = {len(c) for chunks in items.values() for c in chunks} if shared else set()
+    if shared and (len(lengths) != 1 or any(p is not None for chunks in items.values() for c in chunks for _, p in c)):
+        shared = []
+    first: int | None = None
     for n, chunk in items.items():
-        out[n * width : (n + 1) * width] = acc.update(state[n * width : (n + 1) * width], chunk, duplicates)
+        before = state[n * width : (n + 1) * width]
+        if first is not None:
+            for c in shared:
+                before[c] = state[first * width + c]
+        out[n * width : (n + 1) * width] = acc.update(before, chunk, duplicates)
+        if first is None:
+            first = n
+        else:
+            for c in shared:
+                out[n * width + c] = out[first * width + c]
     return out
