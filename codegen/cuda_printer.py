@@ -166,6 +166,17 @@ __device__ T fuser_block_reduce(T v, Op op, void* smem_raw) {
   }
   smem[tid] = v;
   __syncthreads();
+  if (!RX && RY && !RZ) {
+    // A tree over y (a finishing kernel's rows of partial results): log2(by) steps of
+    // one merge and a barrier each, not one thread merging by - 1 rows in a chain.
+    unsigned s = 1;
+    while (s < by) s <<= 1;
+    for (s >>= 1; s > 0; s >>= 1) {
+      if (threadIdx.y < s && threadIdx.y + s < by) smem[tid] = op(smem[tid], smem[tid + bx * s]);
+      __syncthreads();
+    }
+    return smem[threadIdx.x + bx * by * threadIdx.z];
+  }
   const unsigned nx = RX ? bx : 1, ny = RY ? by : 1, nz = RZ ? blockDim.z : 1;
   if ((!RX || threadIdx.x == 0) && (!RY || threadIdx.y == 0) && (!RZ || threadIdx.z == 0)) {
     T acc = v;
