@@ -41,6 +41,13 @@ FUSIONS_PER_LIMIT = 4
 """A module of more fusions gets ``LIMIT_S`` per this many: compiling eight fusions to
 CUDA is twice the honest work of four, not a pathological input."""
 
+OPS_PER_LIMIT = 40
+"""... and ``LIMIT_S`` per this many ops: the largest seed (a 110-op GPT-2 fusion dump,
+28 segments) is compiled to CUDA in 1.1-1.8 CPU seconds on a slow machine, linear
+work for its size; the lit inputs have at most 44 ops."""
+OP_NAME = re.compile(r"(?<![!\w.])fuser\.\w+")
+"""An op's name (``fuser.add``), not a type's (``!fuser.tensor``)."""
+
 HANG_S = 10.0
 """A run still going after this long is stopped and reported as a hang."""
 
@@ -84,8 +91,11 @@ def _hang_guard() -> Iterator[None]:
 
 
 def time_limit(text: str) -> float:
-    """CPU seconds an input may take: ``LIMIT_S``, more for a module of many fusions."""
-    return LIMIT_S * max(1.0, text.count("fuser.fusion @") / FUSIONS_PER_LIMIT)
+    """CPU seconds an input may take: ``LIMIT_S``, more for a module of many fusions
+    or many ops."""
+    return LIMIT_S * max(
+        1.0, text.count("fuser.fusion @") / FUSIONS_PER_LIMIT, len(OP_NAME.findall(text)) / OPS_PER_LIMIT
+    )
 
 
 def call(tool: str, main: Callable[[Sequence[str]], None], argv: list[str],

@@ -1,6 +1,7 @@
 """The malformed-IR corpus in CI: mutants of the lit inputs and the examples through
 ``fuser-opt`` (parse and verify; the full pipeline when that succeeds) and
-``fuser-run``: no traceback, no internal error, no run over a second (per four fusions).
+``fuser-run``: no traceback, no internal error, no run over a second (per four fusions
+or 40 ops).
 
 A longer run: ``python -m tests.malformed.run --count 20000``."""
 
@@ -35,6 +36,16 @@ def test_time_limit_grows_with_the_fusions_an_input_holds() -> None:
     assert time_limit(one) == LIMIT_S
     assert time_limit(one * 4) == LIMIT_S
     assert time_limit(one * 8) == 2 * LIMIT_S
+
+
+def test_time_limit_grows_with_the_ops_an_input_holds() -> None:
+    """A fusion of 120 ops (118 negations, the fusion and its output: a GPT-2 dump's
+    size) gets three limits; its types (``!fuser.tensor``) are not ops."""
+    head = "fuser.fusion @f(%x : !fuser.tensor<4xf32>) -> !fuser.tensor<4xf32> {\n"
+    ops = "".join(f"  %{i} = fuser.neg %x : (!fuser.tensor<4xf32>) -> !fuser.tensor<4xf32>\n" for i in range(118))
+    text = head + ops + "  fuser.output %117 : !fuser.tensor<4xf32>\n}\n"
+    assert time_limit(text) == 3 * LIMIT_S
+    assert time_limit(head + ops[: ops.index("%10 =")] + "}\n") == LIMIT_S
 
 
 def test_a_slow_run_is_reported() -> None:
