@@ -74,9 +74,10 @@ MAX_ROW_CLUSTER = 8
 """Blocks a row is split over at most (a portable cluster)."""
 
 ALIGNED_MAX_ITEMSIZE = 4
-"""Rows whose width a 16-byte vector does not divide are walked in aligned groups of
-16 bytes (``ReductionParams.aligned_vectors``: one vector access a group, its lanes
-outside the row masked; ``aligned_rows`` says which fusions) when the kernel's widest
+"""Under ``ALIGNED_ROWS`` (off by default), rows whose width a 16-byte vector does not
+divide are walked in aligned groups of 16 bytes (``ReductionParams.aligned_vectors``:
+one vector access a group, its lanes outside the row masked; ``aligned_rows`` says
+which fusions) when the kernel's widest
 loaded or stored element is at most this many bytes, on a power of two of threads of
 ``TARGET_BATCH`` groups each. H100, ``tune.py --only unaligned --variants aligned,xR``
 (us, the one-element schedule -> aligned groups at this rule's threads): softmax
@@ -172,9 +173,10 @@ def inner_persistent_params(
     (``row_cluster``: ``grid.y`` blocks a row, ``cross_grid``, one row a block, about
     ``CLUSTER_ELEMENTS_PER_THREAD`` elements a thread).
 
-    Rows whose width the full vector does not divide, of elements of at most
-    ``ALIGNED_MAX_ITEMSIZE`` bytes, in a fusion whose rows can be shifted
-    (``alignable``, ``aligned_rows``), are walked in aligned groups of full vectors
+    Under ``ALIGNED_ROWS`` (``FUSER_ALIGNED_ROWS=1``; off by default), rows whose width
+    the full vector does not divide, of elements of at most ``ALIGNED_MAX_ITEMSIZE``
+    bytes, in a fusion whose rows can be shifted (``alignable``, ``aligned_rows``),
+    are walked in aligned groups of full vectors
     (``aligned_vectors``: one group more than the width needs, to cover the shift),
     over a cluster's blocks too."""
     vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
