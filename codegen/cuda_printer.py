@@ -95,9 +95,27 @@ struct __align__(sizeof(T) * N) Vec {
   T val[N];
 };
 
-// NaN-propagating max/min (arith.maximumf/minimumf, torch.max/min).
-__device__ __forceinline__ float fuser_max(float a, float b) { return (a != a || a > b) ? a : b; }
-__device__ __forceinline__ float fuser_min(float a, float b) { return (a != a || a < b) ? a : b; }
+// NaN-propagating max/min (arith.maximumf/minimumf, torch.max/min). On sm_80 and
+// later one instruction (max.NaN: a NaN operand gives NaN, +0 above -0); before, a
+// compare and a select.
+__device__ __forceinline__ float fuser_max(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float d;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+#else
+  return (a != a || a > b) ? a : b;
+#endif
+}
+__device__ __forceinline__ float fuser_min(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float d;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+#else
+  return (a != a || a < b) ? a : b;
+#endif
+}
 __device__ __forceinline__ double fuser_max(double a, double b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ double fuser_min(double a, double b) { return (a != a || a < b) ? a : b; }
 
@@ -157,9 +175,21 @@ __device__ T fuser_block_reduce(T v, Op op, void* smem_raw) {
     // Warp shuffles, then one partial per warp through shared memory.
     v = fuser_warp_reduce(v, op);
     const unsigned nwarps = bx / 32;
+    if (nwarps == 1) return v;
     const unsigned row = threadIdx.y + by * threadIdx.z;
-    if (threadIdx.x % 32 == 0) smem[row * nwarps + threadIdx.x / 32] = v;
+    const unsigned lane = threadIdx.x % 32;
+    if (lane == 0) smem[row * nwarps + threadIdx.x / 32] = v;
     __syncthreads();
+    if ((nwarps & (nwarps - 1)) == 0) {
+      // A power of two of warps: lane l of every warp takes partial l mod nwarps and
+      // the warp's butterfly over log2(nwarps) steps merges each group of nwarps lanes,
+      // one of each partial; every lane ends with the row's result.
+      T acc = smem[row * nwarps + (lane & (nwarps - 1))];
+#pragma unroll
+      for (unsigned offset = 16; offset > 0; offset >>= 1)
+        if (offset < nwarps) acc = op(acc, fuser_shfl_xor(acc, offset));
+      return acc;
+    }
     T acc = smem[row * nwarps];
     for (unsigned w = 1; w < nwarps; ++w) acc = op(acc, smem[row * nwarps + w]);
     return acc;

@@ -1,8 +1,16 @@
 """``fuser_block_reduce`` (the generated kernels' block reduction, in the CUDA
-preamble of ``codegen/cuda_printer.py``) over ``y`` alone: a tree of log2(blockDim.y)
-steps. Every thread of a (x, z) column gets the sum of its column's rows, for any
-number of rows (a power of two or not), and a Welford state merges to the column's
-mean and M2. NVRTC compiles it here; a GPU runs it when one is present."""
+preamble of ``codegen/cuda_printer.py``).
+
+Over ``y`` alone: a tree of log2(blockDim.y) steps. Every thread of a (x, z) column
+gets the sum of its column's rows, for any number of rows (a power of two or not), and
+a Welford state merges to the column's mean and M2.
+
+Over ``x`` alone (a row of whole warps): warp shuffles, then the warps' partials merged
+by a butterfly over log2(warps) lanes when the warps are a power of two, else in a
+chain. Every thread of a (y, z) row gets the row's sum, its NaN-propagating max
+(``fuser_max``: ``max.NaN`` on sm_80 and later) and its Welford state.
+
+NVRTC compiles the kernels here; a GPU runs them when one is present."""
 
 from __future__ import annotations
 
@@ -29,6 +37,25 @@ extern "C" __global__ void column_welford(const float* __restrict__ x, float* __
   out[3 * tid + 2] = w.n;
 }
 """
+
+ROW_SOURCE = PREAMBLE + r"""
+extern "C" __global__ void row_reduce(const float* __restrict__ x, float* __restrict__ out) {
+  __shared__ FuserWelford<float> smem[1024];
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned n = blockDim.x * blockDim.y * blockDim.z;
+  out[tid] = fuser_block_reduce<true, false, false>(x[tid], FuserAdd(), smem);
+  out[n + tid] = fuser_block_reduce<true, false, false>(x[tid], FuserMax(), smem);
+  out[2 * n + tid] = fuser_block_reduce<true, false, false>(x[tid], FuserMin(), smem);
+  FuserWelford<float> w = fuser_block_reduce<true, false, false>(
+      FuserWelford<float>{x[tid], 0.0f, 1.0f}, FuserWelfordOp(), smem);
+  out[3 * n + tid] = w.mean;
+  out[4 * n + tid] = w.m2;
+  out[5 * n + tid] = w.n;
+}
+"""
+
+ROW_BLOCKS = [(64, 1, 1), (96, 2, 1), (128, 4, 2), (256, 2, 1), (512, 1, 1), (1024, 1, 1), (160, 3, 1)]
+"""Rows of 2, 3, 4, 8, 16, 32 and 5 warps (powers of two take the butterfly)."""
 
 BLOCKS = [(3, 6, 2), (8, 32, 1), (4, 5, 1), (1, 7, 3), (2, 1, 1), (32, 16, 2)]
 
@@ -75,3 +102,57 @@ def test_every_thread_gets_its_columns_sum_and_welford(block: tuple[int, int, in
     finally:
         cd.mem_free(dx)
         cd.mem_free(dout)
+
+
+def test_the_row_reduction_compiles_to_max_nan() -> None:
+    """On sm_90, ``fuser_max``/``fuser_min`` are one ``max.NaN``/``min.NaN`` each; before
+    sm_80 they are the compare-and-select."""
+    from fuser.codegen.nvrtc import compile_cuda as compile_
+
+    ptx = compile_(ROW_SOURCE, name="row_reduce", options=CompileOptions(arch="sm_90"), ptx=True).image
+    text = ptx.decode() if isinstance(ptx, bytes) else ptx
+    assert "max.NaN.f32" in text and "min.NaN.f32" in text
+    old = compile_(ROW_SOURCE, name="row_reduce", options=CompileOptions(arch="sm_75"), ptx=True).image
+    old_text = old.decode() if isinstance(old, bytes) else old
+    assert "max.NaN" not in old_text and "setp.nan.f32" in old_text
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block", ROW_BLOCKS)
+@pytest.mark.parametrize("nan_row", [False, True])
+def test_every_thread_gets_its_rows_reductions(block: tuple[int, int, int], nan_row: bool) -> None:
+    from fuser.runtime import cuda_driver as cd
+
+    bx, by, bz = block
+    n = bx * by * bz
+    rng = np.random.default_rng(n)
+    x = rng.integers(-64, 64, size=(bz, by, bx)).astype(np.float32)  # exact sums
+    x[0, 0, bx // 3] = np.inf
+    if nan_row:
+        x[-1, -1, bx - 1] = np.nan
+    image = compile_cuda(ROW_SOURCE, name="row_reduce").image
+    module = cd.Module(image)
+    dx, dout = cd.mem_alloc(4 * n), cd.mem_alloc(4 * 6 * n)
+    try:
+        cd.memcpy_htod(dx, x)
+        module.kernel("row_reduce", "pp").launch(1, block, [dx, dout])
+        out = np.empty((6, bz, by, bx), np.float32)
+        cd.synchronize()
+        cd.memcpy_dtoh(out, dout)
+    finally:
+        cd.mem_free(dx)
+        cd.mem_free(dout)
+
+    def each(v: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(v, x.shape)
+
+    np.testing.assert_array_equal(out[0], each(x.sum(axis=2, keepdims=True)))
+    np.testing.assert_array_equal(out[1], each(x.max(axis=2, keepdims=True)))  # NaN, inf propagate
+    np.testing.assert_array_equal(out[2], each(x.min(axis=2, keepdims=True)))
+    finite = np.isfinite(x).all(axis=2, keepdims=True)
+    mean = x.mean(axis=2, keepdims=True)
+    m2 = ((x - mean) ** 2).sum(axis=2, keepdims=True)
+    rows = np.broadcast_to(finite, x.shape)
+    np.testing.assert_allclose(out[3][rows], each(mean)[rows], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out[4][rows], each(m2)[rows], rtol=1e-5, atol=1e-3)
+    np.testing.assert_array_equal(out[5], np.full(x.shape, bx, np.float32))
