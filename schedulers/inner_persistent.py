@@ -4,6 +4,8 @@ memory when registers do not suffice), reduced, and reused after the reduction."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.graph import body_ops, reductions
@@ -19,6 +21,7 @@ from .persistent import (
     common_compile_time_check,
     first_extents,
     fusion_buffer_sizes,
+    holds_to_avoid_recompute,
     inner_persistent_params,
     io_itemsize,
     row_cluster,
@@ -56,12 +59,19 @@ class InnerPersistentScheduler(Scheduler):
     def heuristic(
         cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
     ) -> ReductionParams:
-        return inner_persistent_params(
+        buf = fusion_buffer_sizes(fusion, sizes)
+        ops = len(body_ops(fusion))
+        params = inner_persistent_params(
             first_extents(fusion, sizes),
-            fusion_buffer_sizes(fusion, sizes),
+            buf,
             io_itemsize(fusion),
             target,
             chained_reductions(fusion),
-            len(body_ops(fusion)),
+            ops,
             aligned_rows(fusion, sizes),
         )
+        if holds_to_avoid_recompute(fusion, buf, params, ops):
+            params = replace(
+                params, hold_buffers=True, project_to_inputs=False, buffer_bytes_per_row=buf.unprojected
+            )
+        return params

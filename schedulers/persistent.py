@@ -23,6 +23,7 @@ from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects.fuser import FusionOp, TensorType
 
 from .analysis.graph import (
+    ancestors,
     body_ops,
     descendant_ops,
     is_elementwise,
@@ -97,6 +98,20 @@ cluster a row) 12.5 -> 11.7 (8.9); f32 8192x1023 31.1 -> 25.5, 8192x1535 40.0 ->
 30.4, 4096x3001 30.9 -> 31.4, 32x50257 13.0 -> 12.6 (``benchmarks/RESULTS.md``,
 seventeenth session). A schedule in IR still asks for them itself
 (``aligned_vectors``; ``iterdomain.align``)."""
+
+AVOID_RECOMPUTE_MAX_BYTES = 24 * 1024
+"""Rows whose computed persistent buffers are computed from an exponential are held
+(``ReductionParams.hold_buffers``: ``exp(x - max)`` kept across softmax's sum instead
+of recomputed from ``x`` after it) while all their buffers take at most this many
+bytes a row (``recomputes_exponentials``): nvFuser's ``NoProjectToAvoidRecompute``,
+with its H100 figure of 24 KB. H200, softmax kernel us (L2 flushed), recomputed ->
+held: bf16 16384x2048 55.9 -> 48.5 (copy 39.8), 8192x1535 28.0 -> 25.3 (19.3), f32
+8192x1023 25.2 -> 22.2 (23.4); within 3% on 1024, 1023 and 3001 wide rows of either
+dtype (bf16 8192x1023 18.3 -> 18.9 the largest loss); the 4096- to 32768-wide rows
+over the bound, unchanged when held (``benchmarks/RESULTS.md``, eighteenth session)."""
+
+EXPENSIVE_OPS = (F.ExpOp, F.Exp2Op, F.Expm1Op)
+"""Ops whose recomputation after a reduction ``AVOID_RECOMPUTE_MAX_BYTES`` avoids."""
 
 FEW_ROWS_MAX_BATCH = 16
 """With fewer rows than SMs, a thread holding more vectors than this at
@@ -349,6 +364,32 @@ def aligned_rows(fusion: FusionOp, sizes: ConcreteSizes) -> bool:
         elif not (is_elementwise(op) or isinstance(op, F.BroadcastInDimOp | F.BroadcastOp | F.ExpandOp)):
             return False
     return True
+
+
+def recomputes_exponentials(fusion: FusionOp) -> bool:
+    """Whether a persistent buffer computed in ``fusion`` (not an input) is computed
+    from an ``EXPENSIVE_OPS`` op since the last reduction: projected to the inputs,
+    each element's exponential would be evaluated again after its reduction."""
+    info = find_persistent_buffers(fusion)
+    stop = {r for red in reductions(fusion) for r in red.results}
+    computed = [b.value for b in info.buffers if isinstance(b.value.owner, Operation)]
+    return any(
+        isinstance(v.owner, EXPENSIVE_OPS) for v in ancestors(computed, stop) if v not in stop
+    )
+
+
+def holds_to_avoid_recompute(fusion: FusionOp, buf: BufferSizes, params: ReductionParams, ops: int) -> bool:
+    """Whether an inner persistent schedule ``params`` holds the buffers it computes
+    (``AVOID_RECOMPUTE_MAX_BYTES``): a row of a block in registers (no cluster, no
+    shared memory), no larger than that bound, and buffers computed from an
+    exponential (``recomputes_exponentials``)."""
+    return (
+        not params.cross_grid
+        and not params.use_shared_memory
+        and buf.unprojected <= AVOID_RECOMPUTE_MAX_BYTES
+        and ops <= LARGE_FUSION_OPS
+        and recomputes_exponentials(fusion)
+    )
 
 
 def buffer_itemsize(fusion: FusionOp) -> int:

@@ -104,12 +104,17 @@ def _placements(fusion: F.FusionOp) -> dict[str, tuple[int | None, MemoryType]]:
 @pytest.mark.parametrize("shape", [(16, 1024), (5, 1000), (3, 4096), (33, 96), (2, 7)])
 def test_schedule_fusions_places_softmax_and_it_lowers(shape: tuple[int, int]) -> None:
     """The inner persistent softmax: both reductions at the rows' loops, the input in
-    registers there (two stages and the output read it); the kernel computes the
-    reference at divisible and non-divisible sizes."""
+    registers there (two stages and the output read it), and ``exp(x - max)`` too
+    while the row's two buffers take at most ``AVOID_RECOMPUTE_MAX_BYTES`` (else it is
+    recomputed from ``x`` after the sum); the kernel computes the reference at
+    divisible and non-divisible sizes."""
+    from fuser.schedulers.persistent import AVOID_RECOMPUTE_MAX_BYTES
+
     fusion = _scheduled(SOFTMAX, f"0={shape[0]}x{shape[1]}")
     assert fusion.attributes["fuser.schedule"].data["kind"].data == "inner_persistent"  # type: ignore[attr-defined]
     placed = _placements(fusion)
-    assert set(placed) == {"m", "s", "x"}
+    held = 2 * 4 * shape[1] <= AVOID_RECOMPUTE_MAX_BYTES
+    assert set(placed) == ({"m", "s", "x", "e"} if held else {"m", "s", "x"})
     (q,) = {p for p, _ in placed.values()}
     assert placed["x"] == (q, MemoryType.registers)
     _check(fusion, _inputs(fusion, shape[1]))
@@ -153,9 +158,11 @@ def test_layer_norm_welford_stage(shape: tuple[int, int]) -> None:
 def test_a_tensor_in_registers_is_loaded_once() -> None:
     """Holding the softmax input in registers (what schedule-fusions writes) loads each
     of its vectors once; dropping the placement (the input inlined) loads it in each
-    of the three stages: the IR, not the lowering, decides."""
-    fusion = _scheduled(SOFTMAX, "0=4x1024")
-    layout = [TensorLayout.contiguous((4, 1024))]
+    of the three stages: the IR, not the lowering, decides. (Rows of 4096: over
+    ``AVOID_RECOMPUTE_MAX_BYTES``, so ``exp(x - max)`` is not held, and the output's
+    stage reads ``x`` too.)"""
+    fusion = _scheduled(SOFTMAX, "0=4x4096")
+    layout = [TensorLayout.contiguous((4, 4096))]
     held = print_cuda(lower_segment(fusion, layout).kernels[0].module)
     loop = next(op for op in fusion.body.block.ops if isinstance(op, LoopOp) and op.tensor.name_hint == "x")
     del loop.properties["compute_at"], loop.properties["memory"]

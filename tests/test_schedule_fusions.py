@@ -243,11 +243,13 @@ def test_casts_join_the_domain_map() -> None:
 
 def test_inner_persistent_places_reductions_and_the_persistent_input() -> None:
     """Inner persistent softmax: both reductions computed at the rows' loops, %x (read
-    by both reductions and the output) held there in registers, the rest inlined."""
+    by both reductions and the output) held there in registers, and %e (``exp(x -
+    max)``, a 96-wide row: under ``AVOID_RECOMPUTE_MAX_BYTES``) held there instead of
+    recomputed after the sum; the rest inlined."""
     _, _, fusion = schedule(SOFTMAX)
     placed = {op.tensor.name_hint: (op.compute_at, str(op.memory)) for op in loops_of(fusion).values() if op.compute_at is not None}
     q = placed["m"][0]
-    assert placed == {"m": (q, "registers"), "s": (q, "registers"), "x": (q, "registers")}
+    assert placed == {"m": (q, "registers"), "s": (q, "registers"), "x": (q, "registers"), "e": (q, "registers")}
     assert "memory" not in loops_of(fusion)[next(v for v in loops_of(fusion) if v.name_hint == "m")].properties
 
 

@@ -133,8 +133,9 @@ def test_reduction_inner_and_outer_params() -> None:
 
 
 def test_inner_persistent_params_fit_registers() -> None:
+    p = _heur(InnerPersistentScheduler, F.softmax(), [(1024, 4096)])
+    assert p.project_to_inputs and p.buffer_bytes_per_row == 16384 and not p.hold_buffers
     p = _heur(InnerPersistentScheduler, F.softmax(), [(1024, 1024)])
-    assert p.project_to_inputs and p.buffer_bytes_per_row == 4096
     assert p.vectorization == 4
     assert p.threads_per_row * p.persistent_batch * p.vectorization >= 1024
     assert not p.use_shared_memory
@@ -142,6 +143,24 @@ def test_inner_persistent_params_fit_registers() -> None:
     assert big.threads_per_row <= 512 and big.persistent_batch == 16
     regs = big.persistent_batch * big.vectorization  # floats per thread (projected)
     assert regs <= H100.max_regs_per_thread - 40
+
+
+@pytest.mark.parametrize(("width", "held"), [(96, True), (1024, True), (3072, True), (3073, False), (4096, False), (50257, False)])
+def test_softmax_holds_its_exponentials_while_the_row_is_small(width: int, held: bool) -> None:
+    """``exp(x - max)`` is held across the sum (not recomputed from ``x`` after it)
+    while the row's two float buffers take at most ``AVOID_RECOMPUTE_MAX_BYTES``
+    (24 KB: 3072 columns); the schedule then says it keeps the unprojected buffers."""
+    p = _heur(InnerPersistentScheduler, F.softmax(), [(4096, width)])
+    assert p.hold_buffers is held
+    assert p.project_to_inputs is not held
+    assert p.buffer_bytes_per_row == (8 * width if held else 4 * width)
+
+
+def test_norms_without_exponentials_keep_recomputing() -> None:
+    """A layer norm's and an RMS norm's buffers are computed by a subtraction or a
+    cast, which is cheaper to redo than to hold: their schedules hold nothing more."""
+    for fusion, shapes in ((F.layer_norm_manual(), [(4096, 1024), (1024,), (1024,)]), (F.rms_norm(), [(4096, 1024), (1024,)])):
+        assert not _heur(InnerPersistentScheduler, fusion, shapes).hold_buffers
 
 
 def test_inner_persistent_rows_that_spill_take_a_whole_block() -> None:
