@@ -164,11 +164,13 @@ __device__ __forceinline__ T fuser_warp_reduce(T v, Op op) {
 
 // Reduction over the threads of a block that differ only in the axes RX/RY/RZ; every
 // thread gets its group's result. A barrier: all threads must call it. smem holds one
-// T per thread of the block.
-template <bool RX, bool RY, bool RZ, typename T, typename Op>
+// T per thread of the block. BX/BY: the block's x and y extents when the kernel's block
+// is static (the generated kernels'), so that the warp count and the trees' steps are
+// constants; 0 reads blockDim.
+template <bool RX, bool RY, bool RZ, int BX = 0, int BY = 0, typename T, typename Op>
 __device__ T fuser_block_reduce(T v, Op op, void* smem_raw) {
   T* smem = static_cast<T*>(smem_raw);
-  const unsigned bx = blockDim.x, by = blockDim.y;
+  const unsigned bx = BX ? BX : blockDim.x, by = BY ? BY : blockDim.y;
   const unsigned tid = threadIdx.x + bx * (threadIdx.y + by * threadIdx.z);
   __syncthreads();  // a previous reduction may still read the workspace
   if (RX && !RY && !RZ && bx % 32 == 0) {
@@ -654,7 +656,8 @@ class _KernelPrinter:
         else:
             dims = op.get_dims()
             flags = ", ".join("true" if d in dims else "false" for d in range(3))
-            call = f"fuser_block_reduce<{flags}>({arg}, {_REDUCE_OPS[kind]}, fuser_red_smem)"
+            bx, by, _ = self.func.get_block_size()
+            call = f"fuser_block_reduce<{flags}, {bx}, {by}>({arg}, {_REDUCE_OPS[kind]}, fuser_red_smem)"
         if kind == "welford":
             name = self.fresh(op.results_[0].name_hint or "welford")
             self.emit(f"{rt} {name} = {call};")

@@ -166,7 +166,7 @@ def test_anchor_workloads(name: str, shape: tuple[int, int], dt: object) -> None
         assert "fuser_warp_reduce(" in body and "fuser_block_reduce<" not in body
         assert "__shared__" not in body
     else:  # a row over several warps: a block reduction along x, rows on y apart
-        assert "fuser_block_reduce<true, false, false>" in body
+        assert f"fuser_block_reduce<true, false, false, {kern.block[0]}, {kern.block[1]}>" in body
     # Loads of the row are vectors of the widest width (at most 16 bytes) that
     # divides the row (aligned groups of full vectors are opt-in:
     # tests/test_aligned_rows.py).

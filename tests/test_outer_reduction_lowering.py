@@ -92,7 +92,7 @@ def test_a_grid_reduction_is_a_partials_kernel_and_a_finishing_kernel() -> None:
     a, b = (print_cuda(k.module) for k in lowered.kernels)
     assert "float slots_tile[8][4][32];" in a and "fuser_block_reduce" not in a[a.index("__global__"):]
     assert "Vec<float, 4> x_v = " in a and "#pragma unroll" in a
-    assert "fuser_block_reduce<false, true, false>" in b
+    assert "fuser_block_reduce<false, true, false," in b
     assert "#pragma unroll\n  for (int j = 0; j < 5; ++j) {" in b
 
 

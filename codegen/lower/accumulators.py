@@ -120,7 +120,9 @@ class RowReduction:
         mean_a, m2_a, na = a
         mean_b, m2_b, nb = c
         n = b.addf(na, nb)
-        safe_n = b.val(arith.MaximumfOp(n, em.const(1.0, dt)))
+        # A count is never NaN: fmax, which the CUDA compiler folds when the counts
+        # are constants (fuser_max is an asm max.NaN it cannot see through).
+        safe_n = b.val(arith.MaxnumfOp(n, em.const(1.0, dt)))
         ratio = b.divf(nb, safe_n)
         delta = b.subf(mean_b, mean_a)
         mean = b.addf(mean_a, b.mulf(delta, ratio), "mean")
@@ -171,7 +173,7 @@ class RowReduction:
             mean_b = b.divf(total, nb, "chunk_mean")
         else:
             nb = count if not static else b.addf(count, em.const(float(static), dt))
-            safe = b.val(arith.MaximumfOp(nb, one))
+            safe = b.val(arith.MaxnumfOp(nb, one))  # a count: see _chan
             mean_b = b.divf(total, safe, "chunk_mean")
         m2_b: SSAValue | None = None
         for v, p in vals:

@@ -33,7 +33,7 @@ builtin.module {
 // CUDA:      template <int N, int W, typename V, typename T, typename Op>
 // CUDA-NEXT: __device__ V fuser_cluster_reduce(V v, Op op, V ident, T* slot) {
 // CUDA-LABEL: extern "C" __global__ void __cluster_dims__(1, 4, 1) __launch_bounds__(128) rows(const float* __restrict__ x, float* __restrict__ y) {
-// CUDA:        float b = fuser_block_reduce<true, false, false>(v, FuserMax(), fuser_red_smem);
+// CUDA:        float b = fuser_block_reduce<true, false, false, 128, 1>(v, FuserMax(), fuser_red_smem);
 // CUDA-NEXT:   __shared__ float fuser_cluster_slot[4];
 // CUDA-NEXT:   float c = fuser_cluster_reduce<4, 4>(b, FuserMax(), static_cast<float>(-INFINITY), fuser_cluster_slot);
 // CUDA-NEXT:   __shared__ float fuser_cluster_slot_1[12];

@@ -67,6 +67,6 @@ builtin.module {
 // CHECK-NEXT:      float s = a + v;
 // CHECK-NEXT:      a = s;
 // CHECK-NEXT:    }
-// CHECK-NEXT:    float total = fuser_block_reduce<true, false, false>(a, FuserAdd(), fuser_red_smem);
+// CHECK-NEXT:    float total = fuser_block_reduce<true, false, false, 64, 1>(a, FuserAdd(), fuser_red_smem);
 // CHECK-NEXT:    y[row] = total;
 // CHECK-NEXT:  }

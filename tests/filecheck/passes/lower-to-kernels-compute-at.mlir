@@ -54,9 +54,9 @@ fuser.fusion @softmax(%x: !fuser.tensor<4x64xf32>) -> !fuser.tensor<4x64xf32> {
 // CHECK:         Vec<float, 2> x_v = *reinterpret_cast<const Vec<float, 2>*>(&x[
 // CHECK:         Vec<float, 2> x_v_1 = *reinterpret_cast<const Vec<float, 2>*>(&x[
 // CHECK-NOT:     &x[
-// CHECK:         fuser_block_reduce<true, false, false>({{.*}}, FuserMax(),
+// CHECK:         fuser_block_reduce<true, false, false, {{[0-9]+}}, {{[0-9]+}}>({{.*}}, FuserMax(),
 // CHECK-NOT:     &x[
-// CHECK:         fuser_block_reduce<true, false, false>({{.*}}, FuserAdd(),
+// CHECK:         fuser_block_reduce<true, false, false, {{[0-9]+}}, {{[0-9]+}}>({{.*}}, FuserAdd(),
 // CHECK-NOT:     &x[
 // CHECK:         *reinterpret_cast<Vec<float, 2>*>(&out0[
 // CHECK-NOT:     &x[
@@ -112,9 +112,9 @@ fuser.fusion @softmax(%x: !fuser.tensor<4x64xf32>) -> !fuser.tensor<4x64xf32> {
 
 // CHECK-LABEL: void __launch_bounds__(16) softmax_kernel(
 // CHECK:         &x[
-// CHECK:         fuser_block_reduce<true, false, false>({{.*}}, FuserMax(),
+// CHECK:         fuser_block_reduce<true, false, false, {{[0-9]+}}, {{[0-9]+}}>({{.*}}, FuserMax(),
 // CHECK:         &x[
-// CHECK:         fuser_block_reduce<true, false, false>({{.*}}, FuserAdd(),
+// CHECK:         fuser_block_reduce<true, false, false, {{[0-9]+}}, {{[0-9]+}}>({{.*}}, FuserAdd(),
 // CHECK:         &x[
 // CHECK:         *reinterpret_cast<Vec<float, 2>*>(&out0[
 

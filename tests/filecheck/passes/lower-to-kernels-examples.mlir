@@ -42,7 +42,7 @@
 
 // LN-LABEL: void __launch_bounds__(128) layer_norm_seg0_kernel(
 // LN:         Vec<__half, 4> x_v = *reinterpret_cast<const Vec<__half, 4>*>(&x[
-// LN:         FuserWelford<float> welford = fuser_block_reduce<true, false, false>(
+// LN:         FuserWelford<float> welford = fuser_block_reduce<true, false, false, {{[0-9]+}}, {{[0-9]+}}>(
 // LN-NOT:     &x[
 // LN:         if (
 // LN:           out0[{{.*}}] = welford.mean;

@@ -34,7 +34,7 @@ fuser.fusion @ln_bwd(%dy: !fuser.tensor<2048x256xf32>, %x: !fuser.tensor<2048x25
 // CHECK:         partial0[[[OFF:t[0-9]+]]] = {{t[0-9]+}};
 // CHECK-NEXT:    partial1[[[OFF]]] = {{t[0-9]+}};
 // CHECK-LABEL: void __launch_bounds__(64) ln_bwd_kernel_nest1_finish(
-// CHECK:         = fuser_block_reduce<false, true, false>(
-// CHECK-NEXT:    = fuser_block_reduce<false, true, false>(
+// CHECK:         = fuser_block_reduce<false, true, false, {{[0-9]+}}, {{[0-9]+}}>(
+// CHECK-NEXT:    = fuser_block_reduce<false, true, false, {{[0-9]+}}, {{[0-9]+}}>(
 // CHECK:         out0[t1] =
 // CHECK-NEXT:    out1[t1] =

@@ -52,7 +52,7 @@ fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, 
 // CHECK-NEXT:    partial1[[[OFF]]] = {{t[0-9]+}};
 // CHECK-LABEL: void __launch_bounds__(256) ln_bwd_kernel_finish(
 // CHECK:         for (int j = 0; j < 17; ++j) {
-// CHECK:         = fuser_block_reduce<false, true, false>(
-// CHECK-NEXT:    = fuser_block_reduce<false, true, false>(
+// CHECK:         = fuser_block_reduce<false, true, false, {{[0-9]+}}, {{[0-9]+}}>(
+// CHECK-NEXT:    = fuser_block_reduce<false, true, false, {{[0-9]+}}, {{[0-9]+}}>(
 // CHECK:         out1[t1] =
 // CHECK-NEXT:    out2[t1] =

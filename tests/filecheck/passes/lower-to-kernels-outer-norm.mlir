@@ -43,7 +43,7 @@ fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser
 // CHECK:         float {{t[0-9]+}} = partial0[[[POFF:t[0-9]+]]];
 // CHECK-NEXT:    float {{t[0-9]+}} = partial1[[[POFF]]];
 // CHECK-NEXT:    float {{t[0-9]+}} = partial2[[[POFF]]];
-// CHECK:         FuserWelford<float> welford = fuser_block_reduce<false, true, false>(
+// CHECK:         FuserWelford<float> welford = fuser_block_reduce<false, true, false, {{[0-9]+}}, {{[0-9]+}}>(
 // CHECK:         out1[t1] = welford.mean;
 // CHECK-NEXT:    partial3[t1] = var;
 // CHECK-NEXT:    partial4[t1] = welford.mean;

@@ -36,5 +36,5 @@ fuser.fusion @col(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
 // CHECK-NOT:     partial0[
 // CHECK-LABEL: void __launch_bounds__(128) col_kernel_finish(const float* __restrict__ x, float* __restrict__ out0, const float* __restrict__ partial0) {
 // CHECK:         for (int j = 0; j < 4; ++j) {
-// CHECK:         fuser_block_reduce<false, true, false>(
+// CHECK:         fuser_block_reduce<false, true, false, {{[0-9]+}}, {{[0-9]+}}>(
 // CHECK:         out0[t1] =

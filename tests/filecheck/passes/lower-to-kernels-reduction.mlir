@@ -24,6 +24,6 @@ fuser.fusion @rowsum(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
 // CHECK-NEXT:    float [[ACC:t[0-9]+]] = 0.0f;
 // CHECK-NEXT:    for (int i1 = 0; i1 < 2; ++i1) {
 // CHECK:           Vec<float, 4> x_v = *reinterpret_cast<const Vec<float, 4>*>(&x[
-// CHECK:         fuser_block_reduce<true, false, false>([[ACC]], FuserAdd(), fuser_red_smem);
+// CHECK:         fuser_block_reduce<true, false, false, {{[0-9]+}}, {{[0-9]+}}>([[ACC]], FuserAdd(), fuser_red_smem);
 // CHECK:         == 0;
 // CHECK:           out0[bidx] =

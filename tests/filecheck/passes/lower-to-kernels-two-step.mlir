@@ -45,7 +45,7 @@ fuser.fusion @scale_bias(%x : !fuser.tensor<?x?xf32>, %w : !fuser.tensor<?xf32>)
 // NORM-LABEL: void __launch_bounds__(192) sum_broadcast_add_kernel(
 // NORM:         int bidx = blockIdx.x;
 // NORM:         Vec<float, 4> t0_v = *reinterpret_cast<const Vec<float, 4>*>(&t0[
-// NORM:         fuser_block_reduce<true, false, false>(
+// NORM:         fuser_block_reduce<true, false, false, {{[0-9]+}}, {{[0-9]+}}>(
 // NORM:         Vec<float, 4> t1_v = *reinterpret_cast<const Vec<float, 4>*>(&t1[
 // NORM:         *reinterpret_cast<Vec<float, 4>*>(&out0[
 // NORM-NOT:     fuser_block_reduce
