@@ -373,9 +373,7 @@ def recomputes_exponentials(fusion: FusionOp) -> bool:
     info = find_persistent_buffers(fusion)
     stop = {r for red in reductions(fusion) for r in red.results}
     computed = [b.value for b in info.buffers if isinstance(b.value.owner, Operation)]
-    return any(
-        isinstance(v.owner, EXPENSIVE_OPS) for v in ancestors(computed, stop) if v not in stop
-    )
+    return any(isinstance(v.owner, EXPENSIVE_OPS) for v in ancestors(computed, stop))
 
 
 def holds_to_avoid_recompute(fusion: FusionOp, buf: BufferSizes, params: ReductionParams, ops: int) -> bool:

@@ -71,49 +71,53 @@ def _expected(x: np.ndarray) -> np.ndarray:
     return np.broadcast_to(x.sum(axis=1, keepdims=True), x.shape)
 
 
+def _launch(source: str, name: str, x: np.ndarray, block: tuple[int, int, int], out_shape: tuple[int, ...]) -> np.ndarray:
+    """Kernel ``name`` of ``source`` run on one block of ``block`` threads over the
+    float32 input ``x``; its float32 output, of ``out_shape``."""
+    from fuser.runtime import cuda_driver as cd
+
+    module = cd.Module(compile_cuda(source, name=name).image)
+    out = np.empty(out_shape, np.float32)
+    dx, dout = cd.mem_alloc(x.nbytes), cd.mem_alloc(out.nbytes)
+    try:
+        cd.memcpy_htod(dx, x)
+        module.kernel(name, "pp").launch(1, block, [dx, dout])
+        cd.synchronize()
+        cd.memcpy_dtoh(out, dout)
+    finally:
+        cd.mem_free(dx)
+        cd.mem_free(dout)
+    return out
+
+
+def _ptx(source: str, name: str, arch: str) -> str:
+    image = compile_cuda(source, name=name, options=CompileOptions(arch=arch), ptx=True).image
+    return image.decode() if isinstance(image, bytes) else image
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("block", BLOCKS)
 def test_every_thread_gets_its_columns_sum_and_welford(block: tuple[int, int, int]) -> None:
-    from fuser.runtime import cuda_driver as cd
-
     bx, by, bz = block
     n = bx * by * bz
     rng = np.random.default_rng(n)
     x = rng.integers(-8, 8, size=(bz, by, bx)).astype(np.float32)  # exact sums
-    image = compile_cuda(SOURCE, name="column_sums").image
-    module = cd.Module(image)
-    dx, dout = cd.mem_alloc(4 * n), cd.mem_alloc(4 * 3 * n)
-    try:
-        cd.memcpy_htod(dx, x)
-        module.kernel("column_sums", "pp").launch(1, block, [dx, dout])
-        sums = np.empty((bz, by, bx), np.float32)
-        cd.synchronize()
-        cd.memcpy_dtoh(sums, dout)
-        np.testing.assert_array_equal(sums, _expected(x))
-        module.kernel("column_welford", "pp").launch(1, block, [dx, dout])
-        w = np.empty((bz, by, bx, 3), np.float32)
-        cd.synchronize()
-        cd.memcpy_dtoh(w, dout)
-        mean = x.mean(axis=1, keepdims=True)
-        m2 = ((x - mean) ** 2).sum(axis=1, keepdims=True)
-        np.testing.assert_allclose(w[..., 0], np.broadcast_to(mean, x.shape), rtol=1e-6, atol=1e-6)
-        np.testing.assert_allclose(w[..., 1], np.broadcast_to(m2, x.shape), rtol=1e-5, atol=1e-4)
-        np.testing.assert_array_equal(w[..., 2], np.full(x.shape, by, np.float32))
-    finally:
-        cd.mem_free(dx)
-        cd.mem_free(dout)
+    sums = _launch(SOURCE, "column_sums", x, block, (bz, by, bx))
+    np.testing.assert_array_equal(sums, _expected(x))
+    w = _launch(SOURCE, "column_welford", x, block, (bz, by, bx, 3))
+    mean = x.mean(axis=1, keepdims=True)
+    m2 = ((x - mean) ** 2).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(w[..., 0], np.broadcast_to(mean, x.shape), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(w[..., 1], np.broadcast_to(m2, x.shape), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(w[..., 2], np.full(x.shape, by, np.float32))
 
 
 def test_the_row_reduction_compiles_to_max_nan() -> None:
     """On sm_90, ``fuser_max``/``fuser_min`` are one ``max.NaN``/``min.NaN`` each; before
     sm_80 they are the compare-and-select."""
-    from fuser.codegen.nvrtc import compile_cuda as compile_
-
-    ptx = compile_(ROW_SOURCE, name="row_reduce", options=CompileOptions(arch="sm_90"), ptx=True).image
-    text = ptx.decode() if isinstance(ptx, bytes) else ptx
+    text = _ptx(ROW_SOURCE, "row_reduce", "sm_90")
     assert "max.NaN.f32" in text and "min.NaN.f32" in text
-    old = compile_(ROW_SOURCE, name="row_reduce", options=CompileOptions(arch="sm_75"), ptx=True).image
-    old_text = old.decode() if isinstance(old, bytes) else old
+    old_text = _ptx(ROW_SOURCE, "row_reduce", "sm_75")
     assert "max.NaN" not in old_text and "setp.nan.f32" in old_text
 
 
@@ -121,27 +125,13 @@ def test_the_row_reduction_compiles_to_max_nan() -> None:
 @pytest.mark.parametrize("block", ROW_BLOCKS)
 @pytest.mark.parametrize("nan_row", [False, True])
 def test_every_thread_gets_its_rows_reductions(block: tuple[int, int, int], nan_row: bool) -> None:
-    from fuser.runtime import cuda_driver as cd
-
     bx, by, bz = block
-    n = bx * by * bz
-    rng = np.random.default_rng(n)
+    rng = np.random.default_rng(bx * by * bz)
     x = rng.integers(-64, 64, size=(bz, by, bx)).astype(np.float32)  # exact sums
     x[0, 0, bx // 3] = np.inf
     if nan_row:
         x[-1, -1, bx - 1] = np.nan
-    image = compile_cuda(ROW_SOURCE, name="row_reduce").image
-    module = cd.Module(image)
-    dx, dout = cd.mem_alloc(4 * n), cd.mem_alloc(4 * 6 * n)
-    try:
-        cd.memcpy_htod(dx, x)
-        module.kernel("row_reduce", "pp").launch(1, block, [dx, dout])
-        out = np.empty((6, bz, by, bx), np.float32)
-        cd.synchronize()
-        cd.memcpy_dtoh(out, dout)
-    finally:
-        cd.mem_free(dx)
-        cd.mem_free(dout)
+    out = _launch(ROW_SOURCE, "row_reduce", x, block, (6, bz, by, bx))
 
     def each(v: np.ndarray) -> np.ndarray:
         return np.broadcast_to(v, x.shape)
@@ -175,6 +165,4 @@ def test_welford_counts_are_guarded_by_a_foldable_max() -> None:
     body = src[src.index("__global__"):]
     assert "fmaxf(" in body and "fuser_max(" not in body
     name = re.search(r"void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)  # type: ignore[union-attr]
-    ptx = compile_cuda(src, name=name, options=CompileOptions(arch="sm_90"), ptx=True).image
-    text = ptx.decode() if isinstance(ptx, bytes) else ptx
-    assert "max.NaN" not in text
+    assert "max.NaN" not in _ptx(src, name, "sm_90")
