@@ -248,6 +248,33 @@ def test_vector_lanes_share_the_welford_count(shape: tuple[int, int], lanes: int
     assert len(counts) == lanes * len(set(counts))  # ``lanes`` lanes a count
 
 
+@pytest.mark.parametrize(
+    ("dtype", "cols", "pieces"),
+    [(DataType.Float, 40, 1), (DataType.BFloat16, 64, 2), (DataType.Float, 41, 0)],
+)
+def test_the_apply_kernel_reads_statistics_as_vectors(dtype: DataType, cols: int, pieces: int) -> None:
+    """The apply kernel of an outer normalization reads the mean and variance the way
+    it reads an input: a vector of columns loads its statistics (float32) as 16-byte
+    vectors, two of them for a bfloat16 vector of 8 lanes; 41 columns take no vectors
+    and load each column's statistics alone. The outputs equal the reference."""
+
+    def body(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+        x = fd.ops.cast(t0, DataType.Float) if dtype != DataType.Float else t0
+        var, mean = fd.ops.var_mean(x, [0], correction=0, keepdim=True)
+        y = fd.ops.mul(fd.ops.sub(x, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
+        fd.add_output(fd.ops.cast(y, dtype) if dtype != DataType.Float else y)
+
+    tol = 1e-2 if dtype == DataType.BFloat16 else 1e-5
+    low = check(define(body), [rand([37, cols], dtype, seed=cols)], "outer_persistent", 3, rtol=tol, atol=tol)
+    apply = print_cuda(low.kernels[-1].module)
+    assert low.kernels[-1].name.endswith("_apply")
+    vectors = re.findall(r"Vec<float, 4> partial\d+_v", apply)
+    assert len(vectors) == 2 * pieces  # the mean's and the variance's
+    if not pieces:
+        assert re.findall(r"= partial\d+\[", apply)
+
+
 @pytest.mark.parametrize("splits", [None, 2])
 def test_3d_reduces_two_leading_axes(splits: int | None) -> None:
     def body(fd):

@@ -205,6 +205,10 @@ class ElementEvaluator:
         self._unravelled = _Scoped()
         self.hooks: dict[SSAValue, Callable[[Index], SSAValue]] = {}
         """Values computed by the lowering itself (reduction results), by index."""
+        self.buffers: dict[SSAValue, TensorInput] = {}
+        """Values a kernel reads from a buffer laid out as a tensor, like an input (an
+        outer normalization's statistics in scratch): loaded as vectors where the
+        lanes allow."""
 
     # ---- scopes: memoized SSA values are only valid in the region that made them ----
     def push_scope(self) -> None:
@@ -313,7 +317,7 @@ class ElementEvaluator:
         """The operands that ``_compute`` evaluates first for ``v`` (an elementwise op or
         a view whose input index is plain index arithmetic), each with its index (a
         thunk: computed when its turn comes, as ``_compute`` would); [] for others."""
-        if v in self.hooks or isinstance(v, BlockArgument):
+        if v in self.hooks or v in self.buffers or isinstance(v, BlockArgument):
             return []
         op = v.owner
         if is_elementwise(op):
@@ -363,6 +367,11 @@ class ElementEvaluator:
             seen.add(key)
             if v in self.hooks:
                 continue
+            buf = self.buffers.get(v)
+            if buf is not None:
+                if len(lanes) > 1:
+                    self._vector_load(v, buf, lanes)
+                continue
             if isinstance(v, BlockArgument):
                 t = self.tensors.get(v.index)
                 if t is not None and len(lanes) > 1:
@@ -381,11 +390,19 @@ class ElementEvaluator:
                 stack.append((op.input, [self.unravel(self.ravel(i, sv), su) for i in lanes]))
             # Other ops (pad, cat, indexing) load lane by lane.
 
-    def _vector_load(self, v: BlockArgument, t: TensorInput, lanes: Sequence[Index]) -> None:
+    def _vector_load(self, v: SSAValue, t: TensorInput, lanes: Sequence[Index]) -> None:
         n = len(lanes)
         if any(self.memo.get((v, index_key(i))) is not None for i in lanes):
             return
-        if n * t.dtype.itemsize > 16 or n & (n - 1):
+        if n & (n - 1):
+            return
+        if n * t.dtype.itemsize > 16:
+            # Wider than a load: 16-byte pieces (a float32 input beside 8-lane
+            # bfloat16 vectors), each checked on its own.
+            m = max(1, 16 // t.dtype.itemsize)
+            if m > 1:
+                for c in range(0, n, m):
+                    self._vector_load(v, t, lanes[c : c + m])
             return
         # The lanes move along one axis (usually the innermost; the one of stride 1
         # for a tensor laid out otherwise), consecutively.
@@ -470,6 +487,9 @@ class ElementEvaluator:
     def _compute(self, v: SSAValue, idx: Index) -> SSAValue:
         if v in self.hooks:  # values the lowering provides (reduction results, staged inputs)
             return self.hooks[v](idx)
+        buf = self.buffers.get(v)
+        if buf is not None:
+            return self.b.to_compute(self.b.load(buf.arg, [self._offset(buf, idx)], v.name_hint))
         if isinstance(v, BlockArgument):
             if isinstance(v.type, F.TensorType):
                 return self._load(v, idx)

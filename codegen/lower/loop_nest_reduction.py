@@ -87,7 +87,13 @@ from fuser.codegen.lower.common import (
     ScratchBuffer,
     TensorLayout,
 )
-from fuser.codegen.lower.elementwise import Dim, ElementEvaluator, begin_kernel, offset_in
+from fuser.codegen.lower.elementwise import (
+    Dim,
+    ElementEvaluator,
+    TensorInput,
+    begin_kernel,
+    offset_in,
+)
 from fuser.codegen.lower.loop_index import (
     BLOCK_DIMS,
     GRID_DIMS,
@@ -383,8 +389,14 @@ class _ReductionNest:
         results = self.stat_results()
 
         def hook(ev: ElementEvaluator, args: list[SSAValue]) -> None:
-            for r, buf in zip(results, self.split_scratch(args)[1], strict=True):
-                ev.hooks[r] = lambda idx, buf=buf: ev.b.load(buf, [ev.materialize(ev.ravel(idx, shape))])
+            # Each statistic is a dense row-major buffer of the reduction's shape (a
+            # device allocation of its own: 16-byte aligned), read as an input is, so
+            # a vector of columns loads its statistics as vectors too (one load for
+            # 4 columns instead of one a column: the bf16 16384 x 1024 apply kernel
+            # was bound by L1 requests, 23.0 -> 16.3 us on the H200).
+            for r, buf, s in zip(results, self.split_scratch(args)[1], scratch[-len(results) :], strict=True):
+                strides = TensorLayout.contiguous(shape).strides
+                ev.buffers[r] = TensorInput(buf, s.dtype, shape, strides, max(1, 16 // s.dtype.itemsize))
 
         try:
             return pointwise_kernel(

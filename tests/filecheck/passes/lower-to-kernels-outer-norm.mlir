@@ -12,7 +12,8 @@
 // the output's a 2-D pointwise one of its own (the apply kernel). The statistics are a grid Welford reduction (each
 // block's mean, M2 and count in three scratch buffers, merged by Chan's formula in
 // the finishing kernel, which stores the mean output and the var and mean for the
-// apply kernel); the apply kernel runs the output's loop nest and reads them, its
+// apply kernel); the apply kernel runs the output's loop nest and reads them (a
+// vector of statistics a vector of columns, as it reads an input), its
 // row blocks reversed (iterdomain.reverse on BIDy: the first blocks take the last rows,
 // which the statistics kernel read last and L2 may still hold).
 
@@ -50,6 +51,7 @@ fuser.fusion @on(%x : !fuser.tensor<?x?xf32>) -> (!fuser.tensor<?x?xf32>, !fuser
 // CHECK-LABEL: void __launch_bounds__(128) on_kernel_apply({{.*}}) {
 // CHECK:         int {{t[0-9]+}} = {{[0-9]+}} - bidy;
 // CHECK-NOT:     partial0[
-// CHECK:         = partial4[
-// CHECK:         = partial3[
+// CHECK:         Vec<float, 4> partial4_v = *reinterpret_cast<const Vec<float, 4>*>(&partial4[
+// CHECK:         Vec<float, 4> partial3_v = *reinterpret_cast<const Vec<float, 4>*>(&partial3[
+// CHECK-NOT:     = partial{{[34]}}[
 // CHECK:         out0[
