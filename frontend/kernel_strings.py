@@ -166,11 +166,13 @@ def generate_cuda_code(
 
 def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
     from fuser.codegen.cuda_printer import print_cuda
+    from fuser.codegen.dependent_launch import mark_dependent_launches
     from fuser.codegen.lower import lower_segment
     from fuser.codegen.lower.common import LoweringError
     from fuser.frontend.validation import flatten_inputs
     from fuser.runtime.cpu_runner import layout_of
     from fuser.runtime.signature import kernel_layouts
+    from fuser.schedulers.target import from_device
 
     flat = flatten_inputs(entry.inputs, sched.metas)
     layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in flat]
@@ -179,6 +181,7 @@ def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
         lowered = lower_segment(sched.fusion, kernel_layouts(layouts), scalars)
     except LoweringError as e:
         raise RuntimeError(f"Fusion {entry.id}: the user schedule has no kernel: {e}") from None
+    mark_dependent_launches(lowered, from_device())  # as the GPU path compiles them
     return "\n\n".join(_strip(print_cuda(m), intrinsic_code) for m in lowered.modules())
 
 

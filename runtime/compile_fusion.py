@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuser.codegen.cuda_printer import print_cuda
+from fuser.codegen.cuda_printer import kernels_of, print_cuda
+from fuser.codegen.dependent_launch import mark_dependent_launches
 from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
 from fuser.ir.dialects import fuser as F
@@ -31,6 +32,7 @@ from fuser.ir.dtypes import DType
 from fuser.ir.gc_pause import paused_gc
 from fuser.runtime.signature import kernel_layouts
 from fuser.schedulers.analysis.sizes import has_size_operands
+from fuser.schedulers.target import from_device
 
 _SIG = {
     DType.float64: "d",
@@ -243,6 +245,7 @@ class FusionCompiler:
             lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
             if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
                 raise LoweringError(f"@{name}: its {lowered.scheduler} schedule launches no kernel")
+            mark_dependent_launches(lowered, self.target or from_device(self.device))
             source = print_cuda(*lowered.modules())
             self._lowered[key] = (lowered, source, name)
             return lowered, source
@@ -259,7 +262,15 @@ class FusionCompiler:
         module = drv.load_module(compiled.image, self.device)
         # A segment that differs from one compiled before only in its name shares its image
         # (``KernelCache``): its kernels carry that segment's names.
-        kernels = [module.kernel(compiled.symbol(k.name), kernel_signature(fusion, k.args)) for k in lowered.kernels]
+        # A kernel marked a dependent launch waits for the kernel before it first
+        # (``codegen/dependent_launch.py``): it may be launched while that one finishes.
+        kernels = [
+            module.kernel(
+                compiled.symbol(k.name), kernel_signature(fusion, k.args),
+                all(f.is_dependent_launch() for f in kernels_of(k.module)),
+            )
+            for k in lowered.kernels
+        ]
         self.compiles += 1
         scratch = [s.numel * s.dtype.itemsize for s in lowered.scratch]
         return CompiledSegment(fusion, lowered, source, kernels, scratch, self.device)

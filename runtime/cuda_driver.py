@@ -25,6 +25,7 @@ uint64, ``f`` float32, ``d`` float64, ``b`` bool.
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 import sys
 import threading
@@ -496,16 +497,22 @@ class Module:
         self.handle = _call(cu.cuModuleLoadData, image)
         self._kernels: dict[str, Kernel] = {}
 
-    def kernel(self, name: str, signature: str) -> Kernel:
-        """The ``extern "C"`` kernel ``name`` with parameter ``signature``."""
+    def kernel(self, name: str, signature: str, dependent_launch: bool = False) -> Kernel:
+        """The ``extern "C"`` kernel ``name`` with parameter ``signature``.
+        ``dependent_launch``: the kernel waits for the kernel before it itself
+        (``griddepcontrol.wait`` first: fuser's printer's ``fuser_dependent_launch``),
+        so it may be launched with programmatic stream serialization
+        (``DEPENDENT_LAUNCH``)."""
         k = self._kernels.get(name)
+        if k is not None and k.signature == signature and dependent_launch and not k.dependent_launch:
+            k = None
         if k is None or k.signature != signature:
             try:
                 fn = _call(cu.cuModuleGetFunction, self.handle, name.encode())
             except CudaError as e:
                 raise CudaError("cuModuleGetFunction", e.code,
                                 f"no kernel named '{name}' in the module") from None
-            k = Kernel(self, name, fn, signature)
+            k = Kernel(self, name, fn, signature, dependent_launch)
             self._kernels[name] = k
         return k
 
@@ -520,7 +527,8 @@ class Module:
 class Kernel:
     """A kernel function with a precomputed argument buffer for fast launches."""
 
-    def __init__(self, module: Module, name: str, function: Any, signature: str) -> None:
+    def __init__(self, module: Module, name: str, function: Any, signature: str,
+                 dependent_launch: bool = False) -> None:
         bad = [c for c in signature if c not in _SLOT]
         if bad:
             raise ValueError(f"kernel '{name}': unknown signature characters {bad!r} in "
@@ -540,6 +548,10 @@ class Kernel:
         self._lock = threading.Lock()
         self.static_shared_bytes = self.attribute("SHARED_SIZE_BYTES")
         self._dynamic_limit = DEFAULT_DYNAMIC_SHARED_LIMIT - self.static_shared_bytes
+        self.dependent_launch = dependent_launch and dependent_launch_supported(module.device)
+        """Whether launches set programmatic stream serialization (the kernel waits
+        for the one before it itself; an sm_90 or later device; ``DEPENDENT_LAUNCH``)."""
+        self._config: Any = None
 
     # attributes
     def attribute(self, name: str) -> int:
@@ -597,15 +609,45 @@ class Kernel:
             except struct.error as e:
                 raise TypeError(f"kernel '{self.name}' ({self.signature}): bad arguments "
                                 f"{tuple(args)!r}: {e}") from None
-            (err,) = cu.cuLaunchKernel(self.function, gx, gy, gz, bx, by, bz, shared_mem,
-                                       stream, self._params, 0)
+            if self.dependent_launch:
+                c = self._config or self._dependent_config()
+                c.gridDimX, c.gridDimY, c.gridDimZ = gx, gy, gz
+                c.blockDimX, c.blockDimY, c.blockDimZ = bx, by, bz
+                c.sharedMemBytes, c.hStream = shared_mem, stream
+                (err,) = cu.cuLaunchKernelEx(c, self.function, self._params, 0)
+            else:
+                (err,) = cu.cuLaunchKernel(self.function, gx, gy, gz, bx, by, bz, shared_mem,
+                                           stream, self._params, 0)
         if err != _SUCCESS:
-            raise CudaError("cuLaunchKernel", err,
+            raise CudaError("cuLaunchKernelEx" if self.dependent_launch else "cuLaunchKernel", err,
                             f"kernel '{self.name}' grid=({gx}, {gy}, {gz}) "
                             f"block=({bx}, {by}, {bz}) shared={shared_mem}")
 
+    def _dependent_config(self) -> Any:
+        """The ``CUlaunchConfig`` of this kernel's launches: programmatic stream
+        serialization (grid, block, shared bytes and stream set at each launch)."""
+        attr = cu.CUlaunchAttribute()
+        attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        c = self._config = cu.CUlaunchConfig()
+        c.attrs = [attr]
+        c.numAttrs = 1
+        return c
+
     def __repr__(self) -> str:
         return f"Kernel({self.name!r}, signature={self.signature!r})"
+
+
+DEPENDENT_LAUNCH = os.environ.get("FUSER_DEPENDENT_LAUNCH", "1") != "0"
+"""Whether fuser's kernels are launched with programmatic stream serialization on sm_90
+and later (programmatic dependent launch: a kernel's blocks may start while the kernel
+before it in the stream finishes; each waits for it in ``fuser_dependent_launch``);
+``FUSER_DEPENDENT_LAUNCH=0`` turns it off. Read when a kernel is loaded."""
+
+
+def dependent_launch_supported(device: int = 0) -> bool:
+    """``DEPENDENT_LAUNCH`` on a device that has programmatic dependent launch (sm_90+)."""
+    return DEPENDENT_LAUNCH and properties(device).compute_capability >= (9, 0)
 
 
 _modules: dict[tuple[int, bytes], Module] = {}

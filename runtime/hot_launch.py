@@ -148,6 +148,52 @@ def _cu_launch() -> Any:
     return fn
 
 
+class _LaunchAttributeValue(ctypes.Union):
+    """``CUlaunchAttributeValue``: a 64-byte union; the member used here."""
+
+    _fields_ = [("programmaticStreamSerializationAllowed", ctypes.c_int), ("pad", ctypes.c_char * 64)]
+
+
+class _LaunchAttribute(ctypes.Structure):
+    """``CUlaunchAttribute``: an id, padding to 8 bytes, the value union."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _LaunchAttributeValue)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    """``CUlaunchConfig`` (cuda.h)."""
+
+    _fields_ = [
+        ("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+        ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+        ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(_LaunchAttribute)), ("numAttrs", ctypes.c_uint),
+    ]
+
+
+_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+"""``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION``."""
+
+
+def _dependent_config(grid: tuple[int, int, int], block: tuple[int, int, int], shared: int) -> _LaunchConfig:
+    """The ``CUlaunchConfig`` of a programmatic dependent launch (``cuda_driver.
+    Kernel.dependent_launch``): its stream is set at each call."""
+    attr = _LaunchAttribute()
+    attr.id = _PROGRAMMATIC_STREAM_SERIALIZATION
+    attr.value.programmaticStreamSerializationAllowed = 1
+    cfg = _LaunchConfig(*grid, *block, shared, None, ctypes.pointer(attr), 1)
+    cfg._attr = attr  # type: ignore[attr-defined]  # keeps the attribute alive
+    return cfg
+
+
+@functools.cache
+def _cu_launch_ex() -> Any:
+    """libcuda's ``cuLaunchKernelEx(config, f, params, extra)`` (``_cu_launch``'s way)."""
+    fn = ctypes.PyDLL("libcuda.so.1").cuLaunchKernelEx
+    fn.restype = ctypes.c_int
+    return fn
+
+
 @functools.cache
 def _cu_graph_launch() -> Any:
     """libcuda's ``cuGraphLaunch(exec, stream)`` through ctypes (``_cu_launch``'s way)."""
@@ -454,6 +500,7 @@ def build(
         )
     mode = "ctypes" if launch is not None else LAUNCH
     graphed = GRAPHS and launch is None
+    dependent = launch is None and mode == "ctypes"
     if launch is None:
         launch = _cu_launch() if mode == "ctypes" else _cuda_python_launch()
     graphs = None
@@ -461,7 +508,7 @@ def build(
         total = torch.cuda.get_device_properties(int(replay.device)).total_memory
         graphs = Graphs(int(replay.device), budget=total // GRAPH_MEMORY_FRACTION)
     try:
-        source, namespace = _generate(replay, tensors, launch, stream, mode, graphs)
+        source, namespace = _generate(replay, tensors, launch, stream, mode, graphs, dependent=dependent)
     except NotHot:
         return None
     exec(compile(source, "<fuser hot launcher>", "exec"), namespace)  # noqa: S102 - our own source
@@ -503,6 +550,8 @@ class _Source:
             "_lock": _lock, "_cu_launch": launch, "_stream": stream, "_fail": _fail, "_cstreams": _Streams(),
         }
         self.mode = mode
+        self.dependent = False
+        """Whether launches may be programmatic dependent ones (``_generate``)."""
         self.kernels = 0
         self.libraries = 0
 
@@ -518,17 +567,20 @@ class _Source:
 
 def _generate(
     replay: Replay, tensors: Sequence[bool], launch: Any, stream: Any, mode: str = "ctypes",
-    graphs: Graphs | None = None, graph_launch: Any = None,
+    graphs: Graphs | None = None, graph_launch: Any = None, dependent: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """The launcher's source and the names it reads (module docstring). With
     ``graphs`` (ctypes launches only) the launches and library calls are one function
     ``_run`` that a call either runs or replays as the CUDA graph captured from it for
     these pointers (``Graphs``); ``graph_launch`` replaces libcuda's ``cuGraphLaunch``
-    (tests)."""
+    (tests). ``dependent``: ``launch`` is libcuda's own ``cuLaunchKernel`` (ctypes), so
+    kernels that allow it (``Kernel.dependent_launch``) are launched through
+    ``cuLaunchKernelEx`` with programmatic stream serialization instead."""
     if graphs is not None and mode != "ctypes":
         raise ValueError("hot launchers capture CUDA graphs of ctypes launches only")
     returned = frozenset(r for r, _ in replay.returns)
     src = _Source(launch, stream, mode, hoist=returned if graphs is not None else frozenset())
+    src.dependent = dependent and mode == "ctypes"
     n_in = replay.num_inputs
     head = [f"p{k} = inputs[{k}].data_ptr()" for k in replay.pointer_inputs]
     head += [f"v{k} = inputs[{k}]" for k in replay.scalar_inputs]
@@ -666,7 +718,15 @@ def _launch_lines(
             f"_where{k}": (kern.name, g, b, int(shared)),
         })
         dims = f"{g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, {int(shared)}"
-        if src.mode == "ctypes":
+        if src.dependent and kern.dependent_launch:
+            # A programmatic dependent launch: its config made once, the stream set per call.
+            src.ns[f"_fn{k}"] = ctypes.c_void_p(int(kern.function))
+            src.ns[f"_par{k}"] = ctypes.c_void_p(ctypes.addressof(pointers)) if offsets else None
+            src.ns[f"_cfg{k}"] = cfg = _dependent_config(g, b, int(shared))
+            src.ns[f"_pcfg{k}"] = ctypes.byref(cfg)
+            src.ns["_cu_launch_ex"] = _cu_launch_ex()
+            call = f"_cfg{k}.hStream = s\ne = _cu_launch_ex(_pcfg{k}, _fn{k}, _par{k}, None)"
+        elif src.mode == "ctypes":
             src.ns[f"_fn{k}"] = ctypes.c_void_p(int(kern.function))
             src.ns[f"_par{k}"] = ctypes.c_void_p(ctypes.addressof(pointers)) if offsets else None
             call = f"e = _cu_launch(_fn{k}, {dims}, cs, _par{k}, None)"
@@ -677,7 +737,7 @@ def _launch_lines(
         packed = "".join(", " + values[i] for i in gather)
         lines += [
             f"_pack{k}(_buf{k}, 0{packed})",
-            call,
+            *call.split("\n"),
             "if e:",
             f"    _fail(e, *_where{k})",
         ]

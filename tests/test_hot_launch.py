@@ -48,6 +48,7 @@ class FakeKernel:
         self.signature = signature
         self.function = handle
         self._dynamic_limit = 48 * 1024
+        self.dependent_launch = False  # launched with cuLaunchKernel (tests/test_dependent_launch.py)
         self.log = log
 
     def launch(self, grid: Any, block: Any, args: Any, shared: int = 0, stream: int = 0) -> None:
@@ -154,9 +155,9 @@ def test_pointwise_launch_packs_the_replays_arguments(monkeypatch: pytest.Monkey
     assert x.data_ptr() in prog.log[0][5]
 
 
-def test_cuda_python_launches_pack_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``LAUNCH = "cuda-python"``: ``cuda.bindings``' ``cuLaunchKernel`` with the
-    function object, the stream and the pointer array's address as ints."""
+def _sum_then_add(monkeypatch: pytest.MonkeyPatch) -> tuple[Program, list[Any], list[Any]]:
+    """A row sum, then an add after a segment boundary (two launches): its program,
+    inputs and replayed outputs."""
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
@@ -165,7 +166,13 @@ def test_cuda_python_launches_pack_the_same(monkeypatch: pytest.MonkeyPatch) -> 
     inputs = [torch.randn(64, 256), torch.randn(64, 256)]
     prog = Program(fd, inputs)
     monkeypatch.setattr(gpu_arrays, "_raw_stream", lambda d: STREAM)
-    slow = prog.replay(list(inputs))
+    return prog, inputs, prog.replay(list(inputs))
+
+
+def test_cuda_python_launches_pack_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LAUNCH = "cuda-python"``: ``cuda.bindings``' ``cuLaunchKernel`` with the
+    function object, the stream and the pointer array's address as ints."""
+    prog, inputs, slow = _sum_then_add(monkeypatch)
 
     def cu_launch(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
                   stream: int, params: int, extra: int) -> tuple[int]:
@@ -178,6 +185,33 @@ def test_cuda_python_launches_pack_the_same(monkeypatch: pytest.MonkeyPatch) -> 
     exec(compile(source, "<test>", "exec"), ns)  # noqa: S102
     _same_outputs(slow, ns["hot"](list(inputs)))
     assert len(prog.log) == 2 and prog.hot_log == prog.log
+
+
+def test_dependent_kernels_launch_through_cu_launch_kernel_ex(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels that wait for the kernel before them (``Kernel.dependent_launch``) are
+    launched through ``cuLaunchKernelEx`` with a config made once (programmatic stream
+    serialization, the step's grid, block and shared bytes) whose stream is set at
+    each call; the packed arguments are the plain launches' (the replay's)."""
+    prog, inputs, slow = _sum_then_add(monkeypatch)
+    for k in prog.kernels.values():
+        k.dependent_launch = True
+    configs: list[tuple[Any, ...]] = []
+
+    def cu_launch_ex(config: Any, fn: Any, params: Any, extra: Any) -> int:
+        c = config._obj  # noqa: SLF001 - the CUlaunchConfig behind ctypes.byref
+        attr = c.attrs[0]
+        configs.append((attr.id, attr.value.programmaticStreamSerializationAllowed, c.numAttrs))
+        return prog.cu_launch(fn, c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
+                              c.sharedMemBytes, ctypes.c_void_p(c.hStream), params, extra)
+
+    monkeypatch.setattr(hot_launch, "_cu_launch_ex", lambda: cu_launch_ex)
+    source, ns = hot_launch._generate(prog.replay, [True, True], prog.cu_launch, lambda d: STREAM, dependent=True)
+    assert "_cu_launch_ex(" in source and "_cu_launch(" not in source
+    exec(compile(source, "<test>", "exec"), ns)  # noqa: S102
+    fast = ns["hot"](list(inputs))
+    assert len(prog.log) == 2 and prog.hot_log == prog.log
+    assert configs == [(6, 1, 1)] * 2  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    _same_outputs(slow, fast)
 
 
 def test_extents_scalars_and_bf16(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -98,6 +98,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     SymbolNameConstraint,
+    UnitAttr,
     VectorType,
     i32,
     i64,
@@ -156,7 +157,11 @@ class FuncOp(IRDLOperation):
     ``block_size`` is the launch's block shape (x, y, z); ``index_bits`` (32 or 64,
     default 64) the width of ``index`` values and arguments; ``cluster_size`` (x, y,
     z), when present, groups the blocks into thread-block clusters of that shape
-    (``__cluster_dims__``; the grid is a multiple of it)."""
+    (``__cluster_dims__``; the grid is a multiple of it). ``dependent_launch``, when
+    present, makes the kernel a programmatic dependent launch on sm_90 and later: its
+    first statement lets the next kernel in the stream launch and waits for the one
+    before it (``griddepcontrol``), so the runtime may start it while that one finishes
+    (``codegen/dependent_launch.py`` decides which kernels)."""
 
     name = "kernel.func"
     sym_name = attr_def(SymbolNameConstraint())
@@ -164,6 +169,7 @@ class FuncOp(IRDLOperation):
     block_size = attr_def(DenseArrayBase)
     index_bits = opt_attr_def(IntegerAttr)
     cluster_size = opt_attr_def(DenseArrayBase)
+    dependent_launch = opt_attr_def(UnitAttr)
     body = region_def("single_block")
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
@@ -197,6 +203,9 @@ class FuncOp(IRDLOperation):
             return None
         v = [int(x) for x in self.cluster_size.get_values()]
         return (v[0], v[1], v[2])
+
+    def is_dependent_launch(self) -> bool:
+        return self.dependent_launch is not None
 
     def threads_per_block(self) -> int:
         x, y, z = self.get_block_size()
