@@ -495,7 +495,7 @@ class Module:
         self._image = image  # the driver reads it during the call only; keep for repr
         self.device = device
         self.handle = _call(cu.cuModuleLoadData, image)
-        self._kernels: dict[str, Kernel] = {}
+        self._kernels: dict[tuple[str, bool], Kernel] = {}
 
     def kernel(self, name: str, signature: str, dependent_launch: bool = False) -> Kernel:
         """The ``extern "C"`` kernel ``name`` with parameter ``signature``.
@@ -503,9 +503,7 @@ class Module:
         (``griddepcontrol.wait`` first: fuser's printer's ``fuser_dependent_launch``),
         so it may be launched with programmatic stream serialization
         (``DEPENDENT_LAUNCH``)."""
-        k = self._kernels.get(name)
-        if k is not None and k.signature == signature and dependent_launch and not k.dependent_launch:
-            k = None
+        k = self._kernels.get((name, dependent_launch))
         if k is None or k.signature != signature:
             try:
                 fn = _call(cu.cuModuleGetFunction, self.handle, name.encode())
@@ -513,7 +511,7 @@ class Module:
                 raise CudaError("cuModuleGetFunction", e.code,
                                 f"no kernel named '{name}' in the module") from None
             k = Kernel(self, name, fn, signature, dependent_launch)
-            self._kernels[name] = k
+            self._kernels[(name, dependent_launch)] = k
         return k
 
     def __del__(self) -> None:
