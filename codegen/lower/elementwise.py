@@ -397,8 +397,8 @@ class ElementEvaluator:
         if n & (n - 1):
             return
         if n * t.dtype.itemsize > 16:
-            # Wider than a load: 16-byte pieces (a float32 input beside 8-lane
-            # bfloat16 vectors), each checked on its own.
+            # Wider than a load: 16-byte pieces, each checked on its own (the float32
+            # statistics of an 8-lane bfloat16 apply kernel: two 4-lane loads).
             m = max(1, 16 // t.dtype.itemsize)
             if m > 1:
                 for c in range(0, n, m):
