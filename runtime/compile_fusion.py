@@ -17,6 +17,7 @@ argument buffer and calls ``cuLaunchKernel``: a few microseconds of host time.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Sequence
@@ -33,6 +34,13 @@ from fuser.ir.gc_pause import paused_gc
 from fuser.runtime.signature import kernel_layouts
 from fuser.schedulers.analysis.sizes import has_size_operands
 from fuser.schedulers.target import from_device
+
+
+@functools.cache
+def _device_target(device: int) -> Any:
+    """GPU ``device``'s properties (``from_device``: a dozen driver queries), read once."""
+    return from_device(device)
+
 
 _SIG = {
     DType.float64: "d",
@@ -245,7 +253,7 @@ class FusionCompiler:
             lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
             if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
                 raise LoweringError(f"@{name}: its {lowered.scheduler} schedule launches no kernel")
-            mark_dependent_launches(lowered, self.target or from_device(self.device))
+            mark_dependent_launches(lowered, self.target or _device_target(self.device))
             source = print_cuda(*lowered.modules())
             self._lowered[key] = (lowered, source, name)
             return lowered, source

@@ -500,7 +500,7 @@ def build(
         )
     mode = "ctypes" if launch is not None else LAUNCH
     graphed = GRAPHS and launch is None
-    dependent = launch is None and mode == "ctypes"
+    dependent = launch is None  # libcuda's own launch, not a test's
     if launch is None:
         launch = _cu_launch() if mode == "ctypes" else _cuda_python_launch()
     graphs = None
@@ -535,7 +535,9 @@ def _cuda_python_launch() -> Any:
 class _Source:
     """The body of the generated function being written, and the names it reads."""
 
-    def __init__(self, launch: Any, stream: Any, mode: str, hoist: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self, launch: Any, stream: Any, mode: str, hoist: frozenset[int] = frozenset(), dependent: bool = False
+    ) -> None:
         self.lines: list[str] = []
         self.pending: list[str] = []  # launch lines not yet written (written under the lock)
         self.hoist = hoist
@@ -550,7 +552,7 @@ class _Source:
             "_lock": _lock, "_cu_launch": launch, "_stream": stream, "_fail": _fail, "_cstreams": _Streams(),
         }
         self.mode = mode
-        self.dependent = False
+        self.dependent = dependent
         """Whether launches may be programmatic dependent ones (``_generate``)."""
         self.kernels = 0
         self.libraries = 0
@@ -579,8 +581,8 @@ def _generate(
     if graphs is not None and mode != "ctypes":
         raise ValueError("hot launchers capture CUDA graphs of ctypes launches only")
     returned = frozenset(r for r, _ in replay.returns)
-    src = _Source(launch, stream, mode, hoist=returned if graphs is not None else frozenset())
-    src.dependent = dependent and mode == "ctypes"
+    src = _Source(launch, stream, mode, hoist=returned if graphs is not None else frozenset(),
+                  dependent=dependent and mode == "ctypes")
     n_in = replay.num_inputs
     head = [f"p{k} = inputs[{k}].data_ptr()" for k in replay.pointer_inputs]
     head += [f"v{k} = inputs[{k}]" for k in replay.scalar_inputs]

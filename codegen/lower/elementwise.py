@@ -399,7 +399,7 @@ class ElementEvaluator:
         if n * t.dtype.itemsize > 16:
             # Wider than a load: 16-byte pieces, each checked on its own (the float32
             # statistics of an 8-lane bfloat16 apply kernel: two 4-lane loads).
-            m = max(1, 16 // t.dtype.itemsize)
+            m = 16 // t.dtype.itemsize
             if m > 1:
                 for c in range(0, n, m):
                     self._vector_load(v, t, lanes[c : c + m])
@@ -433,8 +433,8 @@ class ElementEvaluator:
     def _offset(self, t: TensorInput, idx: Index) -> int | SSAValue:
         return offset_in(self, t.shape, t.strides, idx)
 
-    def _load(self, v: BlockArgument, idx: Index) -> SSAValue:
-        t = self.tensors[v.index]
+    def _load(self, v: SSAValue, t: TensorInput, idx: Index) -> SSAValue:
+        """``v``'s element at ``idx`` from ``t`` (an input or a buffer), in its compute type."""
         return self.b.to_compute(self.b.load(t.arg, [self._offset(t, idx)], v.name_hint))
 
     def _broadcast_index(self, u: SSAValue, v: SSAValue, idx: Index) -> Index:
@@ -489,10 +489,10 @@ class ElementEvaluator:
             return self.hooks[v](idx)
         buf = self.buffers.get(v)
         if buf is not None:
-            return self.b.to_compute(self.b.load(buf.arg, [self._offset(buf, idx)], v.name_hint))
+            return self._load(v, buf, idx)
         if isinstance(v, BlockArgument):
             if isinstance(v.type, F.TensorType):
-                return self._load(v, idx)
+                return self._load(v, self.tensors[v.index], idx)
             # A half/bfloat16 scalar argument lives in f32, its compute type.
             arg = self.scalars[v.index]
             if F.dtype_of(v.type) in (DType.float16, DType.bfloat16) and arg.type != Float32Type():
