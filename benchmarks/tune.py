@@ -129,6 +129,14 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
         out.append({"label": "halves", "params": {}, "outer": {"single_kernel": False}})
         out += [{"label": f"prefetch {lv}", "params": {}, "env": {"FUSER_PREFETCH": lv}} for lv in ("L2", "L1")]
         out.append({"label": "hold buffers", "params": {"hold_buffers": True}})
+        out.append({"label": "pipeline", "params": {}, "env": {"FUSER_PIPELINE_LOADS": "1"}})
+        out.append({"label": "pipeline hold", "params": {"hold_buffers": True}, "env": {"FUSER_PIPELINE_LOADS": "1"}})
+        out += [{"label": f"cap{n} pipeline", "params": {}, "env": {"FUSER_PIPELINE_LOADS": f"bytes={n}"}}
+                for n in (8, 40)]
+        out += [{"label": f"cap{n} pipeline prefetch L2", "params": {},
+                 "env": {"FUSER_PIPELINE_LOADS": f"bytes={n}", "FUSER_PREFETCH": "L2"}} for n in (8, 40)]
+        out.append({"label": "pipeline prefetch L2", "params": {},
+                    "env": {"FUSER_PIPELINE_LOADS": "1", "FUSER_PREFETCH": "L2"}})
         vecs = cols * itemsize // 16
         for tpr in (32, 64, 128, 256, 512):
             for rpb in (1, 2, 4, 8):
@@ -140,6 +148,8 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
                     out.append({"label": f"T{tpr}xR{rpb} b{vecs // tpr} G{g}", "params": params})
                     out.append({"label": f"hold T{tpr}xR{rpb} b{vecs // tpr} G{g}",
                                 "params": {**params, "hold_buffers": True}})
+                    out.append({"label": f"pipeline T{tpr}xR{rpb} b{vecs // tpr} G{g}", "params": params,
+                                "env": {"FUSER_PIPELINE_LOADS": "1"}})
     elif "vocab" in w.name or "few_rows" in w.name:  # few long rows: threads x blocks of a cluster a row
         rows, cols = w.shapes[0]
         out += [

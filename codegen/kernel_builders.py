@@ -216,14 +216,17 @@ class KernelBuilder:
         """The kernel; a warp-uniform guard of all its stores (the rows of a batch)
         becomes one ``if`` around its body (``codegen/uniform_guard.py``); pure ops
         nothing reads are erased (``codegen/dead_ops.py``); with
-        ``FUSER_PREFETCH`` set, a loop that waits for other threads prefetches its
-        next iteration's loads (``codegen/prefetch_loads.py``; off by default). It is
+        ``FUSER_PIPELINE_LOADS=1``, a loop that waits for other threads loads its next
+        iteration's inputs into registers (``codegen/pipeline_loads.py``); with
+        ``FUSER_PREFETCH`` set, it prefetches them (``codegen/prefetch_loads.py``;
+        both off by default). It is
         verified when ``FUSER_VERIFY_KERNELS`` is set (the test suite sets it; it
         costs a third of the lowering of a large fusion), as ``fuser-opt`` verifies
         the module after ``lower-to-kernels``. A kernel whose shared tiles and
         block-reduction workspace exceed ``kernel.STATIC_SHARED_LIMIT`` is a
         ``LoweringError`` here, not a ptxas error later."""
         from fuser.codegen.dead_ops import erase_dead_ops
+        from fuser.codegen.pipeline_loads import pipeline_loads, pipeline_setting
         from fuser.codegen.prefetch_loads import prefetch_level, prefetch_next_iteration
         from fuser.codegen.uniform_guard import hoist_uniform_guard
 
@@ -235,6 +238,9 @@ class KernelBuilder:
                 "static shared memory: a smaller block, or fewer slots a tile")
         hoist_uniform_guard(self.func)
         erase_dead_ops(self.func.body.block)
+        pipelined, cap = pipeline_setting()
+        if pipelined:
+            pipeline_loads(self.func, cap)
         prefetch_next_iteration(self.func, prefetch_level())
         if os.environ.get("FUSER_VERIFY_KERNELS", "") not in ("", "0"):
             self.module.verify()

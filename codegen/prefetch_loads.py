@@ -66,13 +66,13 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from fuser.ir.dialects import kernel as k
 
-__all__ = ["PREFETCH_ATTR", "prefetch_level", "prefetch_loop", "prefetch_next_iteration", "waits"]
+__all__ = ["PREFETCH_ATTR", "NextIteration", "prefetch_level", "prefetch_loop", "prefetch_next_iteration", "waits"]
 
 _PURE = (*k.INDEX_ARITH_OPS, *k.LAUNCH_INDEX_OPS)
 """Ops an address or a guard may be computed with: integer math and launch indices
 (a division only by a non-zero constant: the copy runs before the guards that the
 original may sit under)."""
-_WAITS = (k.BlockReduceOp, k.BarrierOp, k.ClusterReduceOp, k.WarpReduceOp, k.ShuffleOp)
+WAITS = (k.BlockReduceOp, k.BarrierOp, k.ClusterReduceOp, k.WarpReduceOp, k.ShuffleOp)
 """Ops that wait for other threads' values: a loop with one cannot run ahead of its
 slowest load."""
 DEFAULT_LEVEL = "L2"
@@ -107,14 +107,14 @@ def prefetch_next_iteration(func: k.FuncOp, level: str | None = DEFAULT_LEVEL) -
 def waits(loop: scf.ForOp) -> bool:
     """Whether ``loop``'s body waits for other threads' values (a reduction across
     threads or a barrier) and has not been pipelined yet."""
-    return PREFETCH_ATTR not in loop.attributes and any(isinstance(o, _WAITS) for o in loop.walk())
+    return PREFETCH_ATTR not in loop.attributes and any(isinstance(o, WAITS) for o in loop.walk())
 
 
 def prefetch_loop(loop: scf.ForOp, written: set[SSAValue], level: str) -> int:
     """The prefetches of one loop (``written``: the tensors the kernel stores to);
     marks the loop. Returns how many it added."""
     loop.attributes[PREFETCH_ATTR] = StringAttr(level)
-    return _Pipeline(loop, written, level).run()
+    return _Prefetch(loop, written, level).run()
 
 
 def _loads(block: Block) -> Iterator[tuple[Operation, SSAValue, SSAValue]]:
@@ -126,15 +126,18 @@ def _loads(block: Block) -> Iterator[tuple[Operation, SSAValue, SSAValue]]:
             yield op, op.memref, op.indices[0]
 
 
-class _Pipeline:
-    """The prefetches of one loop."""
+class NextIteration:
+    """What the next iteration of ``loop`` loads, and the computations of its
+    addresses and guards with the induction variable advanced (``copy``): shared by
+    the prefetches here and the register pipelining of ``codegen/pipeline_loads.py``."""
 
-    def __init__(self, loop: scf.ForOp, written: set[SSAValue], level: str) -> None:
+    def __init__(self, loop: scf.ForOp, written: set[SSAValue]) -> None:
         self.loop = loop
         self.body = loop.body.block
         self.iv = self.body.args[0]
         self.written = written
-        self.level = level
+        self.suffix = "next"
+        """The name hints' suffix of what ``copy`` computes."""
         self.varies: dict[SSAValue, bool | None] = {}  # value -> depends on iv (None: not computable)
         self.keys: dict[SSAValue, object] = {}
 
@@ -176,8 +179,12 @@ class _Pipeline:
             out.append(parent.cond)
             op = parent
 
-    def run(self) -> int:
-        jobs: list[tuple[SSAValue, SSAValue, list[SSAValue]]] = []
+    def candidates(self) -> list[tuple[Operation, SSAValue, SSAValue, list[SSAValue]]]:
+        """``(load, tensor, index, guards)`` of every load the next iteration can issue
+        early: from a global tensor the kernel only reads (a kernel argument), at an
+        index computable at the top of the body, under guards that are too (the
+        ``scf.if`` conditions around it)."""
+        jobs: list[tuple[Operation, SSAValue, SSAValue, list[SSAValue]]] = []
         for load, tensor, index in _loads(self.body):
             if not isinstance(tensor, BlockArgument) or tensor in self.written:
                 continue
@@ -188,7 +195,49 @@ class _Pipeline:
                 continue
             if any(self.computable(g) is None for g in guards):
                 continue
-            jobs.append((tensor, index, guards))
+            jobs.append((load, tensor, index, guards))
+        return jobs
+
+    def key(self, v: SSAValue) -> object:
+        """What ``v`` computes, structurally (the lowering recomputes a row index at
+        every load: one copy and one prefetch each)."""
+        if v is self.iv or not self.inside(v):
+            return v
+        if v not in self.keys:
+            op = v.owner
+            assert isinstance(op, Operation)
+            attrs = tuple(sorted((n, str(a)) for n, a in (*op.properties.items(), *op.attributes.items())))
+            self.keys[v] = (op.name, attrs, tuple(self.key(o) for o in op.operands), op.results.index(v))
+        return self.keys[v]
+
+    def copy(self, v: SSAValue, block: Block, copies: dict[object, SSAValue]) -> SSAValue:
+        """``v`` computed in ``block`` with the induction variable advanced (operands
+        first; values defined before the loop are used as they are)."""
+        key = self.key(v)
+        if key in copies:
+            return copies[key]
+        if not self.inside(v):
+            return v
+        op = v.owner
+        assert isinstance(op, Operation)
+        mapping = {o: self.copy(o, block, copies) for o in op.operands}
+        new = op.clone(value_mapper=mapping, clone_name_hints=False)
+        block.add_op(new)
+        for old, res in zip(op.results, new.results, strict=True):
+            res.name_hint = f"{old.name_hint}_{self.suffix}" if old.name_hint else None
+            copies[self.key(old)] = res
+        return copies[key]
+
+
+class _Prefetch(NextIteration):
+    """The prefetches of one loop."""
+
+    def __init__(self, loop: scf.ForOp, written: set[SSAValue], level: str) -> None:
+        super().__init__(loop, written)
+        self.level = level
+
+    def run(self) -> int:
+        jobs = [(tensor, index, guards) for _, tensor, index, guards in self.candidates()]
         if not jobs:
             return 0
         ops: list[Operation] = []
@@ -219,36 +268,6 @@ class _Pipeline:
         assert first is not None
         self.body.insert_ops_before(ops, first)
         return added
-
-    def key(self, v: SSAValue) -> object:
-        """What ``v`` computes, structurally (the lowering recomputes a row index at
-        every load: one copy and one prefetch each)."""
-        if v is self.iv or not self.inside(v):
-            return v
-        if v not in self.keys:
-            op = v.owner
-            assert isinstance(op, Operation)
-            attrs = tuple(sorted((n, str(a)) for n, a in (*op.properties.items(), *op.attributes.items())))
-            self.keys[v] = (op.name, attrs, tuple(self.key(o) for o in op.operands), op.results.index(v))
-        return self.keys[v]
-
-    def copy(self, v: SSAValue, block: Block, copies: dict[object, SSAValue]) -> SSAValue:
-        """``v`` computed in ``block`` with the induction variable advanced (operands
-        first; values defined before the loop are used as they are)."""
-        key = self.key(v)
-        if key in copies:
-            return copies[key]
-        if not self.inside(v):
-            return v
-        op = v.owner
-        assert isinstance(op, Operation)
-        mapping = {o: self.copy(o, block, copies) for o in op.operands}
-        new = op.clone(value_mapper=mapping, clone_name_hints=False)
-        block.add_op(new)
-        for old, res in zip(op.results, new.results, strict=True):
-            res.name_hint = f"{old.name_hint}_next" if old.name_hint else None
-            copies[self.key(old)] = res
-        return copies[key]
 
 
 def _cannot_fault(op: Operation) -> bool:

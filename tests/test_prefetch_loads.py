@@ -38,6 +38,25 @@ def _loop_of(op: k.PrefetchOp) -> scf.ForOp:
     return parent
 
 
+def persistent_layer_norm_backward(rows: int, cols: int) -> tuple:
+    """(fusion, inputs, scheduled segment) of a layer-norm backward over ``rows`` x
+    ``cols`` as one inner-outer persistent kernel of 16 blocks: a row loop of several
+    iterations, a partial last one when 16 does not divide the rows' groups."""
+    fusion = layer_norm_backward()
+    xs = inputs(rows, cols)
+    params = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, [x.shape for x in xs]), H100)
+    params = replace(params, inner=replace(params.inner, grid=(16, 1, 1)))  # 16 blocks of 4 rows: 5 iterations
+    return fusion, xs, schedule_segment(fusion, Signature.of(fusion, xs), H100, ("inner_outer_persistent", params))
+
+
+def assert_bitwise_then_reference(ours: list, plain: list, fusion, xs: list) -> None:  # noqa: ANN001
+    """``ours`` equals the untransformed kernels' ``plain`` bit for bit and the
+    reference interpreter to 2e-5."""
+    for o, p, r in zip(ours, plain, run_fusion(fusion, [x.copy() for x in xs]), strict=True):
+        np.testing.assert_array_equal(o, p)
+        np.testing.assert_allclose(o, r, rtol=2e-5, atol=2e-5)
+
+
 @pytest.mark.parametrize("rows,cols", [(300, 24), (301, 64)])
 def test_layer_norm_backward_prefetches_the_next_row_and_matches(
     rows: int, cols: int, monkeypatch: pytest.MonkeyPatch
@@ -48,11 +67,7 @@ def test_layer_norm_backward_prefetches_the_next_row_and_matches(
     interpreter. The outputs are bit for bit those of the kernel without prefetches,
     and match the reference."""
     monkeypatch.setenv("FUSER_PREFETCH", "L2")
-    fusion = layer_norm_backward()
-    xs = inputs(rows, cols)
-    params = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, [x.shape for x in xs]), H100)
-    params = replace(params, inner=replace(params.inner, grid=(16, 1, 1)))  # 16 blocks of 4 rows: 5 iterations
-    sched = schedule_segment(fusion, Signature.of(fusion, xs), H100, ("inner_outer_persistent", params))
+    fusion, xs, sched = persistent_layer_norm_backward(rows, cols)
     ours, lowered = run_segment_on_cpu(sched, xs)
     pfs = _prefetches(lowered)
     assert {op.mem.name_hint for op in pfs} >= {"in0", "in1", "in2", "in3"}, [op.mem.name_hint for op in pfs]
@@ -62,9 +77,7 @@ def test_layer_norm_backward_prefetches_the_next_row_and_matches(
     monkeypatch.setenv("FUSER_PREFETCH", "0")
     plain, lowered0 = run_segment_on_cpu(sched, xs)
     assert not _prefetches(lowered0)
-    for o, p, r in zip(ours, plain, run_fusion(fusion, [x.copy() for x in xs]), strict=True):
-        np.testing.assert_array_equal(o, p)
-        np.testing.assert_allclose(o, r, rtol=2e-5, atol=2e-5)
+    assert_bitwise_then_reference(ours, plain, fusion, xs)
 
 
 def test_level_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
