@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.transformer_step import graph_counts, kernel_kind
+from benchmarks.transformer_step import busy_us, graph_counts, kernel_kind
 
 
 @pytest.mark.parametrize(("name", "kind"), [
@@ -35,3 +35,12 @@ def test_graph_counts_report_the_memory_the_graphs_own() -> None:
     assert line == "hot launchers 3, with graphs 2, graphs 4, owning 3.00 GB, off 0 []"
     line = graph_counts(launchers, shared=True)
     assert line == "hot launchers 3, with graphs 2, graphs 4, owning >= 1.00 GB (shared pools), off 0 []"
+
+
+def test_busy_time_counts_overlapping_kernels_once() -> None:
+    """A dependent launch's kernel starts before the one it waits for ends: the busy
+    time is the union of the spans, not their sum (0-10 and 8-12 are 12 us, then a
+    gap, a span inside another, and a later one)."""
+    assert busy_us([(8.0, 12.0), (0.0, 10.0)]) == 12.0
+    assert busy_us([(0.0, 10.0), (2.0, 3.0), (20.0, 25.0)]) == 15.0
+    assert busy_us([]) == 0.0
