@@ -133,8 +133,12 @@ def profile_table(compiled: Any, ids: Any) -> tuple[str, float]:
         (e.time_range.start, e.time_range.end) for e in prof.events()
         if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start
     ]
-    busy = busy_us(spans) / 1e3 if spans else sum(totals.values()) / 1e3
-    return (f"kernels of one step: {busy:.2f} ms busy, {sum(totals.values()) / 1e3:.2f} ms summed ({summary})\n"
+    summed = sum(totals.values()) / 1e3
+    if not spans:  # no kernel spans recorded: say so rather than pass the sum off as busy time
+        return (f"kernels of one step: {summed:.2f} ms summed (no kernel spans for the busy time) ({summary})\n"
+                + events.table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=60)), summed
+    busy = busy_us(spans) / 1e3
+    return (f"kernels of one step: {busy:.2f} ms busy, {summed:.2f} ms summed ({summary})\n"
             + events.table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=60)), busy
 
 
