@@ -23,8 +23,11 @@ dependent launches in two calls, with no kernel before them to overlap.
                                                                      dependent_launch}
 
 ``mark_dependent_launches(lowered, target)`` runs after the lowering, for the target
-that schedules the fusion; the runtime launches marked kernels with the attribute
-(``runtime/cuda_driver.py``, ``runtime/hot_launch.py``) unless
+that schedules the fusion: in the compiler driver's launch path
+(``runtime/compile_fusion.py``), the frontend's lowered segments and kernel strings,
+and the ``lower-to-kernels`` pass, so that ``fuser-opt`` shows the attribute (and
+``-t cuda`` the prologue) of what runs. The runtime launches marked kernels with the
+attribute (``runtime/cuda_driver.py``, ``runtime/hot_launch.py``) unless
 ``FUSER_DEPENDENT_LAUNCH=0``.
 """
 

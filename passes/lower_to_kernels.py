@@ -16,6 +16,10 @@ becomes::
         block_size = array<i32: 128, 1, 1>, fuser.grid = array<i64: 12288, 1, 1>,
         fuser.launch_args = ["input 0", "output 0"], index_bits = 32 : i64} { ... }
 
+On an sm_90 target, kernels of at most two waves of blocks and no clusters are marked
+``dependent_launch`` as the runtime marks them (``codegen/dependent_launch.py``; 12288
+blocks of 128 threads are 5.8 waves on the H100, so not here).
+
 ``fuser-opt ... --lower-to-kernels -t cuda`` then prints the CUDA C of every kernel.
 Inputs are taken as dense tensors in their declared stride order (the layouts
 kernels are specialized for at run time are the caller's).
@@ -43,6 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from fuser.codegen.dependent_launch import mark_dependent_launches
 from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import (
     ArgRef,
@@ -105,6 +110,7 @@ class LowerToKernelsPass(ModulePass):
                 lowered = lower_segment(fusion, layouts, scalars, None, target, f"{fusion.sym_name.data}_kernel")
             except (LoweringError, SizeBindingError) as e:
                 raise LowerToKernelsError(f"lower-to-kernels: cannot lower {name}: {e}") from None
+            mark_dependent_launches(lowered, target)  # as the runtime launches them on this target
             anchor = fusion
             names = []
             for k in lowered.kernels:

@@ -18,6 +18,7 @@ fuser.fusion @rev(%x : !fuser.tensor<6x8xf32>) -> !fuser.tensor<6x8xf32> {
 // CHECK-NEXT:    %b = iterdomain.parallelize %r to BIDx : !iterdomain.id<6> -> !iterdomain.id<6, BIDx>
 
 // CUDA-LABEL: void __launch_bounds__(8) rev_kernel(const float* __restrict__ x, float* __restrict__ out0) {
+// CUDA-NEXT:    fuser_dependent_launch();
 // CUDA-NEXT:    int bidx = blockIdx.x;
 // CUDA-NEXT:    int tidx = threadIdx.x;
 // CUDA-NEXT:    int [[ROW:t[0-9]+]] = 5 - bidx;

@@ -134,6 +134,7 @@ fuser.fusion @rows(%x : !fuser.tensor<6x10xf32>) -> !fuser.tensor<6xf32> {
 }
 
 // CHECK-LABEL: void __launch_bounds__(1) rows_kernel(
+// CHECK-NEXT:    fuser_dependent_launch();
 // CHECK-NEXT:    int bidx = blockIdx.x;
 // CHECK-NEXT:    float [[EVEN:t[0-9]+]] = 0.0f;
 // CHECK-NEXT:    float [[ODD:t[0-9]+]] = 0.0f;

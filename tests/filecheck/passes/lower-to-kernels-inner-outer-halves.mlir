@@ -28,6 +28,7 @@ fuser.fusion @ln_bwd(%dy: !fuser.tensor<2048x256xf32>, %x: !fuser.tensor<2048x25
 // CHECK:         fuser_warp_reduce
 // CHECK:         *reinterpret_cast<Vec<float, 4>*>(&out0[{{t[0-9]+}}]) =
 // CHECK-LABEL: void __launch_bounds__(256) ln_bwd_kernel_nest1({{.*}}, float* __restrict__ partial0, float* __restrict__ partial1) {
+// CHECK-NEXT:    fuser_dependent_launch();
 // CHECK-NEXT:    __shared__ __align__(16) float slots_tile[8][8][32];
 // CHECK:         float [[DW:t[0-9]+]] = slots_tile[0][0][tidx_2];
 // CHECK-NEXT:    float [[DB:t[0-9]+]] = slots_tile[0][1][tidx_2];

@@ -38,6 +38,7 @@ fuser.fusion @ln_bwd(%dy : !fuser.tensor<?x?xf32>, %x : !fuser.tensor<?x?xf32>, 
   fuser.output %dx, %dw, %db : !fuser.tensor<?x?xf32>, !fuser.tensor<?xf32>, !fuser.tensor<?xf32>
 }
 // CHECK-LABEL: void __launch_bounds__(128) ln_bwd_kernel(const float* __restrict__ dy, const float* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ out0, const float* __restrict__ out1, const float* __restrict__ out2, float* __restrict__ partial0, float* __restrict__ partial1) {
+// CHECK-NEXT:    fuser_dependent_launch();
 // CHECK-NEXT:    __shared__ __align__(16) float across_tile[4][16][32];
 // CHECK:         for (int i1 = 0; i1 < 4; ++i1) {
 // CHECK:         Vec<float, 4> dy_v = *reinterpret_cast<const Vec<float, 4>*>(&dy[{{t[0-9]+}}]);

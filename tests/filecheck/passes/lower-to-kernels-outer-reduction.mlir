@@ -19,6 +19,7 @@ fuser.fusion @col(%x : !fuser.tensor<?x?xf32>) -> !fuser.tensor<?xf32> {
 }
 
 // CHECK-LABEL: void __launch_bounds__(256) col_kernel(const float* __restrict__ x, const float* __restrict__ out0, float* __restrict__ partial0) {
+// CHECK-NEXT:    fuser_dependent_launch();
 // CHECK-NEXT:    __shared__ __align__(16) float slots_tile[8][4][32];
 // CHECK:         for (int i2 = 0; i2 < 2; ++i2) {
 // CHECK:           #pragma unroll

@@ -34,6 +34,7 @@ fuser.fusion @tr(%x: !fuser.tensor<70x96xf32>) -> !fuser.tensor<96x70xf32> {
   fuser.output %y : !fuser.tensor<96x70xf32>
 }
 // CHECK-LABEL: void __launch_bounds__(256) tr_kernel(
+// CHECK-NEXT:    fuser_dependent_launch();
 // CHECK-NEXT:    __shared__ __align__(16) float x_tile[32][33];  // padded by 1
 // CHECK:         bool t2 = t1 < 70;
 // CHECK:         float x_1 = x[t6];
@@ -82,6 +83,7 @@ fuser.fusion @tr(%x: !fuser.tensor<70x96xf32>) -> !fuser.tensor<96x70xf32> {
   fuser.output %y : !fuser.tensor<96x70xf32>
 }
 // CHECK-LABEL: void __launch_bounds__(64) tr_kernel(
+// CHECK-NEXT:    fuser_dependent_launch();
 // CHECK-NEXT:    __shared__ __align__(16) float x_tile[16][16];
 // CHECK:         x_tile[tidy][tidx] = x_1;
 // CHECK:         __syncthreads();

@@ -23,6 +23,7 @@ fuser.fusion @tr(%x : !fuser.tensor<?x?xf32>, %b : !fuser.tensor<?x?xf32>) -> !f
 // PLACED:         iterdomain.loop %b [{{.*}}] : !fuser.tensor<96x64xf32>
 
 // CHECK-LABEL: void __launch_bounds__(128) tr_kernel(
+// CHECK-NEXT:    fuser_dependent_launch();
 // CHECK-NEXT:    __shared__ __align__(16) float x_tile[32][33];  // padded by 1
 // CHECK:         Vec<float, 4> x_v = *reinterpret_cast<const Vec<float, 4>*>(&x[
 // CHECK:         x_tile[{{.*}}] = t11;

@@ -10,6 +10,7 @@
 // CHECK-NEXT:    iterdomain.loop %[[D]] [] : !fuser.tensor<f16> []
 
 // CUDA-LABEL: __global__ void __launch_bounds__(1) scalar_sub_kernel(
+// CUDA-NEXT:    fuser_dependent_launch();
 // CUDA-NEXT:    __half a_1 = a[0];
 // CUDA:         __half b_1 = b[0];
 // CUDA:         float t2 = t0 - t1;
