@@ -134,12 +134,11 @@ def profile_table(compiled: Any, ids: Any) -> tuple[str, float]:
         if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start
     ]
     summed = sum(totals.values()) / 1e3
+    table = events.table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=60)
     if not spans:  # no kernel spans recorded: say so rather than pass the sum off as busy time
-        return (f"kernels of one step: {summed:.2f} ms summed (no kernel spans for the busy time) ({summary})\n"
-                + events.table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=60)), summed
+        return f"kernels of one step: {summed:.2f} ms summed (no kernel spans for the busy time) ({summary})\n{table}", summed
     busy = busy_us(spans) / 1e3
-    return (f"kernels of one step: {busy:.2f} ms busy, {summed:.2f} ms summed ({summary})\n"
-            + events.table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=60)), busy
+    return f"kernels of one step: {busy:.2f} ms busy, {summed:.2f} ms summed ({summary})\n{table}", busy
 
 
 def dump_segments(directory: str) -> int:

@@ -9,7 +9,7 @@ iteration loads it. This transform keeps the next row in registers instead
 (software pipelining, nvFuser's circular buffering of a persistent loop's inputs):
 
 ``pipeline_loads(func)`` rewrites every ``scf.for`` of ``func`` whose body waits for
-other threads (``prefetch_loads.WAITS``). Each load that ``NextIteration.candidates``
+other threads (``prefetch_loads.waits_for_other_threads``). Each load that ``NextIteration.candidates``
 accepts (a global tensor the kernel only reads, its index and the conditions of the
 ``scf.if``s around it computable from the induction variable, values defined before
 the loop, constants and launch indices) becomes a value the loop carries: the first
@@ -66,7 +66,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from fuser.codegen.prefetch_loads import WAITS, NextIteration
+from fuser.codegen.prefetch_loads import NextIteration, waits_for_other_threads
 from fuser.ir.dialects import kernel as k
 
 __all__ = ["PIPELINE_ATTR", "pipeline_setting", "pipeline_loads", "pipeline_loop", "value_bytes", "waits"]
@@ -101,7 +101,7 @@ def pipeline_loads(func: k.FuncOp, max_bytes: int | None = None) -> int:
 
 def waits(loop: scf.ForOp) -> bool:
     """Whether ``loop``'s body waits for other threads and has not been pipelined."""
-    return PIPELINE_ATTR not in loop.attributes and any(isinstance(o, WAITS) for o in loop.body.walk())
+    return PIPELINE_ATTR not in loop.attributes and waits_for_other_threads(loop)
 
 
 def pipeline_loop(
@@ -206,13 +206,13 @@ class _Pipeline(NextIteration):
         ops.append(more)
         scratch = Block()
         copies: dict[object, SSAValue] = {self.iv: at}
-        self.suffix = "next" if otherwise is not None else "first"
+        suffix = "next" if otherwise is not None else "first"
         conds: dict[tuple[SSAValue, ...], SSAValue] = {}
         out: list[SSAValue] = []
         for j, (load, index, guards) in enumerate(jobs.values()):
             t = load.results[0].type
-            idx = self.copy(index, scratch, copies)
-            gs = tuple(dict.fromkeys(self.copy(g, scratch, copies) for g in guards))
+            idx = self.copy(index, scratch, copies, suffix)
+            gs = tuple(dict.fromkeys(self.copy(g, scratch, copies, suffix) for g in guards))
             if gs not in conds:
                 cond = more.result
                 for g in gs:
@@ -223,13 +223,9 @@ class _Pipeline(NextIteration):
             cond = conds[gs]
             then_load = load.clone(value_mapper={index: idx}, clone_name_hints=False)
             name = load.results[0].name_hint or "ld"
-            then_load.results[0].name_hint = f"{name}_{self.suffix}"
-            if otherwise is not None:
-                alt: list[Operation] = []
-                other = otherwise[j]
-            else:
-                alt = []
-                other = _zero(t, alt)
+            then_load.results[0].name_hint = f"{name}_{suffix}"
+            alt: list[Operation] = []  # the else-branch's ops: a zero's constants, or none
+            other = otherwise[j] if otherwise is not None else _zero(t, alt)
             iff = scf.IfOp(
                 cond, [t],
                 Region(Block([then_load, scf.YieldOp(then_load.results[0])])),

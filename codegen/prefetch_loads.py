@@ -66,7 +66,10 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from fuser.ir.dialects import kernel as k
 
-__all__ = ["PREFETCH_ATTR", "NextIteration", "prefetch_level", "prefetch_loop", "prefetch_next_iteration", "waits"]
+__all__ = [
+    "PREFETCH_ATTR", "NextIteration", "prefetch_level", "prefetch_loop", "prefetch_next_iteration", "waits",
+    "waits_for_other_threads",
+]
 
 _PURE = (*k.INDEX_ARITH_OPS, *k.LAUNCH_INDEX_OPS)
 """Ops an address or a guard may be computed with: integer math and launch indices
@@ -104,10 +107,16 @@ def prefetch_next_iteration(func: k.FuncOp, level: str | None = DEFAULT_LEVEL) -
     return sum(prefetch_loop(loop, written, level) for loop in loops)
 
 
-def waits(loop: scf.ForOp) -> bool:
+def waits_for_other_threads(loop: scf.ForOp) -> bool:
     """Whether ``loop``'s body waits for other threads' values (a reduction across
-    threads or a barrier) and has not been pipelined yet."""
-    return PREFETCH_ATTR not in loop.attributes and any(isinstance(o, WAITS) for o in loop.walk())
+    threads or a barrier, ``WAITS``)."""
+    return any(isinstance(o, WAITS) for o in loop.body.walk())
+
+
+def waits(loop: scf.ForOp) -> bool:
+    """Whether ``loop``'s body waits for other threads and its next iteration's loads
+    have not been prefetched yet."""
+    return PREFETCH_ATTR not in loop.attributes and waits_for_other_threads(loop)
 
 
 def prefetch_loop(loop: scf.ForOp, written: set[SSAValue], level: str) -> int:
@@ -136,8 +145,6 @@ class NextIteration:
         self.body = loop.body.block
         self.iv = self.body.args[0]
         self.written = written
-        self.suffix = "next"
-        """The name hints' suffix of what ``copy`` computes."""
         self.varies: dict[SSAValue, bool | None] = {}  # value -> depends on iv (None: not computable)
         self.keys: dict[SSAValue, object] = {}
 
@@ -210,9 +217,10 @@ class NextIteration:
             self.keys[v] = (op.name, attrs, tuple(self.key(o) for o in op.operands), op.results.index(v))
         return self.keys[v]
 
-    def copy(self, v: SSAValue, block: Block, copies: dict[object, SSAValue]) -> SSAValue:
+    def copy(self, v: SSAValue, block: Block, copies: dict[object, SSAValue], suffix: str = "next") -> SSAValue:
         """``v`` computed in ``block`` with the induction variable advanced (operands
-        first; values defined before the loop are used as they are)."""
+        first; values defined before the loop are used as they are); the copies'
+        name hints end in ``_<suffix>``."""
         key = self.key(v)
         if key in copies:
             return copies[key]
@@ -220,11 +228,11 @@ class NextIteration:
             return v
         op = v.owner
         assert isinstance(op, Operation)
-        mapping = {o: self.copy(o, block, copies) for o in op.operands}
+        mapping = {o: self.copy(o, block, copies, suffix) for o in op.operands}
         new = op.clone(value_mapper=mapping, clone_name_hints=False)
         block.add_op(new)
         for old, res in zip(op.results, new.results, strict=True):
-            res.name_hint = f"{old.name_hint}_{self.suffix}" if old.name_hint else None
+            res.name_hint = f"{old.name_hint}_{suffix}" if old.name_hint else None
             copies[self.key(old)] = res
         return copies[key]
 
