@@ -3,11 +3,12 @@ groups with different innermost axes (``analysis.transpose``), e.g.
 ``permute(a) + b``. A block moves a ``tile1 x tile2`` tile through shared memory so
 that both groups are read and written along their own contiguous axis with
 vectorized accesses. Small innermost extents (below ``MIN_INNER_EXTENT``) gain
-nothing from tiling: the pointwise scheduler takes them."""
+nothing from tiling, and a resize (``RESIZE_OPS``) breaks the tiles' correspondence:
+the pointwise scheduler takes both."""
 
 from __future__ import annotations
 
-from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import CatOp, DynamicSliceOp, FusionOp, PadOp, SliceOp, TensorType
 
 from .analysis.graph import reductions
 from .analysis.sizes import ConcreteSizes
@@ -18,6 +19,8 @@ from .pointwise import output_shapes_reject
 from .target import GpuTarget
 
 MIN_INNER_EXTENT = 32
+RESIZE_OPS = (CatOp, PadOp, SliceOp, DynamicSliceOp)
+"""Ops whose output extents differ from their input's along an axis they map."""
 BLOCK_THREADS = 128
 
 
@@ -32,6 +35,13 @@ class TransposeScheduler(Scheduler):
     def can_schedule_compile_time(cls, fusion: FusionOp) -> Reject | None:
         if reductions(fusion):
             return Reject("the fusion has reductions")
+        if resize := next((op for op in fusion.body.walk() if isinstance(op, RESIZE_OPS)), None):
+            # The tiles of the two groups are the same tiles of the reference only when
+            # every tensor has the reference's extents: a resize shifts or cuts them (a
+            # cat's output has more row tiles than its transposed input, whose rows may
+            # also start mid-tile, and the vector width of the reference's extent need
+            # not divide the input's).
+            return Reject(f"{resize.name} changes an extent between the tensors of a tile (pointwise takes it)")
         if find_transpose_groups(fusion) is None:
             return Reject("no two groups of inputs/outputs with different innermost axes")
         return None

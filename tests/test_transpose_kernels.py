@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
+import pytest
 from xdsl.dialects import memref, vector
 
 from fuser import DataType, FusionDefinition
@@ -201,3 +202,38 @@ def test_strided_input_loads_scalar_but_stays_correct() -> None:
     assert widths == {4}
     assert ops_of(lowered, memref.LoadOp)
     assert "Vec<__half, 4> in1_v = " in src and "in0_v" not in src and "= in0[" in src
+
+
+def cat_of_transposed(transposed_first: bool) -> Callable[[FusionDefinition], None]:
+    def body(fd: FusionDefinition) -> None:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half)
+        b = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half)
+        t = fd.ops.silu(fd.ops.permute(a, [1, 0]))
+        fd.add_output(fd.ops.cat([t, b] if transposed_first else [b, t], 0))
+
+    return body
+
+
+@pytest.mark.parametrize(
+    ("transposed_first", "a_shape", "b_rows"),
+    [(True, [33, 256], 1), (False, [40, 34], 1), (False, [64, 64], 64), (True, [48, 96], 7)],
+)
+def test_a_resize_along_the_tiles_takes_the_pointwise_kernel(
+    transposed_first: bool, a_shape: list[int], b_rows: int
+) -> None:
+    """A ``cat`` of a transposed input along the tiled axis: the output has more row
+    tiles than the input (seed 618 of the random fusions on the GPU: 257 rows of tiles
+    of 64 against 256, a schedule the lowering rejected), its rows may start mid-tile
+    (``[b, t]``), and the vector width of the output's extent need not divide the
+    input's (``vectorization2 = 2`` against 33 rows, rejected by ``schedule-fusions``).
+    The transpose kind rejects resizes and names the op; the pointwise kernel computes
+    the reference."""
+    from fuser.schedulers.transpose import TransposeScheduler
+
+    fusion = define(cat_of_transposed(transposed_first))
+    reject = TransposeScheduler.can_schedule_compile_time(fusion)
+    assert reject is not None and "fuser.cat changes an extent" in str(reject)
+    inputs = [rand(a_shape, DataType.Half), rand([b_rows, a_shape[0]], DataType.Half, 1)]
+    lowered, _, ours, _ = check(fusion, inputs, kind="pointwise")
+    assert not ops_of(lowered, k.SharedAllocOp)
+    assert ours[0].shape == (a_shape[1] + b_rows, a_shape[0])
