@@ -1099,9 +1099,10 @@ class _FusionScheduler:
         inlining them would recompute too much (``_recomputes_too_much``: chained
         normalizations, each stage recomputing every earlier one from the inputs).
         Each is then computed once per row, and the stages after it read it (nvFuser's
-        persistent buffers that are not projected to the inputs). A buffer whose loops
-        are not the reference's, that is read at another index, or whose inner loops
-        are not unrolled (registers are indexed at compile time) stays inlined. Its
+        persistent buffers that are not projected to the inputs). A returned output (the
+        loop nest stores it), a buffer whose loops are not the reference's, that is read
+        at another index, or whose inner loops are not unrolled (registers are indexed
+        at compile time) stays inlined. Its
         innermost serial loop (unrolled into lanes) is at most 16 bytes, or at most
         ``MAX_LANES`` iterations when ``asked`` (``hold_buffers``: a bf16 row's 8-lane
         vectors held in float32)."""
@@ -1109,11 +1110,14 @@ class _FusionScheduler:
         if q is None:
             return []
         mine = set(reds)
+        # An output is stored by the kernel's loop nest, not by a stage at ``q``: one
+        # held there would have no store (the lowering rejects it), so it is inlined.
+        outputs = set(returned_outputs(self.fusion))
         held: list[SSAValue] = []
         for b in find_persistent_buffers(self.fusion).buffers:
             v = b.value
             owner = v.owner
-            if b.reduction not in mine or not isinstance(owner, Operation) or is_reduction(owner):
+            if b.reduction not in mine or not isinstance(owner, Operation) or is_reduction(owner) or v in outputs:
                 continue
             loop = loops.get(v)
             if loop is None or loop.compute_at is not None or not shares_loops(loop):
@@ -1198,6 +1202,12 @@ class _FusionScheduler:
                 p.vectorization,
                 "vectorization",
             )
+        # Siblings fold in one loop nest, so they take one vectorization: when one is
+        # stored (an output's vectors), the others' lanes are vectors too, not a serial
+        # loop the lowering would find different from the stored one's.
+        results = {r.results[0] for r in reds}
+        if results & self.global_io:
+            self.global_io |= results
         steps = reduction_steps(logical_domain_types(ref), p, self.kind, persistent_grid)
         self.emit_ref(ref, steps)
         others_list = [r.results[0] for r in reds[1:]]

@@ -200,3 +200,53 @@ def test_a_two_pass_variance_over_the_rows_is_segmented_into_loop_nests() -> Non
     segments = lowered_segments(fd._ensure_defined(), xs)
     assert len(segments) > 1
     _check(fd, xs, rtol=1e-4)
+
+
+@pytest.mark.parametrize("view", ["squeeze", "unsqueeze"])
+def test_a_held_reduction_read_through_a_squeezing_reshape(view: str) -> None:
+    """A row reduction held in registers, reshaped to drop (or add) an axis of extent 1
+    and read by an op: the reshape keeps the other axes' indices, so the op reads the
+    reduction at the index it is held at. Through the linear index (``(i0 * 8 + i1) /
+    8``) the lowering could not tell and rejected the plan (random fusion seed 3033 on
+    the GPU)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.Float)
+        keep = view == "squeeze"
+        m = fd.ops.min(x, dims=[2], keepdim=keep)
+        r = fd.ops.reshape(m, [32, 8] if keep else [32, 8, 1])
+        fd.add_output(fd.ops.maximum(r, fd.define_scalar(0.0)))
+        fd.add_output(fd.ops.gt(x, fd.define_scalar(-1.0)))
+    xs = [np.random.default_rng(3).standard_normal((32, 8, 33)).astype(np.float32)]
+    _check(fd, xs)
+
+
+def test_an_output_that_is_a_persistent_buffer_is_not_held() -> None:
+    """``exp(x)`` is an output and a persistent buffer of the min over the whole row
+    (read again by ``min + exp(x)``): holding it in registers at the reduction's loop
+    would leave it without a store (the lowering rejected the plan, random fusion seed
+    4321 on the GPU), so it is computed inline where the loop nest stores it."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[1, -1], contiguity=[None, True], dtype=DataType.Float)
+        e = fd.ops.exp(x)
+        m = fd.ops.min(e, dims=[0, 1], keepdim=True)
+        fd.add_output(fd.ops.add(m, e))
+        fd.add_output(e)
+        fd.add_output(m)
+        fd.add_output(fd.ops.cast(fd.ops.ge(x, fd.define_scalar(0.0)), DataType.Int32))
+    for n in (8, 1000):
+        _check(fd, [np.random.default_rng(n).standard_normal((1, n)).astype(np.float32)])
+
+
+def test_sibling_reductions_stored_and_not_take_one_vectorization() -> None:
+    """Column sum and min of one input (siblings: one loop nest folds both), the min an
+    output and the sum only read by ``min + sum``: the stored min's lanes were a vector
+    and the sum's a serial loop, loop nests the lowering would not fold together
+    (random fusion seed 7089 on the GPU). Siblings now take one vectorization."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        s = fd.ops.sum(x, dims=[0], keepdim=True)
+        m = fd.ops.min(x, dims=[0], keepdim=True)
+        fd.add_output(m)
+        fd.add_output(fd.ops.add(m, s))
+    # rtol: a sum of 256 floats in another order, where min + sum nearly cancels
+    _check(fd, [np.random.default_rng(5).standard_normal((256, 256)).astype(np.float32)], rtol=1e-4)

@@ -264,6 +264,18 @@ class ElementEvaluator:
         out = self._linear[(index_key(idx), tuple(shape))] = self.as_dim(lin, align)
         return out
 
+    def reshape_index(self, idx: Index, shape: Sequence[int], to: Sequence[int]) -> Index:
+        """The index in shape ``to`` of the element at ``idx`` of shape ``shape`` (a
+        reshape's input index from its output index). A reshape that only adds or drops
+        axes of extent 1 (a squeeze or unsqueeze) keeps every other axis's index as it
+        is, so a consumer reads the reshaped tensor at the producer's own loop indices
+        (a reduction held in registers is read at the index it is held at); any other
+        reshape goes through the linear index."""
+        if [e for e in shape if e != 1] == [e for e in to if e != 1]:
+            kept = iter(d for d, e in zip(idx, shape, strict=True) if e != 1)
+            return tuple(Dim.const(0) if e == 1 else next(kept) for e in to)
+        return self.unravel(self.ravel(idx, shape), to)
+
     def unravel(self, lin: Dim | int | SSAValue, shape: Sequence[int]) -> Index:
         """The multi-index of linear index ``lin`` in ``shape``. ``base + j`` with
         ``j`` below the alignment of ``base`` reuses ``base``'s multi-index (lanes of
@@ -387,7 +399,7 @@ class ElementEvaluator:
                 stack.append((op.operands[0], [self._view_index(op, i) for i in lanes]))
             elif isinstance(op, F.ReshapeOp):
                 sv, su = self.shape(v), self.shape(op.input)
-                stack.append((op.input, [self.unravel(self.ravel(i, sv), su) for i in lanes]))
+                stack.append((op.input, [self.reshape_index(i, sv, su) for i in lanes]))
             # Other ops (pad, cat, indexing) load lane by lane.
 
     def _vector_load(self, v: SSAValue, t: TensorInput, lanes: Sequence[Index]) -> None:
@@ -512,7 +524,7 @@ class ElementEvaluator:
         if isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.PermuteOp | F.SqueezeOp | F.SliceOp):
             return self.value(op.operands[0], self._view_index(op, idx))
         if isinstance(op, F.ReshapeOp):
-            return self.value(op.input, self.unravel(self.ravel(idx, self.shape(v)), self.shape(op.input)))
+            return self.value(op.input, self.reshape_index(idx, self.shape(v), self.shape(op.input)))
         if isinstance(op, F.PadOp):
             return self._pad(op, idx)
         if isinstance(op, F.CatOp):
