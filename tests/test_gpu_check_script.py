@@ -39,6 +39,10 @@ def test_stages_and_defaults() -> None:
         assert f"GPU_CHECK_{name.upper()}_TIMEOUT:-560" in block[0]
         assert f"$OUT/{name}.log" in block[0]
         assert block[1].strip() == f'bash tools/sanitize.sh "$OUT/sanitize" {tools}'
+    assert "fuzz-on-gpu" in default.split()
+    fuzz = text[text.index("stage fuzz-on-gpu") :].split("\n\n")[0]
+    assert '"$OUT/fuzz_gpu.log"' in fuzz and "-m tests.fuzz.triage ${GPU_CHECK_FUZZ_SEEDS:-0 2000} --cuda" in fuzz
+    assert "--stages execute,segment,resize" in fuzz
     sanitize = SANITIZE.read_text()
     assert "--tool memcheck --report-api-errors no)" in sanitize
     assert "--tool racecheck --racecheck-report all)" in sanitize

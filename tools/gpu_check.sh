@@ -12,6 +12,9 @@
 # 4. runs nvFuser's conformance suite (tests/conformance) on the GPU
 #    (FUSER_CONFORMANCE_DEVICE=cuda: upstream unrewritten, torch CUDA tensors, fuser's GPU
 #    path; the CPU-measured xfails are not strict, so -rxX lists which pass there);
+#    then random fusions on the GPU (tests/fuzz/triage.py --cuda: seeds
+#    GPU_CHECK_FUZZ_SEEDS, default "0 2000", in GPU_CHECK_FUZZ_WORKERS processes, default
+#    14; each through fd.execute, its segments, and its small case after it);
 # 5. runs one training step of GPT-2 small and a Llama block through
 #    torch.compile(backend="fuser") against eager and inductor
 #    (benchmarks/transformer_step.py; transformers from .whl/tf), the matmul
@@ -28,11 +31,11 @@
 #
 #    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin).
 # GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
-# conformance-on-gpu transformers matmul benchmarks"; "all" adds sanitizers).
+# conformance-on-gpu fuzz-on-gpu transformers matmul benchmarks"; "all" adds sanitizers).
 # Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
-# CONFORMANCE, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, MATMUL, BENCH); logs: $OUT/{env.txt,
-# gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, sanitizers.log, transformers.log,
-# matmul.log,
+# CONFORMANCE, FUZZ, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, MATMUL, BENCH); logs: $OUT/{env.txt,
+# gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, fuzz_gpu.log, sanitizers.log,
+# transformers.log, matmul.log,
 # sanitize/<tool>.<shard>.log, bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
 # failed, xfailed, xpassed, ...) and, for the sanitizers, their "ERROR SUMMARY: N errors"
 # (racecheck also its "RACECHECK SUMMARY"). Exit status: 0 when every stage that ran passed.
@@ -96,7 +99,7 @@ status=0
 summary="$OUT/summary.txt"
 : >"$summary"
 # GPU_CHECK_STAGES: the stages to run, e.g. "gpu-tests benchmarks"; "all": every stage.
-DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu transformers matmul benchmarks"
+DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu fuzz-on-gpu transformers matmul benchmarks"
 STAGES=${GPU_CHECK_STAGES:-$DEFAULT_STAGES}
 [ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES sanitizers"
 stage() {  # stage NAME TIMEOUT LOG CMD...
@@ -108,7 +111,7 @@ stage() {  # stage NAME TIMEOUT LOG CMD...
   local rc=$?
   tail -n 25 "$log"
   local line
-  line=$(grep -E "(passed|failed|errors?|skipped|deselected|no tests ran).* in [0-9.]+s" "$log" | tail -n 1)
+  line=$(grep -E "(passed|failed|errors?|skipped|deselected|no tests ran).* in [0-9.]+s|fusions, [0-9]+ failures" "$log" | tail -n 1)
   local san
   san=$(grep -Eo "(ERROR|RACECHECK) SUMMARY: .*" "$log" | tail -n 2 | tr '\n' ' ')
   echo "$name: rc=$rc $((SECONDS - t0))s ${line}${san:+ | ${san% }}" | tee -a "$summary"
@@ -123,6 +126,12 @@ stage full-tests "${GPU_CHECK_FULL_TIMEOUT:-240}" "$OUT/full_tests.log" \
   "$PY" -m pytest -rs -p no:cacheprovider tests
 stage conformance-on-gpu "${GPU_CHECK_CONFORMANCE_TIMEOUT:-300}" "$OUT/conformance_gpu.log" \
   env FUSER_CONFORMANCE_DEVICE=cuda "$PY" -m pytest -rsxX -p no:cacheprovider tests/conformance
+# Random fusions through the generated kernels: failures grouped by cause, with seeds
+# (`python -m tests.fuzz.triage SEED SEED+1 -v --cuda` reproduces one).
+# shellcheck disable=SC2086
+stage fuzz-on-gpu "${GPU_CHECK_FUZZ_TIMEOUT:-300}" "$OUT/fuzz_gpu.log" \
+  "$PY" -m tests.fuzz.triage ${GPU_CHECK_FUZZ_SEEDS:-0 2000} --cuda --workers "${GPU_CHECK_FUZZ_WORKERS:-14}" \
+  --stages execute,segment,resize
 
 # compute-sanitizer over every GPU test (opt-in, see top): tools/sanitize.sh shards the
 # `pytest -m gpu` node ids and runs each (tool, shard) as its own process, all at once.

@@ -3,12 +3,20 @@
     python -m tests.fuzz.triage 0 2000            # seeds [0, 2000), numpy inputs
     python -m tests.fuzz.triage 0 2000 --torch    # torch CPU tensors as inputs
     python -m tests.fuzz.triage 17 18 -v          # one seed: its source and the traceback
+    python -m tests.fuzz.triage 0 2000 --cuda --workers 14 --stages execute,segment,resize
+                                                  # on the GPU, 14 processes at once
 
 Stages per fusion: ``fd.plan``, ``fd.generate_cuda_code``, ``fd.execute`` (outputs against
 torch: dtype and values), ``fd.segment`` then ``fd.execute`` of the segments, and
 ``kernels``: the seed's small case (extents above 33 made small) through the GPU's
 plan with every generated kernel run by the CPU kernel interpreter, against the
-reference and torch (``--stages kernels`` runs only it; ``-v`` prints the small case).
+reference and torch (``--stages kernels`` runs only it; ``-v`` prints the small case),
+and ``resize``: after the seed's case, its small case through the same definition (one
+fusion-cache entry, so kernels compiled for one size meet another), against torch.
+
+``--cuda`` gives the stages torch CUDA tensors (``fd.execute`` runs the generated
+kernels), ``--workers N`` runs the seeds in N processes; the exit status is 1 when a
+seed fails.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import argparse
 import collections
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,8 +90,13 @@ def kernel_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], Non
     return case, kernels
 
 
-def stages(case: Case, use_torch: bool) -> list[tuple[str, Callable[[], Any]]]:
-    ins: list[Any] = [t.clone() for t in case.inputs] if use_torch else case.numpy_inputs()
+def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple[str, Callable[[], Any]]]:
+    """The stages of ``case`` on numpy inputs, torch CPU tensors (``use_torch``) or
+    torch tensors on ``device``."""
+    ins: list[Any] = (
+        [t.to(device) for t in case.inputs] if device else [t.clone() for t in case.inputs] if use_torch
+        else case.numpy_inputs()
+    )
     fd = case.fd
 
     def execute() -> None:
@@ -116,11 +129,22 @@ def stages(case: Case, use_torch: bool) -> list[tuple[str, Callable[[], Any]]]:
                 f"generate_cuda_code prints {len(kernels)} kernels, the plan counts {p.num_kernels}"
             )
 
+    def resized() -> None:
+        small = random_case(case.seed, small=True)
+        small_ins: list[Any] = (
+            [t.to(device) for t in small.inputs] if device else [t.clone() for t in small.inputs] if use_torch
+            else small.numpy_inputs()
+        )
+        msg = compare(small.fd.execute(small_ins), small)
+        if msg:
+            raise AssertionError(f"the small case after this one: {msg}")
+
     return [
         ("plan", plan),
         ("cuda", cuda),
         ("execute", execute),
         ("segment", segmented),
+        ("resize", resized),
     ]
 
 
@@ -144,14 +168,14 @@ def failure_key(stage: str, e: BaseException) -> str:
 
 
 def run(
-    seeds: range, use_torch: bool = False, only: frozenset[str] | None = None
+    seeds: Sequence[int], use_torch: bool = False, only: frozenset[str] | None = None, device: str | None = None
 ) -> dict[str, list[int]]:
     """Failures grouped by key, each with the seeds that hit it (``only``: these stages)."""
     failures: dict[str, list[int]] = collections.defaultdict(list)
     for seed in seeds:
         case = random_case(seed)
         for stage, fn in [
-            *stages(case, use_torch),
+            *stages(case, use_torch, device),
             ("kernels", lambda s=seed: kernel_stage(s)[1]()),
         ]:
             if only is not None and stage not in only:
@@ -172,13 +196,15 @@ def main() -> None:
     p.add_argument("--torch", action="store_true", help="torch CPU tensors as inputs")
     p.add_argument("-v", action="store_true", help="print each failing seed's source and traceback")
     p.add_argument("--stages", help="comma-separated stages to run (default: all)")
+    p.add_argument("--cuda", action="store_true", help="torch CUDA tensors as inputs (the GPU runs the kernels)")
+    p.add_argument("--workers", type=int, default=1, help="processes to run the seeds in (default 1)")
     a = p.parse_args()
     only = frozenset(a.stages.split(",")) if a.stages else None
     if a.v:
         for seed in range(a.start, a.stop):
             case = random_case(seed)
             print(f"# seed {seed}\n{case.source}")
-            for stage, fn in stages(case, a.torch):
+            for stage, fn in stages(case, a.torch, "cuda" if a.cuda else None):
                 if only is not None and stage not in only:
                     continue
                 try:
@@ -194,11 +220,34 @@ def main() -> None:
                     print(f"## kernels (the small case)\n{small.source}")
                     traceback.print_exc()
         return
-    failures = run(range(a.start, a.stop), a.torch, only)
+    device = "cuda" if a.cuda else None
+    seeds = range(a.start, a.stop)
+    failures = (
+        run_in_workers(seeds, a.workers, a.torch, only, device) if a.workers > 1 else run(seeds, a.torch, only, device)
+    )
     total = sum(len(v) for v in failures.values())
     print(f"{a.stop - a.start} fusions, {total} failures")
-    for key, seeds in sorted(failures.items(), key=lambda kv: -len(kv[1])):
-        print(f"{len(seeds):5d}  {key}  seeds {seeds[:6]}")
+    for key, hit in sorted(failures.items(), key=lambda kv: -len(kv[1])):
+        print(f"{len(hit):5d}  {key}  seeds {sorted(hit)[:6]}")
+    if total:
+        raise SystemExit(1)
+
+
+def run_in_workers(
+    seeds: range, workers: int, use_torch: bool, only: frozenset[str] | None, device: str | None
+) -> dict[str, list[int]]:
+    """``run`` over ``seeds`` in ``workers`` fresh processes (spawned: a forked CUDA
+    context is unusable), each taking every ``workers``-th seed; failures merged."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    parts = [list(seeds[k::workers]) for k in range(workers)]
+    merged: dict[str, list[int]] = collections.defaultdict(list)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for part in pool.map(run, parts, [use_torch] * workers, [only] * workers, [device] * workers):
+            for key, hit in part.items():
+                merged[key].extend(hit)
+    return merged
 
 
 if __name__ == "__main__":
