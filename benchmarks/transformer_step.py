@@ -17,7 +17,8 @@ Models (random weights from a config, no download; bf16 on the GPU, dropout off)
 Per model and variant (eager, inductor, fuser): the first step's wall time (compile
 included; for the fuser variants also split by fuser's compile stages,
 ``benchmarks/stage_timer.py``: the rest is dynamo, AOTAutograd and running), the
-median step time over ``--steps`` steps (wall clock, synchronized), the loss, the
+median step time over ``--steps`` steps (wall clock, synchronized) and of the host's
+time to enqueue a step (``host_ms``: a step no longer than that is host-bound), the loss, the
 peak of allocated memory over the timed steps and the memory torch's allocator holds
 after them (CUDA graphs' private pools included), and the largest
 relative gradient error against eager over the parameters
@@ -70,8 +71,9 @@ def step(model: Any, ids: Any) -> Any:
 
 def run_variant(model: Any, compiled: Any, ids: Any, steps: int, stages: bool = False) -> dict[str, Any]:
     """The first step's time (``stages``: split by fuser's compile stages,
-    ``benchmarks/stage_timer.py``), the median of ``steps`` more, the loss, the
-    gradients and the memory."""
+    ``benchmarks/stage_timer.py``), the median of ``steps`` more and of their host
+    time (the step's enqueue, before the GPU drains it: a step as long as its enqueue
+    is host-bound), the loss, the gradients and the memory."""
     import torch
 
     torch.cuda.synchronize()
@@ -82,17 +84,20 @@ def run_variant(model: Any, compiled: Any, ids: Any, steps: int, stages: bool = 
         first = time.perf_counter() - t0
     # On the host: gradients kept on the device would count in every later variant's peak.
     grads = {n: p.grad.detach().cpu() for n, p in model.named_parameters() if p.grad is not None}
-    times = []
+    times, enqueued = [], []
     torch.cuda.reset_peak_memory_stats()
     for _ in range(steps):
         model.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         step(compiled, ids)
+        t1 = time.perf_counter()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
+        enqueued.append(t1 - t0)
     return {"first_s": round(first, 2), "first_stages_s": {k: round(v, 2) for k, v in spent.items()},
             "step_ms": round(statistics.median(times) * 1e3, 2),
+            "host_ms": round(statistics.median(enqueued) * 1e3, 2),
             "loss": float(loss), "grads": grads,
             "peak_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2),
             "reserved_gb": round(torch.cuda.memory_reserved() / 2**30, 2)}
@@ -290,7 +295,7 @@ def main() -> None:
                 results[variant] = run_variant(model, compiled, ids, args.steps, variant in FUSER_VARIANTS)
             r = results[variant]
             split = ", ".join(f"{k} {v}" for k, v in r["first_stages_s"].items())
-            print(f"# {name} {variant}: step {r['step_ms']} ms, first {r['first_s']} s"
+            print(f"# {name} {variant}: step {r['step_ms']} ms (host {r['host_ms']} ms), first {r['first_s']} s"
                   f"{f' ({split})' if split else ''}, peak {r['peak_gb']} GB, reserved {r['reserved_gb']} GB",
                   flush=True)
             if args.profile and variant != "eager":
@@ -316,6 +321,7 @@ def main() -> None:
         row = {"model": name, "batch": batch, "tokens": tokens}
         for variant, r in results.items():
             row[f"{variant}_step_ms"] = r["step_ms"]
+            row[f"{variant}_host_ms"] = r["host_ms"]  # the step's enqueue: near step_ms when host-bound
             row[f"{variant}_first_s"] = r["first_s"]
             if r["first_stages_s"]:
                 row[f"{variant}_first_stages_s"] = r["first_stages_s"]
