@@ -7,7 +7,11 @@
   elsewhere.
 - ``_enable_options`` / ``_disable_options``: lists of NVFUSER_ENABLE/DISABLE option
   names (strings). They tune nvFuser's C++ kernels and checks; fuser's results do not
-  depend on them, so they are checked for type only.
+  depend on them, so they are checked for type only, but for one: disabling
+  ``matmul_expr_eval`` asks for matrix products in generated kernels (nvFuser's matmul
+  scheduler), which fuser does not have (its matmuls and linears are library calls):
+  a fusion with one raises nvFuser's ``RuntimeError`` (no scheduler for the segment)
+  instead of running them through the library it was told not to use.
 - ``print_repro``: prints ``fd.repro_script_for(inputs)`` before running;
   ``save_repro_inputs``: keeps that script for ``fd.last_repro_script()``.
 - ``profile``, ``capture_debug_output``, ``override_user_schedule``: booleans (checked
@@ -87,6 +91,19 @@ def _check_options(name: str, value: Any) -> None:
             raise ValueError(f"execute: {name} entries must be strings, got {v!r}")
 
 
+def _check_library_matmuls(fd: Any) -> None:
+    """``matmul_expr_eval`` disabled: a matmul or linear has no scheduler in fuser."""
+    from fuser.ir.dialects.fuser import library_ops
+
+    ops = library_ops(fd._ensure_defined().fusion)
+    if ops:
+        raise RuntimeError(
+            f"Can not find a scheduler to schedule fusion segment: {ops[0].name} runs only as a library call "
+            "(nvFuser's ExprEval), which _disable_options=['matmul_expr_eval'] turns off, and fuser generates "
+            "no matmul kernels"
+        )
+
+
 def check_execute_options(
     fd: Any,
     inputs: Sequence[Any],
@@ -115,6 +132,8 @@ def check_execute_options(
     wanted = parse_device(device)
     _check_options("_enable_options", enable_options)
     _check_options("_disable_options", disable_options)
+    if "matmul_expr_eval" in disable_options:
+        _check_library_matmuls(fd)
     for name, value in (
         ("profile", profile),
         ("capture_debug_output", capture_debug_output),

@@ -1,7 +1,6 @@
 """The conformance tests that cannot pass yet, by test name, with the reason.
 
-``SKIPS``: tests waiting for another issue's feature (matmul/linear: issue 16; several
-GPUs: issue 17). ``CPU_SKIPS``: tests skipped in CPU mode only (too slow on the reference
+``SKIPS``: tests waiting for another issue's feature (several GPUs: issue 17). ``CPU_SKIPS``: tests skipped in CPU mode only (too slow on the reference
 interpreter), which run in GPU mode. ``CPU_XFAILS``: strict xfails in CPU mode only, for
 tests whose failure is the CPU mode's own (they are expected to pass in GPU mode). ``XFAILS``: every other failing test, with its cause (README.md groups
 them); they are strict xfails, so a test that starts passing is noticed and taken off.
@@ -10,10 +9,6 @@ them); they are strict xfails, so a test that starts passing is noticed and take
 from __future__ import annotations
 
 SKIPS: dict[str, str] = {
-    "test_enable_disable_options": "needs fd.ops.matmul/linear (issue 16)",
-    "test_fusion_profiler_with_noncodegen_kernels": "needs fd.ops.matmul/linear (issue 16)",
-    "test_reduction_transpose_sched_issue2317": "needs fd.ops.matmul/linear (issue 16)",
-    "test_unpadded_catop_issue2275_repro1": "needs fd.ops.matmul/linear (issue 16)",
     "test_selected_device": "needs several GPUs (issue 17)",
 }
 

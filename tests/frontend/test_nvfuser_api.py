@@ -57,6 +57,23 @@ def test_execute_rejects_bad_keywords(kwargs: dict, message: str) -> None:
         _define().execute([_x()], **kwargs)
 
 
+def test_disabling_matmul_expr_eval_leaves_a_matmul_without_a_scheduler() -> None:
+    """nvFuser's ``matmul_expr_eval`` off asks for generated matmul kernels; fuser runs
+    matmuls only as library calls, so it says there is no scheduler (nvFuser's
+    RuntimeError) instead of calling the library it was told not to. A fusion without
+    a matmul runs as usual, and so does the matmul without the option."""
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        b = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.matmul(a, b))
+    x, y = np.ones((4, 3), np.float32), np.ones((3, 2), np.float32)
+    with pytest.raises(RuntimeError, match="Can not find a scheduler to schedule fusion segment: fuser.matmul"):
+        fd.execute([x, y], _disable_options=["matmul_expr_eval"])
+    np.testing.assert_array_equal(fd.execute([x, y], _enable_options=["fuse_matmul"])[0], np.full((4, 2), 3.0))
+    (out,) = _define().execute([_x()], _disable_options=["matmul_expr_eval"])
+    np.testing.assert_array_equal(out, _x() * 2)
+
+
 def test_print_repro_and_last_repro_script(capsys: pytest.CaptureFixture[str]) -> None:
     fd = _define()
     with pytest.raises(ValueError, match="save_repro_inputs=True first"):
