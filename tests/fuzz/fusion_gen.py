@@ -12,7 +12,12 @@ for each seed) adds the later families to some cases: ops nothing uses,
 ``index_select`` and ``cat`` fed by reductions, float64 inputs and zero-dim tensors in
 binary ops (torch's three promotion classes). A third stream adds bool and int32
 tensors to about a third of the cases (``_int_bool``: comparisons, ``where``, int32
-inputs and arithmetic, int64 sums).
+inputs and arithmetic, int64 sums), a fourth a ``pad``, the ``cat`` of a transposed
+tensor or a float32 ``matmul`` with a new input (``_resize_or_library``: resizes next
+to transposes, library segments between generated ones) to another third.
+
+Sums of 16-bit floats are computed for the oracle in float32 and rounded once
+(``torch_sum``), as fuser and nvFuser define them.
 
 ``random_case(seed, small=True)`` draws from the same stream with small extents
 (``SMALL_EXTENTS``): the cases whose generated kernels the CPU kernel interpreter runs.
@@ -49,6 +54,7 @@ TORCH_TO_NAME = {v[1]: k for k, v in (DTYPES | MORE_DTYPES).items()}
 TOL = {torch.float64: 1e-4, torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 EXTRA_SALT = 0x9E3779B1  # the second random stream (later families) of a seed
 INT_BOOL_SALT = 0x85EBCA77  # the third (the int/bool family), so earlier draws stay put
+RESIZE_SALT = 0xC2B2AE35  # the fourth (pads, cats of transposes, matmuls)
 EXTENTS = (1, 1, 2, 3, 5, 7, 8, 16, 17, 32, 33, 64, 127, 128, 256)
 # The extents of the small cases (``random_case(seed, small=True)``) whose kernels the
 # CPU kernel interpreter runs: ``EXTENTS`` with 64, 127, 128 and 256 replaced by 4, 9, 6
@@ -199,6 +205,11 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = Fa
             node = _int_bool(fd, b, inputs)
             if node is not None:
                 b.ops.append("int_bool")
+                outs.append(node)
+        b.rng = random.Random(seed ^ RESIZE_SALT)
+        if b.rng.random() < 0.35:
+            node = _resize_or_library(fd, b, inputs)
+            if node is not None:
                 outs.append(node)
         b.rng = main_rng
         for node in outs:
@@ -577,6 +588,63 @@ def _extra_families(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor
         return []
     b.ops.append(family)
     return [node]
+
+
+def _resize_or_library(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> Node | None:
+    """One of the families that mix with the others' segments: a ``pad`` of a tensor
+    (torch's pad order, maybe a negative width), the ``cat`` of a transposed tensor
+    with another along an axis (seed 618: a transpose and a resize in one segment), or
+    a ``matmul`` of a float32 view of a rank-2 tensor with a new input (a library
+    segment between generated ones)."""
+    rng = b.rng
+    family = rng.choice(("pad", "permute_cat", "matmul"))
+    if family == "pad":
+        xs = [n for n in b.nodes if n.torch_value.ndim >= 1]
+        if not xs:
+            return None
+        x = rng.choice(xs)
+        axes = min(x.torch_value.ndim, rng.choice((1, 2)))
+        widths: list[int] = []
+        for a in range(axes):
+            extent = x.torch_value.shape[x.torch_value.ndim - 1 - a]
+            widths += [rng.choice((0, 1, 3)), rng.choice((0, 2, -1 if extent > 1 else 0))]
+        v = rng.choice((0.0, 1.5))
+        node = b.emit(
+            fd.ops.pad(x.fd_value, widths, fd.define_scalar(v)),
+            torch.nn.functional.pad(x.torch_value, widths, value=v),
+            f"fd.ops.pad({x.name}, {widths}, fd.define_scalar({v}))",
+            (x,),
+        )
+    elif family == "permute_cat":
+        xs = [n for n in b.nodes if n.torch_value.ndim == 2]
+        if not xs:
+            return None
+        x = rng.choice(xs)
+        t = b.emit(fd.ops.permute(x.fd_value, [1, 0]), x.torch_value.permute(1, 0),
+                   f"fd.ops.permute({x.name}, [1, 0])", (x,))
+        y = b.emit(fd.ops.exp(t.fd_value), torch.exp(t.torch_value), f"fd.ops.exp({t.name})", (t,))
+        d = rng.randrange(2)
+        parts = [t, y] if rng.random() < 0.5 else [y, t]
+        node = b.emit(
+            fd.ops.cat([p.fd_value for p in parts], d),
+            torch.cat([p.torch_value for p in parts], dim=d),
+            f"fd.ops.cat([{parts[0].name}, {parts[1].name}], {d})",
+            tuple(parts),
+        )
+    else:
+        xs = [n for n in b.nodes if n.torch_value.ndim == 2 and n.torch_value.dtype.is_floating_point]
+        if not xs:
+            return None
+        x = rng.choice(xs)
+        if x.torch_value.dtype != torch.float32:
+            x = b.emit(fd.ops.cast(x.fd_value, DataType.Float), x.torch_value.float(),
+                       f"fd.ops.cast({x.name}, DataType.Float)", (x,))
+        k = x.torch_value.shape[1]
+        w = _new_input(fd, b, inputs, _random_tensor(rng, [k, rng.choice((1, 3, 64))], torch.float32), "f32")
+        node = b.emit(fd.ops.matmul(x.fd_value, w.fd_value), torch.matmul(x.torch_value, w.torch_value),
+                      f"fd.ops.matmul({x.name}, {w.name})", (x, w))
+    b.ops.append(family)
+    return node
 
 
 COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
