@@ -1317,15 +1317,25 @@ class _FusionScheduler:
         shared memory: each is loaded along its own innermost axis (its ``TIDx`` and
         ``vectorize`` ids), and the outputs read the tile along theirs. Nothing is
         placed when a transposed output's loops differ from the reference's (the
-        outputs share the kernel's loop nest)."""
+        outputs share the kernel's loop nest), and an input whose tile loop (``BIDx``)
+        is not the kernel's is read in place: one broadcast along a tiled axis has one
+        tile there where the output has many (random fusion seed 13013: 2 tiles against
+        66), and the loops before a compute-at position are the kernel's."""
         loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}
         outs = returned_outputs(self.fusion)
-        extents = {tuple((t.extent, t.parallel_type) for t in (v.type for v in loops[o].ids)) for o in outs if o in loops}  # type: ignore[attr-defined]
+        extents = {_loop_shape(loops[o]) for o in outs if o in loops}
         if len(extents) != 1:
             return
+        (kernel,) = extents
         for v in group2:
-            if isinstance(v, BlockArgument) and v in loops:
+            if isinstance(v, BlockArgument) and v in loops and _loop_shape(loops[v])[:1] == kernel[:1]:
                 loops[v].set_compute_at(1, MemoryType.shared)
+
+
+def _loop_shape(loop: LoopOp) -> tuple[tuple[object, object], ...]:
+    """The (extent, parallel type) of each id of ``loop``: what two tensors whose loops
+    are shared up to a compute-at position have in common there."""
+    return tuple((t.extent, t.parallel_type) for t in (v.type for v in loop.ids))  # type: ignore[attr-defined]
 
 
 def places_persistent(kind: str, p: ReductionParams) -> bool:

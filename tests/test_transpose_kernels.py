@@ -237,3 +237,20 @@ def test_a_resize_along_the_tiles_takes_the_pointwise_kernel(
     lowered, _, ours, _ = check(fusion, inputs, kind="pointwise")
     assert not ops_of(lowered, k.SharedAllocOp)
     assert ours[0].shape == (a_shape[1] + b_rows, a_shape[0])
+
+
+def test_an_input_broadcast_along_a_tiled_axis_is_read_in_place() -> None:
+    """``maximum(x, permute(y))`` with ``y`` broadcast along the output's first axis:
+    the transposed input has 2 tiles where the kernel has 66, so staging it at the
+    tile's loop would share loops that differ (random fusion seed 13013, rejected by
+    the lowering). It is read in place; the other input still takes the kernel's
+    loops, and the kernel computes the reference."""
+
+    def body(fd: FusionDefinition) -> None:
+        x = fd.define_tensor(shape=[-1, -1, 1], contiguity=[True, True, None], dtype=DataType.Float)
+        fd.add_output(fd.ops.maximum(x, fd.ops.permute(x, [2, 1, 0])))
+
+    fusion = define(body)
+    _, _, ours, sched = check(fusion, [rand([33, 32, 1], DataType.Float)])
+    assert staged_inputs(sched) == []
+    assert ours[0].shape == (33, 32, 33)
