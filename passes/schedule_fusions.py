@@ -1050,12 +1050,11 @@ class _FusionScheduler:
             len(types),
         )
         staged = [r.results[0] for r in reds]
-        shared = [(t.extent, t.parallel_type) for t in types[:q]]  # type: ignore[attr-defined]
+        shared = _loop_shape(ref)[:q]
 
         def shares_loops(loop: LoopOp) -> bool:
             """The loop's first ``q`` ids are the reference's (one kernel loop nest)."""
-            ts = [v.type for v in loop.ids[:q]]
-            return len(ts) == q and [(t.extent, t.parallel_type) for t in ts] == shared  # type: ignore[attr-defined]
+            return _loop_shape(loop)[:q] == shared
 
         if any(v not in loops or not shares_loops(loops[v]) for v in staged):
             return

@@ -86,11 +86,9 @@ def torch_sum(t: torch.Tensor, dim: list[int] | None = None, keepdim: bool = Fal
     enough to be the oracle: a bf16 sum of 69088 elements whose exact value rounds to
     4.53125 came out 5.125 (random fusion seed 3130), which fuser's GPU kernels (and
     torch's on the GPU) compute right."""
-    if t.dtype in (torch.float16, torch.bfloat16):
-        wide = t.float()
-        out = torch.sum(wide) if dim is None else torch.sum(wide, dim=dim, keepdim=keepdim)
-        return out.to(t.dtype)
-    return torch.sum(t) if dim is None else torch.sum(t, dim=dim, keepdim=keepdim)
+    wide = t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
+    out = torch.sum(wide) if dim is None else torch.sum(wide, dim=dim, keepdim=keepdim)
+    return out if wide is t else out.to(t.dtype)
 
 
 @dataclass

@@ -90,13 +90,18 @@ def kernel_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], Non
     return case, kernels
 
 
+def inputs_of(case: Case, use_torch: bool, device: str | None = None) -> list[Any]:
+    """``case``'s inputs: torch tensors on ``device``, torch CPU tensors (``use_torch``)
+    or numpy arrays."""
+    if device:
+        return [t.to(device) for t in case.inputs]
+    return [t.clone() for t in case.inputs] if use_torch else case.numpy_inputs()
+
+
 def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple[str, Callable[[], Any]]]:
     """The stages of ``case`` on numpy inputs, torch CPU tensors (``use_torch``) or
     torch tensors on ``device``."""
-    ins: list[Any] = (
-        [t.to(device) for t in case.inputs] if device else [t.clone() for t in case.inputs] if use_torch
-        else case.numpy_inputs()
-    )
+    ins = inputs_of(case, use_torch, device)
     fd = case.fd
 
     def execute() -> None:
@@ -131,11 +136,7 @@ def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple
 
     def resized() -> None:
         small = random_case(case.seed, small=True)
-        small_ins: list[Any] = (
-            [t.to(device) for t in small.inputs] if device else [t.clone() for t in small.inputs] if use_torch
-            else small.numpy_inputs()
-        )
-        msg = compare(small.fd.execute(small_ins), small)
+        msg = compare(small.fd.execute(inputs_of(small, use_torch, device)), small)
         if msg:
             raise AssertionError(f"the small case after this one: {msg}")
 

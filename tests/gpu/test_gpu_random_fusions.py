@@ -3,8 +3,8 @@ accepts runs on the GPU): the CI fuzz cases (``tests/fuzz/fusion_gen.py``) run t
 ``fd.execute`` on torch CUDA tensors, through ``fd.segment``'s segments, and, after
 each, the seed's small case through the same definition (kernels compiled for one size
 meet another), against torch's outputs (dtype, shape, value). The seeds run in worker
-processes (``tests.fuzz.triage.run_in_workers``): 500 of them take about a minute
-instead of the ten a single process took. ``FUSER_FUZZ_SEED_START``/``FUSER_FUZZ_COUNT``
+processes (``tests.fuzz.triage.run_in_workers``): in one process they did not fit the
+150 s a GPU test call gives them. ``FUSER_FUZZ_SEED_START``/``FUSER_FUZZ_COUNT``
 as in ``tests/fuzz/test_random_fusions.py``; ``FUSER_FUZZ_WORKERS`` (default: the CPU
 count, at most 12) the processes."""
 
