@@ -202,7 +202,7 @@ class FuserPartition:
             self.ran = True
         for i, want in enumerate(self.strides):
             if want is not None and not _same_strides(outs[i], want):
-                outs[i] = _restrided(outs[i], want)
+                outs[i] = _output_as_traced(outs[i], want)
         if self.reference is not None and os.environ.get("FUSER_BACKEND_CHECK") == "1":
             _compare(self.reference, args, outs)
         return outs[0] if self.single else tuple(outs)
@@ -218,26 +218,42 @@ class FuserPartition:
 
 
 def _same_strides(t: Any, want: Sequence[int]) -> bool:
-    """Whether ``t`` is laid out as ``want`` says (axes of extent 1 aside), or ``want``
-    is no layout a new buffer can have (an expanded view: a zero stride, overlap)."""
+    """Whether ``t`` is laid out as ``want`` says on the axes that hold data (axes of
+    extent 1, and axes ``want`` broadcasts with a zero stride, aside), or ``want`` is
+    no layout a new buffer can have (overlap). A layout with gaps is one: SDPA's
+    memory-efficient kernel needs its bias in rows padded to 16 bytes
+    (``preprocess_mask``: a slice of a padded tensor, expanded over the batch:
+    strides (0, 0, 8, 1) for rows of 6)."""
     if t.stride() == want:  # the common case, first: every partition output, every call
         return True
-    return _laid_out_as(t, want) or not _dense(t.shape, want)
+    held = [(e, s, w) for e, s, w in zip(t.shape, t.stride(), want, strict=True) if e > 1 and w != 0]
+    return all(s == w for _, s, w in held) or _overlapping([e for e, _, _ in held], [w for _, _, w in held])
+
+
+def _overlapping(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether two elements of ``shape`` share an address under ``strides`` (or a
+    stride is negative): no new buffer has that layout."""
+    acc = 1
+    for stride, extent in sorted((s, e) for e, s in zip(shape, strides, strict=True) if e > 1):
+        if stride < acc:
+            return True
+        acc = stride * extent
+    return False
+
+
+def _output_as_traced(t: Any, want: Sequence[int]) -> Any:
+    """The partition output ``t`` copied into the traced strides ``want``: its axes of
+    stride 0 were a broadcast in torch (equal along them), so one slice is copied
+    and expanded again."""
+    if all(w != 0 or e <= 1 for e, w in zip(t.shape, want, strict=True)):
+        return _restrided(t, want)
+    one = tuple(slice(None) if w != 0 else slice(0, 1) for w in want)
+    return _restrided(t[one], want).expand(t.shape)
 
 
 def _laid_out_as(t: Any, want: Sequence[int]) -> bool:
     """Whether the tensor ``t`` has the strides ``want`` (axes of extent 1 aside)."""
     return all(e <= 1 or s == w for e, s, w in zip(t.shape, t.stride(), want, strict=True))
-
-
-def _dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
-    """Whether ``strides`` lay ``shape`` out densely (a permutation of row-major)."""
-    acc = 1
-    for stride, extent in sorted((s, e) for e, s in zip(shape, strides, strict=True) if e > 1):
-        if stride != acc:
-            return False
-        acc *= extent
-    return True
 
 
 def _restrided(t: Any, want: Sequence[int]) -> Any:
@@ -261,6 +277,24 @@ def _compare(reference: Any, args: Sequence[Any], outs: Sequence[Any]) -> None:
             )
 
 
+def _keep_cpu_tensors_in_torch(reasons: dict[Any, str | None]) -> None:
+    """In a graph on the GPU, the nodes that make CPU tensors (``torch.tensor(0.0)`` in
+    a model's code: a ``lift_fresh_copy`` of a CPU constant) stay in torch: a partition
+    may join nodes that share no data, and one mixing devices would hand fuser's GPU
+    program a CPU tensor."""
+    devices = {_device(node) for node, why in reasons.items() if why is None}
+    if len(devices) < 2:
+        return
+    for node, why in reasons.items():
+        if why is None and _device(node) == "cpu":
+            reasons[node] = "a CPU tensor in a graph on the GPU"
+
+
+def _device(node: Any) -> str:
+    val = node.meta["val"]
+    return str((val[0] if isinstance(val, list | tuple) else val).device.type)
+
+
 def _nodes_of(module: Any) -> list[Any]:
     return [n for n in module.graph.nodes if n.op == "call_function"]
 
@@ -273,6 +307,7 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
 
     del example_inputs
     reasons = {node: unsupported_reason(node) for node in _nodes_of(gm)}
+    _keep_cpu_tensors_in_torch(reasons)
 
     class _Support(OperatorSupport):
         def is_node_supported(self, submodules: Any, node: Any) -> bool:
@@ -297,6 +332,11 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
             continue
         sub = getattr(fused, node.target)
         ops = [op_name(n.target) for n in _nodes_of(sub)]
+        if not any(n.op == "placeholder" for n in sub.graph.nodes):
+            # Only new tensors (zeros, arange, ...): no input says on which device
+            # they belong, and torch creates them as cheaply.
+            report.fallbacks.append((ops, "no input (new tensors only: torch creates them on their device)"))
+            continue
         try:
             fd = definition_of(sub)
         except TranslationError as e:

@@ -184,14 +184,32 @@ def _clone(fd: FusionDefinition, node: Any, x: Any, **kwargs: Any) -> Any:
 
 
 def _slice(fd: FusionDefinition, node: Any, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
-    shape = _in_shape(node)
+    """``aten.slice.Tensor``; a step ``k`` > 1 (``x[..., ::2]``: GPT-J's interleaved
+    rotary halves) is the slice ``[s, s + c*k)`` (padded at the end when it runs
+    past the axis) viewed as ``c`` groups of ``k``, of which the first of each."""
+    shape = [int(v) for v in _in_shape(node)]
     d = dim % len(shape)
-    s, e, st = slice(start, end, step).indices(int(shape[d]))
-    starts = [0] * len(shape)
-    ends = [int(v) for v in shape]
-    strides = [1] * len(shape)
-    starts[d], ends[d], strides[d] = s, max(e, s), st
-    return fd.ops.slice(x, starts, ends, strides)
+    s, e, k = slice(start, end, step).indices(shape[d])
+    e = max(e, s)
+    if k == 1:
+        return fd.ops.slice(x, *_bounds(shape, d, s, e))
+    c = -(-(e - s) // k)
+    if c == 0:
+        return _filled(fd, node, 0)
+    over = s + c * k - shape[d]
+    if over > 0:
+        x = fd.ops.pad(x, _pad_widths(len(shape), d, 0, over))
+        shape[d] += over
+    grouped = shape[:d] + [c, k] + shape[d + 1 :]
+    x = fd.ops.reshape(fd.ops.slice(x, *_bounds(shape, d, s, s + c * k)), grouped)
+    return fd.ops.reshape(fd.ops.slice(x, *_bounds(grouped, d + 1, 0, 1)), _shape(node))
+
+
+def _bounds(shape: Sequence[int], d: int, start: int, end: int) -> tuple[list[int], list[int], list[int]]:
+    """``fd.ops.slice``'s starts, ends and strides for ``[start, end)`` of axis ``d``."""
+    starts, ends = [0] * len(shape), [int(v) for v in shape]
+    starts[d], ends[d] = start, end
+    return starts, ends, [1] * len(shape)
 
 
 def _constant_pad_nd(fd: FusionDefinition, node: Any, x: Any, pad: Sequence[int], value: Any = 0) -> Any:
@@ -255,6 +273,152 @@ def _scalar_tensor(fd: FusionDefinition, node: Any, value: Any, **kwargs: Any) -
     return fd.ops.full([], value, _dtypes()[node.meta["val"].dtype])
 
 
+def _slice_backward(
+    fd: FusionDefinition, node: Any, grad: Any, input_sizes: Any, dim: int, start: Any, end: Any, step: int
+) -> Any:
+    """``aten.slice_backward``: zeros of ``input_sizes`` with ``grad`` at the slice (the
+    backward of ``x[..., a:b]``, rotary embeddings' halves), a ``pad`` of ``grad``; a
+    step ``k`` > 1 first spreads each element to a group of ``k`` (it, then zeros)."""
+    sizes = [int(e) for e in input_sizes]
+    d = dim % len(sizes)
+    s, e, k = slice(start, end, step).indices(sizes[d])
+    c = max(-(-(e - s) // k), 0)
+    if c == 0:
+        return _filled(fd, node, 0)
+    if k > 1:
+        gshape = [int(v) for v in grad.static_shape]
+        one = gshape[: d + 1] + [1] + gshape[d + 1 :]
+        spread = fd.ops.pad(fd.ops.reshape(grad, one), _pad_widths(len(one), d + 1, 0, k - 1))
+        grad = fd.ops.reshape(spread, gshape[:d] + [c * k] + gshape[d + 1 :])
+    # The last group may run past the axis: a negative width crops it.
+    return fd.ops.pad(grad, _pad_widths(len(sizes), d, s, sizes[d] - s - c * k))
+
+
+def _pad_widths(rank: int, dim: int, before: int, after: int) -> list[int]:
+    """``pad`` widths (torch's order: pairs from the last axis) that widen axis
+    ``dim`` of a rank-``rank`` tensor by ``before`` and ``after``."""
+    return [0, 0] * (rank - 1 - dim) + [before, after]
+
+
+def _select(fd: FusionDefinition, node: Any, x: Any, dim: int, index: int) -> Any:
+    """``aten.select.int``: the slice ``[index, index + 1)`` of ``dim``, squeezed."""
+    shape = [int(v) for v in _in_shape(node)]
+    d = dim % len(shape)
+    i = index + shape[d] if index < 0 else index
+    return fd.ops.reshape(fd.ops.slice(x, *_bounds(shape, d, i, i + 1)), _shape(node))
+
+
+def _select_backward(fd: FusionDefinition, node: Any, grad: Any, input_sizes: Any, dim: int, index: int) -> Any:
+    """``aten.select_backward``: zeros of ``input_sizes`` with ``grad`` at ``index``
+    of ``dim``: ``grad`` unsqueezed there, padded."""
+    sizes = [int(e) for e in input_sizes]
+    d = dim % len(sizes)
+    i = index + sizes[d] if index < 0 else index
+    one = sizes[:d] + [1] + sizes[d + 1 :]
+    return fd.ops.pad(fd.ops.reshape(grad, one), _pad_widths(len(sizes), d, i, sizes[d] - i - 1))
+
+
+def _split(fd: FusionDefinition, node: Any, x: Any, split: Any, dim: int = 0) -> Any:
+    """``aten.split.Tensor`` (chunks of ``split``) and ``aten.split_with_sizes`` (a
+    list of sizes): one slice per piece, as torch's tuple."""
+    shape = [int(v) for v in _in_shape(node)]
+    d = dim % len(shape)
+    n = shape[d]
+    if isinstance(split, list | tuple):
+        sizes = [int(v) for v in split]
+    else:
+        chunk = max(int(split), 1)
+        sizes = [min(chunk, n - a) for a in range(0, max(n, 1), chunk)]
+    out, a = [], 0
+    for size in sizes:
+        out.append(fd.ops.slice(x, *_bounds(shape, d, a, a + size)))
+        a += size
+    return out
+
+
+def _stack(fd: FusionDefinition, node: Any, tensors: Sequence[Any], dim: int = 0) -> Any:
+    """``aten.stack``: each tensor unsqueezed at ``dim``, concatenated there."""
+    out = _shape(node)
+    d = dim % len(out)
+    one = out[:d] + [1] + out[d + 1 :]
+    parts = [fd.ops.reshape(t, one) for t in tensors]
+    return parts[0] if len(parts) == 1 else fd.ops.cat(parts, d)
+
+
+def _filled(fd: FusionDefinition, node: Any, value: Any) -> Any:
+    """A new tensor of the traced shape and dtype, every element ``value``."""
+    val = node.meta["val"]
+    return fd.ops.full(_shape(node), value, _dtypes()[val.dtype])
+
+
+def _full(value: Any) -> Handler:
+    """``aten.zeros``, ``new_ones``, ``zeros_like``, ...: the operands (a size list, a
+    tensor giving dtype and device) only shape the traced value; ``empty`` is zeros
+    (any value is one its caller may get)."""
+    return lambda fd, node, *args, **kwargs: _filled(fd, node, value)
+
+
+def _full_value(at: int) -> Handler:
+    """``aten.full`` (the value second) and ``aten.full_like``/``new_full`` (third)."""
+    return lambda fd, node, *args, **kwargs: _filled(fd, node, args[at - 1] if len(args) >= at else kwargs["fill_value"])
+
+
+def _fill(fd: FusionDefinition, node: Any, x: Any, value: Any) -> Any:
+    """``aten.fill``: ``x``'s shape and dtype, every element ``value`` (a scalar, or a
+    0-d tensor broadcast)."""
+    if isinstance(value, int | float | bool):
+        return _filled(fd, node, value)
+    out = _shape(node)
+    return _cast_to(fd, fd.ops.broadcast_in_dim(value, out, []), node)
+
+
+def _copy(fd: FusionDefinition, node: Any, dst: Any, src: Any, non_blocking: bool = False) -> Any:
+    """Functional ``aten.copy``: ``src`` broadcast to ``dst``'s shape, in its dtype
+    (``dst``'s values are not read)."""
+    out = _shape(node)
+    rank = len(src.static_shape)
+    return _cast_to(fd, fd.ops.broadcast_in_dim(src, out, list(range(len(out) - rank, len(out)))), node)
+
+
+def _masked_fill(fd: FusionDefinition, node: Any, x: Any, mask: Any, value: Any) -> Any:
+    """``aten.masked_fill`` (a scalar or 0-d tensor value): ``where(mask, value, x)``."""
+    if not isinstance(value, int | float | bool):
+        value = fd.ops.cast(value, x.dtype) if value.dtype != x.dtype else value
+    return _cast_to(fd, fd.ops.where(mask, value, x), node)
+
+
+def _safe_softmax(fd: FusionDefinition, node: Any, x: Any, dim: int, dtype: Any = None) -> Any:
+    """``aten._safe_softmax`` (scaled dot-product attention's softmax): a softmax whose
+    rows of only ``-inf`` are zeros, not NaN. The input is cast to ``dtype`` first
+    when given; half inputs are computed in float32 and rounded once, as torch does."""
+    d = dim % _in_rank(node)
+    if dtype is not None:
+        x = fd.ops.cast(x, _dtypes()[dtype])
+    if x.dtype in (DataType.Half, DataType.BFloat16):
+        x = fd.ops.cast(x, DataType.Float)
+    m = fd.ops.max(x, [d], keepdim=True)
+    e = fd.ops.exp(fd.ops.sub(x, m))
+    out = fd.ops.truediv(e, fd.ops.sum(e, [d], keepdim=True))
+    empty = fd.ops.eq(m, float("-inf"))  # the row's max is -inf: so is every entry
+    return _cast_to(fd, fd.ops.where(empty, 0.0, out), node)
+
+
+def _logical(name: str) -> Handler:
+    """``aten.bitwise_*``: on booleans the logical op, on integers the bitwise one."""
+
+    def h(fd: FusionDefinition, node: Any, *xs: Any) -> Any:
+        boolean = node.meta["val"].dtype == _torch().bool
+        op = {"and": "logical_and", "or": "logical_or", "not": "logical_not"}.get(name) if boolean else None
+        return getattr(fd.ops, op or f"bitwise_{name}")(*xs)
+
+    return h
+
+
+def _pow_tensor(fd: FusionDefinition, node: Any, base: Any, e: Any) -> Any:
+    """``aten.pow.Tensor_Tensor`` and ``aten.pow.Scalar`` (a scalar base)."""
+    return _cast_to(fd, fd.ops.pow(base, e), node)
+
+
 def _table() -> dict[Any, Handler]:
     torch = _torch()
     aten, prims = torch.ops.aten, torch.ops.prims
@@ -279,7 +443,24 @@ def _table() -> dict[Any, Handler]:
         operator.getitem: _getitem,
         aten.arange.default: _arange, aten.arange.start: _arange, aten.arange.start_step: _arange,
         aten.scalar_tensor.default: _scalar_tensor,
+        aten.slice_backward.default: _slice_backward, aten.select.int: _select,
+        aten.select_backward.default: _select_backward,
+        aten.split.Tensor: _split, aten.split_with_sizes.default: _split, aten.stack.default: _stack,
+        aten.zeros.default: _full(0), aten.new_zeros.default: _full(0), aten.zeros_like.default: _full(0),
+        aten.empty.memory_format: _full(0), aten.new_empty.default: _full(0), aten.empty_like.default: _full(0),
+        aten.ones.default: _full(1), aten.new_ones.default: _full(1), aten.ones_like.default: _full(1),
+        aten.full.default: _full_value(2), aten.full_like.default: _full_value(2),
+        aten.new_full.default: _full_value(3),
+        aten.fill.Scalar: _fill, aten.fill.Tensor: _fill, aten.copy.default: _copy,
+        aten.masked_fill.Scalar: _masked_fill, aten.masked_fill.Tensor: _masked_fill,
+        aten._safe_softmax.default: _safe_softmax,
+        aten.pow.Tensor_Tensor: _pow_tensor, aten.pow.Scalar: _pow_tensor,
+        aten.lift_fresh_copy.default: _clone,
     }
+    for name in ("and", "or", "xor"):
+        table[getattr(aten, f"bitwise_{name}").Tensor] = _logical(name)
+        table[getattr(aten, f"bitwise_{name}").Scalar] = _logical(name)
+    table[aten.bitwise_not.default] = _logical("not")
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         table[getattr(aten, name).Tensor] = _binary(name)
         table[getattr(aten, name).Scalar] = _binary(name)

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import fuser  # noqa: E402
 from fuser.frontend import torch_backend, torch_graph  # noqa: E402
+from tests import backend_cases as cases  # noqa: E402
 
 
 class _Block(torch.nn.Module):
@@ -29,14 +30,6 @@ class _Block(torch.nn.Module):
     def forward(self, x: Any) -> Any:
         h = torch.nn.functional.gelu(self.l1(x), approximate="tanh")
         return torch.softmax(self.ln(self.l2(h) + x), -1)
-
-
-def _grads_match(ref: Any, ours: Any, rtol: float = 1e-5) -> None:
-    for (name, p1), p2 in zip(ref.named_parameters(), ours.parameters(), strict=True):
-        assert p2.grad is not None, name
-        scale = p1.grad.abs().max().item() + 1e-12
-        err = (p1.grad - p2.grad).abs().max().item() / scale
-        assert err < rtol, f"{name}: gradient relative error {err:.2e}"
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +50,7 @@ def test_training_step_of_an_mlp_block_matches_eager(monkeypatch: pytest.MonkeyP
     torch.testing.assert_close(y, y_ref, rtol=1e-5, atol=1e-6)
     y_ref.square().sum().backward()
     y.square().sum().backward()
-    _grads_match(ref, ours)
+    cases.grads_match(ref, ours)
 
 
 def test_report_shows_partitions_and_fallbacks() -> None:
@@ -89,6 +82,54 @@ def test_unsupported_ops_stay_in_torch_with_a_reason() -> None:
     torch.testing.assert_close(compiled(x, idx), f(x, idx))
 
 
+@pytest.mark.parametrize("case", sorted(cases.OP_CASES))
+def test_ops_of_real_models_run_in_fuser(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ATen ops that most often stayed in torch in tiny Hugging Face models (rotary
+    halves' backward, GPT-J's step-2 slices, masks, ``split``, new tensors, SDPA's
+    safe softmax, boolean masks): each runs in a fuser partition, whose every output
+    (``FUSER_BACKEND_CHECK``) and every gradient match torch."""
+    monkeypatch.setenv("FUSER_BACKEND_CHECK", "1")
+    cases.run_op_case(case, "cpu")
+
+
+def test_a_partition_of_new_tensors_only_stays_in_torch() -> None:
+    """A partition without inputs (``torch.ones`` feeding an op fuser does not run)
+    stays in torch: no input says on which device its tensors belong."""
+
+    def f(x: Any) -> Any:
+        return torch.cumsum(torch.ones(4, 8), 0) + x
+
+    x = torch.randn(4, 8)
+    report = fuser.explain(f, x)
+    (graph,) = report.graphs
+    assert graph.fallbacks == [(["aten.ones.default"], "no input (new tensors only: torch creates them on their device)")]
+    assert graph.fuser_ops == ["aten.add.Tensor"]
+    torch.testing.assert_close(torch.compile(f, backend="fuser")(x), f(x))
+
+
+def test_cpu_tensors_of_a_gpu_graph_stay_in_torch() -> None:
+    """A node making a CPU tensor (a model's ``torch.tensor(0.0)``) in a graph whose
+    other tensors are on an accelerator stays in torch, so that no partition mixes
+    devices (the partitioner may join nodes that share no data). The graph is built
+    by hand, its accelerator tensors on the ``meta`` device: no GPU needed."""
+    aten = torch.ops.aten
+
+    def f(x: Any, c: Any) -> Any:
+        return aten.mul.Tensor(x, 2.0), aten.clone.default(c)
+
+    gm = torch.fx.symbolic_trace(f)
+    x, c = torch.empty(4, 8, device="meta"), torch.tensor(3.0)
+    vals = iter([x, c, x * 2.0, c.clone()])
+    for node in gm.graph.nodes:
+        if node.op != "output":
+            node.meta["val"] = next(vals)
+    with torch_backend.recording() as report:
+        torch_backend.compile_graph(gm, [x, c])
+    (graph,) = report.graphs
+    assert graph.partitions == [["aten.mul.Tensor"]]
+    assert graph.torch_ops == [("aten.clone.default", "a CPU tensor in a graph on the GPU")]
+
+
 def test_a_partition_that_does_not_translate_runs_in_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     """A translation error (here: every handler of mul fails) leaves the partition's
     torch submodule in place, and the report names the error."""
@@ -112,13 +153,10 @@ def test_a_partition_that_does_not_translate_runs_in_torch(monkeypatch: pytest.M
     torch.testing.assert_close(torch.compile(f, backend="fuser")(x), f(x))
 
 
-def test_outputs_keep_the_strides_torch_traced(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A partition output that fuser lays out otherwise than torch's trace is copied
-    into the traced strides. Torch keeps the column-major layout of ``x.t() * 2``, so
-    ``.t().view(8, 4)`` is row-major (strides (4, 1)); fuser writes the product
-    row-major and returns the view transposed: the embedding lookup after it (in
-    torch) reads the traced layout either way."""
-    calls = []
+@pytest.fixture
+def restrided_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The strides of every copy of a partition output into a traced layout."""
+    calls: list[tuple[int, ...]] = []
     restrided = torch_backend._restrided  # noqa: SLF001
 
     def counting(t: Any, want: Any) -> Any:
@@ -126,59 +164,72 @@ def test_outputs_keep_the_strides_torch_traced(monkeypatch: pytest.MonkeyPatch) 
         return restrided(t, want)
 
     monkeypatch.setattr(torch_backend, "_restrided", counting)
+    return calls
 
+
+def test_outputs_keep_the_strides_torch_traced(restrided_calls: list[tuple[int, ...]]) -> None:
+    """A partition output that fuser lays out otherwise than torch's trace is copied
+    into the traced strides. Torch keeps the column-major layout of ``x.t() * 2``, so
+    ``.t().view(8, 4)`` is row-major (strides (4, 1)); fuser writes the product
+    row-major and returns the view transposed: the embedding lookup after it (in
+    torch) reads the traced layout either way."""
     def f(x: Any) -> Any:
         y = x.t() * 2.0  # [4, 8] with strides (1, 4), as x.t()
         return torch.nn.functional.embedding(torch.tensor([0, 1]), y.t().view(8, 4))
 
     x = torch.randn(8, 4)
     torch.testing.assert_close(torch.compile(f, backend="fuser")(x), f(x))
-    assert calls == [(4, 1)]
+    assert restrided_calls == [(4, 1)]
 
 
-def _tiny_gpt2(vocab: int = 64) -> Any:
-    transformers = pytest.importorskip("transformers")
-    config = transformers.GPT2Config(
-        n_embd=32, n_layer=2, n_head=2, vocab_size=vocab, n_positions=32, resid_pdrop=0.0, embd_pdrop=0.0,
-        attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
-    )
-    return transformers.GPT2LMHeadModel(config)
+def test_outputs_keep_a_padded_layout_torch_traced(restrided_calls: list[tuple[int, ...]]) -> None:
+    """A partition output that torch laid out with gaps (a slice of a padded tensor:
+    what SDPA's memory-efficient kernel needs of its bias, rows padded to a multiple of
+    16 bytes) is copied into those strides, not returned dense: T5's position bias,
+    rows of 6 floats, failed that kernel's alignment check on CUDA."""
+    def f(x: Any) -> Any:
+        bias = torch.nn.functional.pad(x * 2.0, (0, 2))[..., :6]
+        return torch.cumsum(bias, -1), bias.stride()
 
+    def g(x: Any) -> Any:  # the same, expanded over a batch (SDPA's mask)
+        bias = torch.nn.functional.pad(x * 2.0, (0, 2))[..., :6].expand(2, 3, 4, 6)
+        return torch.cumsum(bias, -1), bias.stride()
 
-def _tiny_gpt2_odd_vocabulary() -> Any:
-    """Loss rows no vector divides, as GPT-2 small's 50257."""
-    return _tiny_gpt2(1001)
-
-
-def _tiny_llama() -> Any:
-    transformers = pytest.importorskip("transformers")
-    config = transformers.LlamaConfig(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-        vocab_size=64, max_position_embeddings=32, bos_token_id=0, eos_token_id=0,
-    )
-    return transformers.LlamaForCausalLM(config)
+    x = torch.randn(3, 4, 6)
+    for fn, traced in ((f, (32, 8, 1)), (g, (0, 32, 8, 1))):
+        restrided_calls.clear()
+        (got, _), (want, strides) = torch.compile(fn, backend="fuser")(x), fn(x)
+        torch.testing.assert_close(got, want)
+        assert strides == traced and restrided_calls == [traced]
 
 
 @pytest.mark.parametrize(
-    "build", [_tiny_gpt2, _tiny_gpt2_odd_vocabulary, _tiny_llama], ids=["gpt2", "gpt2-vocab1001", "llama"]
+    "build",
+    [cases.tiny_gpt2, cases.tiny_gpt2_odd_vocabulary, cases.tiny_llama, cases.family("bert"), cases.family("gptj"),
+     cases.family("t5"), cases.family("vit")],
+    ids=["gpt2", "gpt2-vocab1001", "llama", "bert", "gptj", "t5", "vit"],
 )
 def test_transformer_training_step_matches_eager(build: Any) -> None:
     torch.manual_seed(0)
     ref = build()
     ours = copy.deepcopy(ref)
-    ids = torch.randint(0, ref.config.vocab_size, (2, 8))
+    batch = cases.batch(ref)
     compiled = torch.compile(ours, backend="fuser")
     with torch_backend.recording() as report:
-        loss = compiled(input_ids=ids, labels=ids).loss
+        loss = compiled(**batch).loss
         loss.backward()
-    loss_ref = ref(input_ids=ids, labels=ids).loss
+    loss_ref = ref(**batch).loss
     loss_ref.backward()
     torch.testing.assert_close(loss, loss_ref, rtol=1e-5, atol=1e-6)
-    _grads_match(ref, ours)
+    cases.grads_match(ref, ours)
     # Most of the step ran in fuser: the matmuls, norms, activations and their
     # backwards; attention and the embedding lookups stay in torch.
     assert len(report.fuser_ops) > 4 * len(report.torch_ops)
     assert any(g.kind == "backward" and g.partitions for g in report.graphs)
+    # Every partition translated (one that did not would run in torch whole); only
+    # partitions of new tensors alone stay there.
+    failed = [f for g in report.graphs for f in g.fallbacks if not f[1].startswith("no input")]
+    assert not failed, failed
     # The loss too: its pick and gradient are fuser ops (``loss_decompositions``).
     assert not [op for op in report.torch_ops if "nll_loss" in op], report.torch_ops
 
@@ -326,14 +377,14 @@ def test_ordered_partitioning_is_chosen_by_the_environment(monkeypatch: pytest.M
     partitions (the weight-gradient products stay in their layer's partition) and the
     same gradients; another value is a ValueError naming the variable."""
     torch.manual_seed(0)
-    ref = _tiny_gpt2()
+    ref = cases.tiny_gpt2()
     ours = copy.deepcopy(ref)
     ids = torch.randint(0, 64, (2, 8))
     monkeypatch.setenv("FUSER_PARTITIONS", "ordered")
     with torch_backend.recording() as report:
         torch.compile(ours, backend="fuser")(input_ids=ids, labels=ids).loss.backward()
     ref(input_ids=ids, labels=ids).loss.backward()
-    _grads_match(ref, ours)
+    cases.grads_match(ref, ours)
     backward = [g for g in report.graphs if g.kind == "backward"][-1]
     products = [sum(op == "aten.mm.default" for op in ops) for ops in backward.partitions]
     assert max(products) <= 8, products  # maximal grouping puts every layer's weight products in one
@@ -343,7 +394,7 @@ def test_ordered_partitioning_is_chosen_by_the_environment(monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize("setting", [None, "min_cut", "default"], ids=["unset", "min_cut", "default"])
-@pytest.mark.parametrize("build", [_tiny_gpt2, _tiny_llama], ids=["gpt2", "llama"])
+@pytest.mark.parametrize("build", [cases.tiny_gpt2, cases.tiny_llama], ids=["gpt2", "llama"])
 def test_aot_partitioners_match_eager(build: Any, setting: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The min-cut partitioner (inductor's forward/backward split: fewer saved tensors,
     cheap ones recomputed in the backward partitions) is the default; with
@@ -373,7 +424,7 @@ def test_aot_partitioners_match_eager(build: Any, setting: str | None, monkeypat
     loss_ref = ref(input_ids=ids, labels=ids).loss
     loss_ref.backward()
     torch.testing.assert_close(loss, loss_ref, rtol=1e-5, atol=1e-6)
-    _grads_match(ref, ours)
+    cases.grads_match(ref, ours)
     assert any(g.kind == "backward" and g.partitions for g in report.graphs)
     assert bool(calls) == (setting != "default"), calls
     monkeypatch.setenv("FUSER_AOT_PARTITIONER", "greedy")
