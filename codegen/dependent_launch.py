@@ -23,10 +23,10 @@ dependent launches in two calls, with no kernel before them to overlap.
                                                                      dependent_launch}
 
 ``mark_dependent_launches(lowered, target)`` runs after the lowering, for the target
-that schedules the fusion: in the compiler driver's launch path
-(``runtime/compile_fusion.py``), the frontend's lowered segments and kernel strings,
-and the ``lower-to-kernels`` pass, so that ``fuser-opt`` shows the attribute (and
-``-t cuda`` the prologue) of what runs. The runtime launches marked kernels with the
+that schedules the fusion: ``lower_for_launch`` does both, and every path that makes
+kernels calls it (the compiler driver's launch path, ``runtime/compile_fusion.py``; the
+frontend's lowered segments and kernel strings; the ``lower-to-kernels`` pass), so that
+``fuser-opt`` shows the attribute (and ``-t cuda`` the prologue) of what runs. The runtime launches marked kernels with the
 attribute (``runtime/cuda_driver.py``, ``runtime/hot_launch.py``) unless
 ``FUSER_DEPENDENT_LAUNCH=0``.
 """
@@ -34,14 +34,17 @@ attribute (``runtime/cuda_driver.py``, ``runtime/hot_launch.py``) unless
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import UnitAttr
 
 from fuser.codegen.cuda_printer import kernels_of
-from fuser.codegen.lower.common import LoweredFusion, LoweredKernel
+from fuser.codegen.lower import lower_segment
+from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, TensorLayout
+from fuser.ir.dialects import fuser as F
 from fuser.schedulers.target import GpuTarget
 
-__all__ = ["MAX_WAVES", "mark_dependent_launches", "waves"]
+__all__ = ["MAX_WAVES", "lower_for_launch", "mark_dependent_launches", "waves"]
 
 MAX_WAVES = 2.0
 """Waves of blocks (``waves``) a kernel may have and be a dependent launch."""
@@ -67,3 +70,18 @@ def mark_dependent_launches(lowered: LoweredFusion, target: GpuTarget) -> None:
             continue
         for func in funcs:
             func.attributes["dependent_launch"] = UnitAttr()
+
+
+def lower_for_launch(
+    fusion: F.FusionOp,
+    in_layouts: Sequence[TensorLayout | None],
+    target: GpuTarget,
+    scalar_values: Sequence[object] | None = None,
+    out_layouts: Sequence[TensorLayout] | None = None,
+    name: str | None = None,
+) -> LoweredFusion:
+    """The kernels of a scheduled segment as the runtime launches them on ``target``:
+    ``lower_segment`` (its arguments), then ``mark_dependent_launches``."""
+    lowered = lower_segment(fusion, in_layouts, scalar_values, out_layouts, target, name)
+    mark_dependent_launches(lowered, target)
+    return lowered

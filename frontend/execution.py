@@ -372,8 +372,7 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = Non
     """The lowering (``LoweredFusion``) of every kernel launch of the fusion's
     ``Executable`` at these inputs' layouts, in launch order: what ``fd.execute``
     launches for them."""
-    from fuser.codegen.dependent_launch import mark_dependent_launches
-    from fuser.codegen.lower import lower_segment
+    from fuser.codegen.dependent_launch import lower_for_launch
     from fuser.runtime import gpu_arrays as ga
     from fuser.runtime.cpu_runner import layout_of
     from fuser.runtime.gpu_executor import meta_array
@@ -398,9 +397,7 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = Non
     exe = executable_for(entry, rt, flat, 0, target)
     out = []
     for seg, seg_layouts, seg_scalars in exe.launch_layouts(layouts, scalars):
-        lowered = lower_segment(seg, kernel_layouts(seg_layouts), seg_scalars, None, exe.target)
-        mark_dependent_launches(lowered, exe.target)  # as the GPU path compiles them
-        out.append((seg, lowered))
+        out.append((seg, lower_for_launch(seg, kernel_layouts(seg_layouts), exe.target, seg_scalars)))
     return out
 
 

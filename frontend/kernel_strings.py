@@ -166,8 +166,7 @@ def generate_cuda_code(
 
 def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
     from fuser.codegen.cuda_printer import print_cuda
-    from fuser.codegen.dependent_launch import mark_dependent_launches
-    from fuser.codegen.lower import lower_segment
+    from fuser.codegen.dependent_launch import lower_for_launch
     from fuser.codegen.lower.common import LoweringError
     from fuser.frontend.validation import flatten_inputs
     from fuser.runtime.cpu_runner import layout_of
@@ -178,10 +177,9 @@ def _user_cuda_code(entry: CacheEntry, sched: Any, intrinsic_code: bool) -> str:
     layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in flat]
     scalars = [None if isinstance(x, np.ndarray) else x for x in flat]
     try:
-        lowered = lower_segment(sched.fusion, kernel_layouts(layouts), scalars)
+        lowered = lower_for_launch(sched.fusion, kernel_layouts(layouts), from_device(), scalars)
     except LoweringError as e:
         raise RuntimeError(f"Fusion {entry.id}: the user schedule has no kernel: {e}") from None
-    mark_dependent_launches(lowered, from_device())  # as the GPU path compiles them
     return "\n\n".join(_strip(print_cuda(m), intrinsic_code) for m in lowered.modules())
 
 

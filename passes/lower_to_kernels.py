@@ -47,8 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from fuser.codegen.dependent_launch import mark_dependent_launches
-from fuser.codegen.lower import lower_segment
+from fuser.codegen.dependent_launch import lower_for_launch
 from fuser.codegen.lower.common import (
     ArgRef,
     LoweringError,
@@ -107,10 +106,9 @@ class LowerToKernelsPass(ModulePass):
             try:
                 # lower_segment reads the loop nest (iterdomain ops) or else the
                 # recorded fuser.schedule itself.
-                lowered = lower_segment(fusion, layouts, scalars, None, target, f"{fusion.sym_name.data}_kernel")
+                lowered = lower_for_launch(fusion, layouts, target, scalars, None, f"{fusion.sym_name.data}_kernel")
             except (LoweringError, SizeBindingError) as e:
                 raise LowerToKernelsError(f"lower-to-kernels: cannot lower {name}: {e}") from None
-            mark_dependent_launches(lowered, target)  # as the runtime launches them on this target
             anchor = fusion
             names = []
             for k in lowered.kernels:

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuser.codegen.cuda_printer import kernels_of, print_cuda
-from fuser.codegen.dependent_launch import mark_dependent_launches
-from fuser.codegen.lower import lower_segment
+from fuser.codegen.dependent_launch import lower_for_launch
 from fuser.codegen.lower.common import LoweredFusion, LoweringError, TensorLayout
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
@@ -250,10 +249,10 @@ class FusionCompiler:
             done = self._lowered.get(key)
             if done is not None:
                 return _renamed(*done, name)
-            lowered = lower_segment(fusion, kernel_layouts(layouts), scalars, out_layouts, self.target)
+            target = self.target or _device_target(self.device)
+            lowered = lower_for_launch(fusion, kernel_layouts(layouts), target, scalars, out_layouts)
             if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
                 raise LoweringError(f"@{name}: its {lowered.scheduler} schedule launches no kernel")
-            mark_dependent_launches(lowered, self.target or _device_target(self.device))
             source = print_cuda(*lowered.modules())
             self._lowered[key] = (lowered, source, name)
             return lowered, source
