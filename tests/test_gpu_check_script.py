@@ -43,6 +43,10 @@ def test_stages_and_defaults() -> None:
     fuzz = text[text.index("stage fuzz-on-gpu") :].split("\n\n")[0]
     assert '"$OUT/fuzz_gpu.log"' in fuzz and "-m tests.fuzz.triage ${GPU_CHECK_FUZZ_SEEDS:-0 2000} --cuda" in fuzz
     assert "--stages execute,segment,resize" in fuzz
+    assert "model-families" in default.split()
+    families = text[text.index("stage model-families") :].split("\n")[:2]
+    assert '"${GPU_CHECK_FAMILIES_TIMEOUT:-300}" "$OUT/families.log"' in families[0]
+    assert families[1].strip() == '"$PY" benchmarks/model_families.py --device cuda --json "$OUT/families.jsonl"'
     sanitize = SANITIZE.read_text()
     assert "--tool memcheck --report-api-errors no)" in sanitize
     assert "--tool racecheck --racecheck-report all)" in sanitize

@@ -17,7 +17,8 @@
 #    14; each through fd.execute, its segments, and its small case after it);
 # 5. runs one training step of GPT-2 small and a Llama block through
 #    torch.compile(backend="fuser") against eager and inductor
-#    (benchmarks/transformer_step.py; transformers from .whl/tf), the matmul
+#    (benchmarks/transformer_step.py; transformers from .whl/tf), a step of 24 tiny
+#    model families on CUDA against eager (benchmarks/model_families.py), the matmul
 #    segments against the plain GEMM (benchmarks/matmul.py), then
 #    benchmarks/run.py when it exists;
 # 6. (not by default) runs every GPU test (`pytest -m gpu tests`, the frontend tests on
@@ -31,11 +32,11 @@
 #
 #    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin).
 # GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
-# conformance-on-gpu fuzz-on-gpu transformers matmul benchmarks"; "all" adds sanitizers).
-# Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
-# CONFORMANCE, FUZZ, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, MATMUL, BENCH); logs: $OUT/{env.txt,
-# gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, fuzz_gpu.log, sanitizers.log,
-# transformers.log, matmul.log,
+# conformance-on-gpu fuzz-on-gpu transformers model-families matmul benchmarks"; "all" adds
+# sanitizers). Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
+# CONFORMANCE, FUZZ, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, FAMILIES, MATMUL, BENCH); logs:
+# $OUT/{env.txt, gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, fuzz_gpu.log,
+# sanitizers.log, transformers.log, families.log, matmul.log,
 # sanitize/<tool>.<shard>.log, bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
 # failed, xfailed, xpassed, ...) and, for the sanitizers, their "ERROR SUMMARY: N errors"
 # (racecheck also its "RACECHECK SUMMARY"). Exit status: 0 when every stage that ran passed.
@@ -99,7 +100,7 @@ status=0
 summary="$OUT/summary.txt"
 : >"$summary"
 # GPU_CHECK_STAGES: the stages to run, e.g. "gpu-tests benchmarks"; "all": every stage.
-DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu fuzz-on-gpu transformers matmul benchmarks"
+DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu fuzz-on-gpu transformers model-families matmul benchmarks"
 STAGES=${GPU_CHECK_STAGES:-$DEFAULT_STAGES}
 [ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES sanitizers"
 stage() {  # stage NAME TIMEOUT LOG CMD...
@@ -145,6 +146,10 @@ stage racecheck "${GPU_CHECK_RACECHECK_TIMEOUT:-560}" "$OUT/racecheck.log" \
 # against eager and inductor (issue 16; needs transformers: .whl/tf).
 stage transformers "${GPU_CHECK_TRANSFORMERS_TIMEOUT:-420}" "$OUT/transformers.log" \
   "$PY" benchmarks/transformer_step.py --steps 10 --json "$OUT/transformers.jsonl"
+# A training step of 24 tiny Hugging Face families through the backend on CUDA, against
+# eager, and what stayed in torch (exit 1 on an error or a gradient off by more than 1e-4).
+stage model-families "${GPU_CHECK_FAMILIES_TIMEOUT:-300}" "$OUT/families.log" \
+  "$PY" benchmarks/model_families.py --device cuda --json "$OUT/families.jsonl"
 # linear + bias + GELU against the plain GEMM (issue 16: >= 0.9 of its time).
 stage matmul "${GPU_CHECK_MATMUL_TIMEOUT:-180}" "$OUT/matmul.log" \
   "$PY" benchmarks/matmul.py --json "$OUT/matmul.jsonl"
