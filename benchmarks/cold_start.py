@@ -10,7 +10,7 @@ Two child processes share one fresh kernel cache directory (``FUSER_CACHE_DIR``)
   NVRTC and the CUDA context are warm, as in a program that has used fuser before),
   then for each workload times its first ``fd.execute`` (wall clock, synchronized),
   split into the driver's pipeline (``compile``), ``schedule-fusions`` (deferred to
-  first use), the lowering (``lower_segment``), NVRTC (``compile_cached``: the disk
+  first use), the lowering (``lower_for_launch``), NVRTC (``compile_cached``: the disk
   cache misses) and the rest (printing, module load, allocation, launch).
 * ``warm-disk``: a new process on the same cache: what a second run of a program
   pays (NVRTC hits the disk cache).

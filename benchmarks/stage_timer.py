@@ -10,7 +10,7 @@ each call's wall time to its stage, and puts the functions back after::
 The stages (``STAGES``): ``backend``, the torch backend's partitioning and translation
 of a captured graph (``torch_backend.compile_graph``); ``driver``, the compiler
 driver's pipeline (``driver.compile``); ``schedule``, ``schedule-fusions`` (run on a
-segment's first use); ``lower``, the lowering to kernel IR (``lower_segment``);
+segment's first use); ``lower``, the lowering to kernel IR (``lower_for_launch``);
 ``nvrtc``, NVRTC compiles that miss the disk cache (``compile_cached``). A stage
 nested in another (the driver inside the backend's first call) counts in both.
 """
@@ -28,7 +28,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "backend": ("fuser.frontend.torch_backend", "compile_graph"),
     "driver": ("fuser.runtime.driver", "compile"),
     "schedule": ("fuser.runtime.driver:Executable", "schedule"),
-    "lower": ("fuser.runtime.compile_fusion", "lower_segment"),
+    "lower": ("fuser.runtime.compile_fusion", "lower_for_launch"),
     "nvrtc": ("fuser.codegen.kernel_cache", "compile_cached"),
 }
 """Stage -> (``module`` or ``module:Class``, attribute): where the wrapped function is

@@ -64,8 +64,8 @@ def test_a_segment_differing_only_in_its_name_reuses_the_lowering(monkeypatch) -
     twin = seg.clone()
     twin.sym_name = StringAttr("layer7_seg3")
     calls: list[str] = []
-    lower = cf.lower_segment
-    monkeypatch.setattr(cf, "lower_segment", lambda f, *a: calls.append(f.sym_name.data) or lower(f, *a))
+    lower = cf.lower_for_launch
+    monkeypatch.setattr(cf, "lower_for_launch", lambda f, *a: calls.append(f.sym_name.data) or lower(f, *a))
     comp = FusionCompiler(H100)
     lay = [TensorLayout.contiguous(shape, 4)]
     first, src0 = comp._lower(seg, lay, [None], None)  # noqa: SLF001
