@@ -19,7 +19,8 @@ backward once through the backend and once eagerly. The table says per family:
   stayed in torch (the report of ``fuser.frontend.torch_backend.recording``).
 
 A family whose step raises is a row with the error; the script exits 1 when any step
-failed or any gradient is off by more than ``--tol``.
+failed, a partition did not translate or fell back to torch at its first call, or any
+gradient is off by more than ``--tol``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ import copy
 import json
 import sys
 import time
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -141,32 +144,58 @@ def gradient_error(ref: Any, ours: Any) -> tuple[float, str]:
     return worst
 
 
-def run(name: str, device: str = "cpu") -> dict[str, Any]:
-    """One training step of family ``name`` through the backend and eagerly."""
+@dataclass
+class Step:
+    """A training step through the backend next to the same step in eager torch."""
+
+    ours: Any
+    """The model the backend ran (a copy of the eager one), with its gradients."""
+    loss: Any
+    loss_eager: Any
+    report: Any
+    """What ran where (``torch_backend.Report``)."""
+    fell_back: list[str]
+    """The warnings of partitions that fuser could not run at their first call."""
+    seconds: float
+
+
+def train_step(ref: Any, data: dict[str, Any]) -> Step:
+    """Forward, loss and backward of a copy of ``ref`` through
+    ``torch.compile(backend=fuser_backend)``, then of ``ref`` itself eagerly, on
+    ``data``; each model keeps its gradients."""
     import torch
 
     from fuser.frontend.torch_backend import fuser_backend, recording
 
-    torch._dynamo.reset()  # noqa: SLF001
-    torch.manual_seed(0)
-    ref = build(name).to(device)
     ours = copy.deepcopy(ref)
-    data = batch(ref, device)
     t0 = time.perf_counter()
-    with recording() as report:
+    with recording() as report, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         loss = torch.compile(ours, backend=fuser_backend)(**data).loss
         loss.backward()
     seconds = time.perf_counter() - t0
-    loss_ref = ref(**data).loss
-    loss_ref.backward()
-    err, where = gradient_error(ref, ours)
-    left = collections.Counter(report.torch_ops)
+    loss_eager = ref(**data).loss
+    loss_eager.backward()
+    fell_back = [str(w.message) for w in caught if "a partition runs in torch" in str(w.message)]
+    return Step(ours, loss, loss_eager, report, fell_back, seconds)
+
+
+def run(name: str, device: str = "cpu") -> dict[str, Any]:
+    """One training step of family ``name`` through the backend and eagerly."""
+    import torch
+
+    torch._dynamo.reset()  # noqa: SLF001
+    torch.manual_seed(0)
+    ref = build(name).to(device)
+    step = train_step(ref, batch(ref, device))
+    err, where = gradient_error(ref, step.ours)
+    report = step.report
     return {
-        "family": name, "device": device, "loss_eager": loss_ref.item(), "loss_fuser": loss.item(),
+        "family": name, "device": device, "loss_eager": step.loss_eager.item(), "loss_fuser": step.loss.item(),
         "grad_err": err, "grad_err_at": where, "fuser_ops": len(report.fuser_ops),
-        "torch_ops": len(report.torch_ops), "in_torch": dict(left.most_common()),
-        "failed_partitions": [why for g in report.graphs for _, why in g.fallbacks if not why.startswith("no input")],
-        "first_step_s": round(seconds, 2),
+        "torch_ops": len(report.torch_ops), "in_torch": dict(collections.Counter(report.torch_ops).most_common()),
+        "failed_partitions": [why for g in report.graphs for _, why in g.fallbacks],
+        "fell_back": step.fell_back, "first_step_s": round(step.seconds, 2),
     }
 
 
@@ -200,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             left = ", ".join(f"{_short(op)} x{k}" if k > 1 else _short(op) for op, k in row["in_torch"].items())
             print(f"| {name} | {row['loss_eager']:.6f} | {row['loss_fuser']:.6f} | {row['grad_err']:.1e} | "
                   f"{row['fuser_ops']} | {row['torch_ops']} | {left} |", flush=True)
-            bad += row["grad_err"] > args.tol or bool(row["failed_partitions"])
+            bad += row["grad_err"] > args.tol or bool(row["failed_partitions"] or row["fell_back"])
         if args.json:
             with open(args.json, "a") as f:
                 f.write(json.dumps(row) + "\n")

@@ -277,6 +277,10 @@ def _compare(reference: Any, args: Sequence[Any], outs: Sequence[Any]) -> None:
             )
 
 
+NEW_TENSORS_ONLY = "a partition of new tensors only (no input: torch creates them on their device)"
+"""Why the ops of a partition without inputs stay in torch (``GraphReport.torch_ops``)."""
+
+
 def _keep_cpu_tensors_in_torch(reasons: dict[Any, str | None]) -> None:
     """In a graph on the GPU, the nodes that make CPU tensors (``torch.tensor(0.0)`` in
     a model's code: a ``lift_fresh_copy`` of a CPU constant) stay in torch: a partition
@@ -334,8 +338,8 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
         ops = [op_name(n.target) for n in _nodes_of(sub)]
         if not any(n.op == "placeholder" for n in sub.graph.nodes):
             # Only new tensors (zeros, arange, ...): no input says on which device
-            # they belong, and torch creates them as cheaply.
-            report.fallbacks.append((ops, "no input (new tensors only: torch creates them on their device)"))
+            # they belong, and torch creates them as cheaply. Not a failed translation.
+            report.torch_ops.extend((op, NEW_TENSORS_ONLY) for op in ops)
             continue
         try:
             fd = definition_of(sub)

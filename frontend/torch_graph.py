@@ -166,9 +166,13 @@ def _transpose(fd: FusionDefinition, node: Any, x: Any, d0: int, d1: int) -> Any
 
 
 def _expand(fd: FusionDefinition, node: Any, x: Any, sizes: Any, implicit: bool = False) -> Any:
-    out = _shape(node)
-    rank_in = _in_rank(node)
-    return fd.ops.broadcast_in_dim(x, out, list(range(len(out) - rank_in, len(out))))
+    return _broadcast_to(fd, x, _shape(node))
+
+
+def _broadcast_to(fd: FusionDefinition, x: Any, out: Sequence[int]) -> Any:
+    """``x`` broadcast to ``out`` as torch broadcasts: its axes are the last ones."""
+    rank = len(x.static_shape)
+    return fd.ops.broadcast_in_dim(x, list(out), list(range(len(out) - rank, len(out))))
 
 
 def _unsqueeze(fd: FusionDefinition, node: Any, x: Any, dim: int) -> Any:
@@ -309,13 +313,13 @@ def _select(fd: FusionDefinition, node: Any, x: Any, dim: int, index: int) -> An
 
 
 def _select_backward(fd: FusionDefinition, node: Any, grad: Any, input_sizes: Any, dim: int, index: int) -> Any:
-    """``aten.select_backward``: zeros of ``input_sizes`` with ``grad`` at ``index``
-    of ``dim``: ``grad`` unsqueezed there, padded."""
+    """``aten.select_backward``: ``grad`` unsqueezed at ``dim``, then the backward of
+    the slice ``[index, index + 1)`` there."""
     sizes = [int(e) for e in input_sizes]
     d = dim % len(sizes)
     i = index + sizes[d] if index < 0 else index
-    one = sizes[:d] + [1] + sizes[d + 1 :]
-    return fd.ops.pad(fd.ops.reshape(grad, one), _pad_widths(len(sizes), d, i, sizes[d] - i - 1))
+    one = fd.ops.reshape(grad, sizes[:d] + [1] + sizes[d + 1 :])
+    return _slice_backward(fd, node, one, sizes, d, i, i + 1, 1)
 
 
 def _split(fd: FusionDefinition, node: Any, x: Any, split: Any, dim: int = 0) -> Any:
@@ -368,16 +372,13 @@ def _fill(fd: FusionDefinition, node: Any, x: Any, value: Any) -> Any:
     0-d tensor broadcast)."""
     if isinstance(value, int | float | bool):
         return _filled(fd, node, value)
-    out = _shape(node)
-    return _cast_to(fd, fd.ops.broadcast_in_dim(value, out, []), node)
+    return _cast_to(fd, _broadcast_to(fd, value, _shape(node)), node)
 
 
 def _copy(fd: FusionDefinition, node: Any, dst: Any, src: Any, non_blocking: bool = False) -> Any:
     """Functional ``aten.copy``: ``src`` broadcast to ``dst``'s shape, in its dtype
     (``dst``'s values are not read)."""
-    out = _shape(node)
-    rank = len(src.static_shape)
-    return _cast_to(fd, fd.ops.broadcast_in_dim(src, out, list(range(len(out) - rank, len(out)))), node)
+    return _cast_to(fd, _broadcast_to(fd, src, _shape(node)), node)
 
 
 def _masked_fill(fd: FusionDefinition, node: Any, x: Any, mask: Any, value: Any) -> Any:

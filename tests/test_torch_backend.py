@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import fuser  # noqa: E402
+from benchmarks import model_families  # noqa: E402
 from fuser.frontend import torch_backend, torch_graph  # noqa: E402
 from tests import backend_cases as cases  # noqa: E402
 
@@ -102,8 +103,8 @@ def test_a_partition_of_new_tensors_only_stays_in_torch() -> None:
     x = torch.randn(4, 8)
     report = fuser.explain(f, x)
     (graph,) = report.graphs
-    assert graph.fallbacks == [(["aten.ones.default"], "no input (new tensors only: torch creates them on their device)")]
-    assert graph.fuser_ops == ["aten.add.Tensor"]
+    assert ("aten.ones.default", torch_backend.NEW_TENSORS_ONLY) in graph.torch_ops
+    assert graph.fallbacks == [] and graph.fuser_ops == ["aten.add.Tensor"]
     torch.testing.assert_close(torch.compile(f, backend="fuser")(x), f(x))
 
 
@@ -212,23 +213,16 @@ def test_outputs_keep_a_padded_layout_torch_traced(restrided_calls: list[tuple[i
 def test_transformer_training_step_matches_eager(build: Any) -> None:
     torch.manual_seed(0)
     ref = build()
-    ours = copy.deepcopy(ref)
-    batch = cases.batch(ref)
-    compiled = torch.compile(ours, backend="fuser")
-    with torch_backend.recording() as report:
-        loss = compiled(**batch).loss
-        loss.backward()
-    loss_ref = ref(**batch).loss
-    loss_ref.backward()
-    torch.testing.assert_close(loss, loss_ref, rtol=1e-5, atol=1e-6)
-    cases.grads_match(ref, ours)
+    step = model_families.train_step(ref, cases.batch(ref))
+    report = step.report
+    torch.testing.assert_close(step.loss, step.loss_eager, rtol=1e-5, atol=1e-6)
+    cases.grads_match(ref, step.ours)
     # Most of the step ran in fuser: the matmuls, norms, activations and their
     # backwards; attention and the embedding lookups stay in torch.
     assert len(report.fuser_ops) > 4 * len(report.torch_ops)
     assert any(g.kind == "backward" and g.partitions for g in report.graphs)
-    # Every partition translated (one that did not would run in torch whole); only
-    # partitions of new tensors alone stay there.
-    failed = [f for g in report.graphs for f in g.fallbacks if not f[1].startswith("no input")]
+    # Every partition translated (one that did not would run in torch whole).
+    failed = [f for g in report.graphs for f in g.fallbacks]
     assert not failed, failed
     # The loss too: its pick and gradient are fuser ops (``loss_decompositions``).
     assert not [op for op in report.torch_ops if "nll_loss" in op], report.torch_ops

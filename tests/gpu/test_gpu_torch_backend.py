@@ -6,7 +6,6 @@ tests/test_torch_backend.py; the real sizes are benchmarks/transformer_step.py."
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from benchmarks import model_families  # noqa: E402
 from fuser.frontend.torch_backend import fuser_backend, recording  # noqa: E402
 from tests import backend_cases as cases  # noqa: E402
 
@@ -63,20 +63,12 @@ def test_model_families_on_cuda_match_eager(name: str) -> None:
     torch._dynamo.reset()  # noqa: SLF001
     torch.manual_seed(0)
     ref = cases.family(name)().cuda()
-    ours = copy.deepcopy(ref)
-    batch = cases.batch(ref, "cuda")
-    compiled = torch.compile(ours, backend=fuser_backend)
-    with recording() as report, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        loss = compiled(**batch).loss
-        loss.backward()
-    loss_ref = ref(**batch).loss
-    loss_ref.backward()
-    torch.testing.assert_close(loss, loss_ref, rtol=1e-4, atol=1e-5)
-    cases.grads_match(ref, ours, rtol=1e-3)
-    fell_back = [str(w.message) for w in caught if "a partition runs in torch" in str(w.message)]
-    assert not fell_back, fell_back
-    failed = [f for g in report.graphs for f in g.fallbacks if not f[1].startswith("no input")]
+    step = model_families.train_step(ref, cases.batch(ref, "cuda"))
+    torch.testing.assert_close(step.loss, step.loss_eager, rtol=1e-4, atol=1e-5)
+    cases.grads_match(ref, step.ours, rtol=1e-3)
+    assert not step.fell_back, step.fell_back
+    report = step.report
+    failed = [f for g in report.graphs for f in g.fallbacks]
     assert not failed, failed
     assert len(report.fuser_ops) > 4 * len(report.torch_ops)
 
