@@ -128,6 +128,7 @@ def variants_for(w: Workload, dtype: str, fusion: Any) -> list[Variant]:
         rows, cols = w.shapes[0]
         out.append({"label": "halves", "params": {}, "outer": {"single_kernel": False}})
         out += [{"label": f"prefetch {lv}", "params": {}, "env": {"FUSER_PREFETCH": lv}} for lv in ("L2", "L1")]
+        out.append({"label": "no prefetch", "params": {"prefetch": ""}})
         out.append({"label": "hold buffers", "params": {"hold_buffers": True}})
         out.append({"label": "pipeline", "params": {}, "env": {"FUSER_PIPELINE_LOADS": "1"}})
         out.append({"label": "pipeline hold", "params": {"hold_buffers": True}, "env": {"FUSER_PIPELINE_LOADS": "1"}})

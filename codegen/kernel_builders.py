@@ -194,6 +194,10 @@ class KernelBuilder:
         value at the launch being lowered)."""
         self._entry: list[Operation] = []
         self._sym_memo: dict[object, SSAValue] = {}
+        self.prefetched: dict[SSAValue, str] = {}
+        """Kernel arguments whose loads ``finish`` prefetches one iteration ahead, to
+        their cache level (the inputs a schedule's ``iterdomain.loop {prefetch}``
+        names)."""
 
     def declare_symbol(self, name: str, arg: str, value: int) -> None:
         """The kernel argument ``arg`` holds symbolic extent ``name`` (``value`` here)."""
@@ -217,9 +221,10 @@ class KernelBuilder:
         becomes one ``if`` around its body (``codegen/uniform_guard.py``); pure ops
         nothing reads are erased (``codegen/dead_ops.py``); with
         ``FUSER_PIPELINE_LOADS=1``, a loop that waits for other threads loads its next
-        iteration's inputs into registers (``codegen/pipeline_loads.py``); with
-        ``FUSER_PREFETCH`` set, it prefetches them (``codegen/prefetch_loads.py``;
-        both off by default). It is
+        iteration's inputs into registers (``codegen/pipeline_loads.py``, off by
+        default); the loads of the inputs in ``prefetched`` (the schedule's
+        ``iterdomain.loop {prefetch}``) are prefetched one iteration ahead
+        (``codegen/prefetch_loads.py``; ``FUSER_PREFETCH`` overrides). It is
         verified when ``FUSER_VERIFY_KERNELS`` is set (the test suite sets it; it
         costs a third of the lowering of a large fusion), as ``fuser-opt`` verifies
         the module after ``lower-to-kernels``. A kernel whose shared tiles and
@@ -227,7 +232,7 @@ class KernelBuilder:
         ``LoweringError`` here, not a ptxas error later."""
         from fuser.codegen.dead_ops import erase_dead_ops
         from fuser.codegen.pipeline_loads import pipeline_loads, pipeline_setting
-        from fuser.codegen.prefetch_loads import prefetch_level, prefetch_next_iteration
+        from fuser.codegen.prefetch_loads import prefetch_kernel
         from fuser.codegen.uniform_guard import hoist_uniform_guard
 
         self.b.insert(k.ReturnOp())
@@ -241,7 +246,7 @@ class KernelBuilder:
         pipelined, cap = pipeline_setting()
         if pipelined:
             pipeline_loads(self.func, cap)
-        prefetch_next_iteration(self.func, prefetch_level())
+        prefetch_kernel(self.func, self.prefetched)
         if os.environ.get("FUSER_VERIFY_KERNELS", "") not in ("", "0"):
             self.module.verify()
         return self.module

@@ -44,20 +44,25 @@ the induction variable advanced by one step, under ``next < ub``::
 Every prefetched address is one the next iteration loads under the same conditions,
 so it lies inside the tensor (the kernel interpreter checks each one).
 
-**Measured, and off by default.** On the H100 (``benchmarks/tune.py --only
-layernorm_backward --variants prefetch``, RESULTS.md, eleventh session) the prefetches
-made no layer-norm backward faster: 4096 x 4096 bf16 83.2 us with them against 83.9
-without, f32 16384 x 1024 93.5 against 84.6, 4096 x 4096 f32 102.2 against 91.8 (L1 the
-same as L2). The wide bf16 rows are not waiting on DRAM latency. So the lowering adds
-none unless ``FUSER_PREFETCH`` names a level (``L2`` or ``L1``), and ``fuser-opt -p
-prefetch-loads`` runs the transform on kernel IR for experiments.
-``KernelBuilder.finish`` calls it on every kernel with ``prefetch_level()``.
+**Where the schedule asks for it.** On the H100 (``benchmarks/tune.py --only
+layernorm_backward --variants prefetch``, RESULTS.md, eleventh session) prefetching
+every waiting loop's loads made no layer-norm backward faster: 4096 x 4096 bf16 83.2
+us with them against 83.9 without, f32 16384 x 1024 93.5 against 84.6, 4096 x 4096
+f32 102.2 against 91.8 (L1 the same as L2). On the H200 (twenty-third session) the
+bf16 layer-norm backwards gained (4096 x 4096 60.4 -> 55.0 us) and the f32 ones lost
+4-7% (twentieth session), as before. So a schedule names the inputs whose loads are
+prefetched (``iterdomain.loop {prefetch = "L2"}``: the inner-outer persistent kind's
+16-bit inputs, ``schedulers/inner_outer_persistent.py``), and
+``KernelBuilder.finish`` prefetches those (``prefetch_kernel``). ``FUSER_PREFETCH``
+overrides the schedule: ``0`` no prefetch, ``L2`` or ``L1`` every waiting loop's
+read-only loads. ``fuser-opt -p prefetch-loads`` runs the transform on kernel IR for
+experiments.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from xdsl.dialects import arith, scf, vector
 from xdsl.dialects import memref as memrefd
@@ -67,7 +72,8 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from fuser.ir.dialects import kernel as k
 
 __all__ = [
-    "PREFETCH_ATTR", "NextIteration", "prefetch_level", "prefetch_loop", "prefetch_next_iteration", "waits",
+    "OFF", "PREFETCH_ATTR", "NextIteration", "prefetch_kernel", "prefetch_loop", "prefetch_next_iteration",
+    "prefetch_setting", "waits",
     "waits_for_other_threads",
 ]
 
@@ -83,28 +89,52 @@ PREFETCH_ATTR = "kernel.prefetch"
 """Marks a loop whose next iteration's loads are prefetched (its value: the level)."""
 
 
-def prefetch_level() -> str | None:
-    """The cache level the lowering's prefetches go to: ``FUSER_PREFETCH`` (``L1`` or
-    ``L2``); None (no prefetches, the default: see the module docstring) when it is
-    unset, empty or ``0``."""
+OFF = "off"
+
+
+def prefetch_setting() -> str | None:
+    """``FUSER_PREFETCH``: None when unset or empty (the schedule decides: the inputs
+    an ``iterdomain.loop {prefetch}`` names are prefetched, nothing else), ``"off"``
+    for ``0``, ``off`` or ``none`` (no prefetch at all, not even the schedule's), or
+    ``L1``/``L2``: every waiting loop prefetches all its read-only loads to that level
+    (the experiment of the module docstring); ``ValueError`` naming the variable for
+    anything else."""
     env = os.environ.get("FUSER_PREFETCH", "").strip()
-    if env in ("", "0", "off", "none"):
+    if env == "":
         return None
+    if env in ("0", "off", "none"):
+        return OFF
     if env not in k.PREFETCH_LEVELS:
         raise ValueError(f"FUSER_PREFETCH must be one of L1, L2 or 0, got {env!r}")
     return env
 
 
-def prefetch_next_iteration(func: k.FuncOp, level: str | None = DEFAULT_LEVEL) -> int:
+def prefetch_kernel(func: k.FuncOp, scheduled: Mapping[SSAValue, str]) -> int:
+    """The prefetches of a lowered kernel: those its schedule asks for (``scheduled``:
+    the kernel arguments of inputs with ``iterdomain.loop {prefetch}``, to their
+    level) unless ``FUSER_PREFETCH`` overrides them (``prefetch_setting``). Returns how
+    many ``kernel.prefetch`` ops it added."""
+    setting = prefetch_setting()
+    if setting is None:
+        return prefetch_next_iteration(func, tensors=scheduled)
+    return 0 if setting == OFF else prefetch_next_iteration(func, setting)
+
+
+def prefetch_next_iteration(
+    func: k.FuncOp, level: str | None = DEFAULT_LEVEL, tensors: Mapping[SSAValue, str] | None = None
+) -> int:
     """Add the next iteration's prefetches to every loop of ``func`` that waits for
     other threads (module docstring; ``level`` None: none); returns how many
-    ``kernel.prefetch`` ops it added. A loop it has seen carries
-    ``{kernel.prefetch = "L2"}`` and is left alone the next time."""
-    if level is None:
+    ``kernel.prefetch`` ops it added. ``tensors`` (kernel arguments to their cache
+    level: the inputs a schedule prefetches, ``iterdomain.loop {prefetch}``) limits
+    them to the loads of those tensors, each to its own level; ``level`` is then
+    unused. A loop it has seen carries ``{kernel.prefetch = "L2"}`` and is left alone
+    the next time."""
+    if tensors is None and level is None or tensors is not None and not tensors:
         return 0
     written = k.written_tensors(func)
     loops = [op for op in func.walk() if isinstance(op, scf.ForOp) and waits(op)]
-    return sum(prefetch_loop(loop, written, level) for loop in loops)
+    return sum(prefetch_loop(loop, written, level or DEFAULT_LEVEL, tensors) for loop in loops)
 
 
 def waits_for_other_threads(loop: scf.ForOp) -> bool:
@@ -119,11 +149,15 @@ def waits(loop: scf.ForOp) -> bool:
     return PREFETCH_ATTR not in loop.attributes and waits_for_other_threads(loop)
 
 
-def prefetch_loop(loop: scf.ForOp, written: set[SSAValue], level: str) -> int:
-    """The prefetches of one loop (``written``: the tensors the kernel stores to);
-    marks the loop. Returns how many it added."""
-    loop.attributes[PREFETCH_ATTR] = StringAttr(level)
-    return _Prefetch(loop, written, level).run()
+def prefetch_loop(
+    loop: scf.ForOp, written: set[SSAValue], level: str, tensors: Mapping[SSAValue, str] | None = None
+) -> int:
+    """The prefetches of one loop (``written``: the tensors the kernel stores to;
+    ``tensors``: as ``prefetch_next_iteration``'s); marks the loop with ``level`` (the
+    one level of ``tensors`` when they name one). Returns how many it added."""
+    levels = set((tensors or {}).values())
+    loop.attributes[PREFETCH_ATTR] = StringAttr(levels.pop() if len(levels) == 1 else level)
+    return _Prefetch(loop, written, level, tensors).run()
 
 
 def _loads(block: Block) -> Iterator[tuple[Operation, SSAValue, SSAValue]]:
@@ -240,12 +274,19 @@ class NextIteration:
 class _Prefetch(NextIteration):
     """The prefetches of one loop."""
 
-    def __init__(self, loop: scf.ForOp, written: set[SSAValue], level: str) -> None:
+    def __init__(
+        self, loop: scf.ForOp, written: set[SSAValue], level: str, tensors: Mapping[SSAValue, str] | None = None
+    ) -> None:
         super().__init__(loop, written)
         self.level = level
+        self.tensors = tensors
+
+    def level_of(self, tensor: SSAValue) -> str | None:
+        """The level ``tensor``'s loads are prefetched to (None: not prefetched)."""
+        return self.level if self.tensors is None else self.tensors.get(tensor)
 
     def run(self) -> int:
-        jobs = [(tensor, index, guards) for _, tensor, index, guards in self.candidates()]
+        jobs = [(t, index, guards) for _, t, index, guards in self.candidates() if self.level_of(t) is not None]
         if not jobs:
             return 0
         ops: list[Operation] = []
@@ -261,7 +302,7 @@ class _Prefetch(NextIteration):
             groups.setdefault(conds, {})[(tensor, idx)] = None
         added = 0
         for conds, targets in groups.items():
-            pfs: list[Operation] = [k.PrefetchOp(tensor, idx, self.level) for tensor, idx in targets]
+            pfs: list[Operation] = [k.PrefetchOp(tensor, idx, self.level_of(tensor) or self.level) for tensor, idx in targets]
             added += len(pfs)
             if not conds:
                 inner.add_ops(pfs)

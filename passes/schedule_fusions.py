@@ -780,6 +780,7 @@ class _FusionScheduler:
         if any(isinstance(op, RootOp) for op in self.fusion.body.block.ops):
             raise self.fail("the fusion has iterdomain.root ops but no loop domains (a partial schedule)")
         p = self.params
+        self.check_prefetch(p)
         vecs = [getattr(p, f, 1) for f in _VECTOR_FIELDS] + [
             getattr(getattr(p, sub, None), "vectorization", 1) for sub in ("inner", "stats", "apply")
         ] + [q.vectorization for _, q, _ in self.materialize]
@@ -792,6 +793,21 @@ class _FusionScheduler:
                     emit_reshape_view(op)
         self.dmap = build_domain_map(self.fusion)
         getattr(self, f"_{self.kind}")()
+
+    def check_prefetch(self, p: object) -> None:
+        """A ``prefetch`` only where a schedule places it: the held inputs of the
+        one-kernel inner-outer kind (its ``inner`` row schedule, which the two kernel
+        groups of ``single_kernel = false`` do not use at all); anywhere else it would
+        be dropped without a word."""
+        allowed = self.kind == "inner_outer_persistent"
+        for sub in ("", "inner", "rows", "cols", "stats"):
+            q = getattr(p, sub, None) if sub else p
+            if getattr(q, "prefetch", "") and not (allowed and sub == "inner"):
+                where = f"{sub}.prefetch" if sub else "prefetch"
+                raise self.fail(
+                    f"{where} = '{q.prefetch}' in the {self.kind} schedule: only the one-kernel "  # type: ignore[union-attr]
+                    "inner_outer_persistent schedule's inner.prefetch is lowered (its held inputs)"
+                )
 
     def _materialization(self) -> bool:
         """A no-op segment's kernels, for when the host cannot return its outputs as
@@ -1291,6 +1307,10 @@ class _FusionScheduler:
             raise self.fail("the row reductions could not be placed at the rows' loop")
         for v in outer:
             loops[v].set_compute_at(q)
+        if p.inner.prefetch:
+            for v in self.fusion.inputs:
+                if v in loops and loops[v].compute_at is not None:
+                    loops[v].set_prefetch(p.inner.prefetch)
         self.kind = "inner_outer_persistent"
 
     def _transpose(self) -> None:

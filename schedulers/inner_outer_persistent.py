@@ -107,6 +107,19 @@ rows, 2 vectors), 2048x8192 113.4 -> 85.2 (256 x 1, 4 vectors), 4096x6144 108.6 
 62.3 for the best held variant."""
 
 
+SINGLE_KERNEL_PREFETCH_ITEMSIZE = 2
+SINGLE_KERNEL_PREFETCH_LEVEL = "L2"
+"""The one-kernel schedule prefetches the next row of the inputs it holds into L2
+(``prefetch``: ``iterdomain.loop {prefetch = "L2"}``, ``codegen/prefetch_loads.py``)
+when the tensors it streams have elements of at most this many bytes. Measured on the
+H200 (``benchmarks/run.py --no-compile --dtypes bfloat16``, with and without
+``FUSER_PREFETCH=L2``, twice each, kernel us): layer-norm backward bf16 4096x4096
+60.4 -> 55.0, 16384x1024 44.6 -> 43.8, 32768x768 57.2 -> 56.5; the f32 ones lose 4-7%
+(``benchmarks/tune.py``, twentieth session: 16384x1024 64.7 -> 68.5, 4096x4096 71.2 ->
+75.9): their rows hold twice the bytes in flight. On the H100's older kernels (eleventh
+session) bf16 4096x4096 83.9 -> 83.2."""
+
+
 def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
     outer = [r for r in reductions(fusion) if not reduction_extents(r, sizes).fastest_dim]
     return sum(reduction_extents(r, sizes).iteration * PARTIAL_BYTES for r in outer)
@@ -165,7 +178,8 @@ def single_kernel_params(
         batch = ceil_div(vecs, tpr)
         rows = 2 if batch <= 3 else 1
         blocks = min(target.sm_count, ceil_div(ext.iteration, rows))
-        return replace(row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True), hold_buffers=True)
+        params = row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True)
+        return replace(params, hold_buffers=True, prefetch=_prefetch(itemsize))
     tpr = target.warp_size
     while tpr * 2 <= target.max_threads_per_block and ceil_div(vecs, tpr * 2) >= SINGLE_KERNEL_MIN_BATCH:
         tpr *= 2
@@ -182,7 +196,13 @@ def single_kernel_params(
     per_sm = max(lo, min(hi, ceil_div(SINGLE_KERNEL_BYTES_IN_FLIGHT, max(1, rows * row_bytes))))
     blocks = min(per_sm * target.sm_count, ceil_div(ext.iteration, rows))
     params = row_params(vec, tpr, rows, batch, (blocks, 1, 1), buf, target, True)
-    return replace(params, hold_buffers=itemsize >= SINGLE_KERNEL_HOLD_ITEMSIZE)
+    return replace(params, hold_buffers=itemsize >= SINGLE_KERNEL_HOLD_ITEMSIZE, prefetch=_prefetch(itemsize))
+
+
+def _prefetch(itemsize: int) -> str:
+    """The one-kernel schedule's ``prefetch`` for streamed elements of ``itemsize``
+    bytes (``SINGLE_KERNEL_PREFETCH_ITEMSIZE``)."""
+    return SINGLE_KERNEL_PREFETCH_LEVEL if itemsize <= SINGLE_KERNEL_PREFETCH_ITEMSIZE else ""
 
 
 class InnerOuterPersistentScheduler(Scheduler):

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from fuser.ir.dialects.fuser import FusionOp
+from fuser.ir.dialects.iterdomain import PREFETCH_LEVELS
 
 Dim3 = tuple[int, int, int]
 
@@ -91,6 +92,10 @@ class ReductionParams:
     shifted (``iterdomain.align``) so that its groups of ``vectorization`` elements
     start at aligned row-major positions; a group inside the row is one vector
     access, the row's two edge groups are predicated element by element."""
+    prefetch: str = ""
+    """The cache level (``L2`` or ``L1``; empty: none) into which a persistent grid's
+    row loop prefetches the next row of the inputs it holds (``iterdomain.loop
+    {prefetch}``)."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +253,8 @@ def _range_problem(params: object) -> str | None:
                 return f"{f.name} must be 3 positive extents, got {list(value)}"
             if f.name == "block" and value[0] * value[1] * value[2] > 1024:
                 return f"block {list(value)} has more than 1024 threads"
+        elif f.name == "prefetch" and value not in ("", *PREFETCH_LEVELS):
+            return f"prefetch must be empty or one of {', '.join(PREFETCH_LEVELS)}, got '{value}'"
         elif isinstance(value, int) and not isinstance(value, bool):
             low = 1 if f.name in _POSITIVE else 0
             if value < low:

@@ -12,10 +12,17 @@ import pytest
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType
 
+from fuser import DataType
 from fuser.codegen.kernel_interpreter import KernelError, run_kernel
-from fuser.codegen.prefetch_loads import PREFETCH_ATTR, prefetch_level, prefetch_next_iteration
+from fuser.codegen.prefetch_loads import (
+    OFF,
+    PREFETCH_ATTR,
+    prefetch_next_iteration,
+    prefetch_setting,
+)
 from fuser.ir.context import parse_module
 from fuser.ir.dialects import kernel as k
+from fuser.ir.dialects.iterdomain import LoopOp
 from fuser.ir.reference import run_fusion
 from fuser.runtime.cpu_runner import run_segment_on_cpu
 from fuser.runtime.schedule_segment import schedule_segment
@@ -80,15 +87,59 @@ def test_layer_norm_backward_prefetches_the_next_row_and_matches(
     assert_bitwise_then_reference(ours, plain, fusion, xs)
 
 
-def test_level_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_setting_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset: the schedule decides (None); 0/off/none: no prefetch at all; L1/L2:
+    every waiting loop."""
     monkeypatch.delenv("FUSER_PREFETCH", raising=False)
-    assert prefetch_level() is None  # measured slower (module docstring): off unless asked for
-    for value, level in (("L1", "L1"), ("L2", "L2"), ("0", None), ("off", None), ("", None)):
+    assert prefetch_setting() is None
+    for value, setting in (("L1", "L1"), ("L2", "L2"), ("0", OFF), ("off", OFF), ("none", OFF), ("", None)):
         monkeypatch.setenv("FUSER_PREFETCH", value)
-        assert prefetch_level() == level
+        assert prefetch_setting() == setting
     monkeypatch.setenv("FUSER_PREFETCH", "L3")
     with pytest.raises(ValueError, match="FUSER_PREFETCH must be one of L1, L2 or 0, got 'L3'"):
-        prefetch_level()
+        prefetch_setting()
+
+
+def test_the_schedule_prefetches_its_held_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``inner.prefetch = "L2"`` in the one-kernel schedule: the inputs held at the
+    rows' loop carry ``iterdomain.loop {prefetch = "L2"}``, the kernel prefetches their
+    loads and no other (mean and rstd are read where they are used, w does not change
+    with the row), the results are the unprefetched kernel's bit for bit, and
+    ``FUSER_PREFETCH=0`` turns the schedule's prefetches off."""
+    monkeypatch.delenv("FUSER_PREFETCH", raising=False)
+    fusion = layer_norm_backward()
+    xs = inputs(301, 64)
+    params = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, [x.shape for x in xs]), H100)
+    assert params.inner.prefetch == ""  # f32 rows: test_the_heuristic_prefetches_16_bit_rows
+    params = replace(params, inner=replace(params.inner, grid=(16, 1, 1), prefetch="L2"))
+    sched = schedule_segment(fusion, Signature.of(fusion, xs), H100, ("inner_outer_persistent", params))
+    marked = {op.tensor for op in sched.body.block.ops if isinstance(op, LoopOp) and op.prefetch == "L2"}
+    held = {op.tensor for op in sched.body.block.ops if isinstance(op, LoopOp) and op.compute_at is not None}
+    assert marked and marked == held & set(sched.inputs)
+    ours, lowered = run_segment_on_cpu(sched, xs)
+    prefetched = {op.mem for op in _prefetches(lowered)}
+    main = lowered.kernels[0].module
+    (func,) = [op for op in main.walk() if isinstance(op, k.FuncOp)]
+    assert prefetched == {func.args[list(sched.inputs).index(v)] for v in marked}
+    monkeypatch.setenv("FUSER_PREFETCH", "0")
+    plain, lowered0 = run_segment_on_cpu(sched, xs)
+    assert not _prefetches(lowered0)
+    assert_bitwise_then_reference(ours, plain, fusion, xs)
+    # The two kernel groups (single_kernel false) do not use ``inner``: no input is marked.
+    halves = schedule_segment(fusion, Signature.of(fusion, xs), H100, ("inner_outer_persistent", replace(params, single_kernel=False)))
+    assert not [op for op in halves.body.block.ops if isinstance(op, LoopOp) and op.prefetch]
+
+
+@pytest.mark.parametrize("dtype,level", [(DataType.Float, ""), (DataType.BFloat16, "L2"), (DataType.Half, "L2")])
+def test_the_heuristic_prefetches_16_bit_rows(dtype: DataType, level: str) -> None:
+    """The one-kernel schedule prefetches the rows of 16-bit inputs
+    (``SINGLE_KERNEL_PREFETCH_ITEMSIZE``: measured faster on the H200), not of f32
+    ones (measured slower), both for rows under and over the wide-row bytes."""
+    for cols in (1024, 4096):
+        fusion = layer_norm_backward(dtype)
+        shapes = [(4096, cols), (4096, cols), (4096, 1), (4096, 1), (cols,)]
+        params = InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, shapes), H100)
+        assert params.single_kernel and params.inner.prefetch == level, (cols, params.inner)
 
 
 _KERNEL = """

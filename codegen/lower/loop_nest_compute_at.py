@@ -46,6 +46,9 @@ The lowering reads only the IR:
   producer writes (enumerated);
 * an element outside a tensor (a split that does not divide) is not loaded, folded or
   stored; the cross-thread combine runs in every thread.
+* an input whose ``iterdomain.loop`` carries ``prefetch = "L2"`` (or ``"L1"``) has the
+  elements the next iteration of the shared serial loops loads prefetched at the top
+  of each iteration (``KernelBuilder.prefetched``, ``codegen/prefetch_loads.py``).
 
 Reductions are sum, prod, max, min and Welford/variance (``var_mean``: mean, M2 and
 count per thread, merged across threads by Chan's formula).
@@ -454,6 +457,11 @@ class _Lowering:
             self.store_partials(state)
         if self.cluster is not None:
             self.b.cluster_barrier()  # no block leaves while another reads its shared memory
+        inputs = list(self.fusion.inputs)
+        self.b.prefetched = {
+            self.b.func.args[inputs.index(op.tensor)]: op.prefetch for op in self.staged
+            if op.prefetch is not None and op.tensor in inputs
+        }
         module = self.b.finish()
         kernels = [LoweredKernel(module, self.name, self.block, self.grid, args)]  # type: ignore[arg-type]
         if self.across:

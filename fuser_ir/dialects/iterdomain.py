@@ -68,7 +68,15 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    BlockArgument,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -136,6 +144,11 @@ class MemoryType(StrEnum):
 
     registers = "registers"
     shared = "shared"
+
+
+PREFETCH_LEVELS = ("L1", "L2")
+"""The cache levels a prefetch fills (``prefetch.global.L1``/``.L2``): a prefetched
+input's ``iterdomain.loop {prefetch = ...}`` and ``kernel.prefetch``."""
 
 
 THREAD_TYPES = (ParallelType.TIDx, ParallelType.TIDy, ParallelType.TIDz)
@@ -1330,14 +1343,19 @@ class LoopOp(_DeclareOp):
     tensor is inlined into its consumers, and a ``memory`` is an error. ``partials``
     (a reduction's serial or unrolled reduction loop positions) rFactors it: one
     partial result per iteration of those loops, combined after the others.
+    ``prefetch`` (``"L2"`` or ``"L1"``, on a fusion input placed at a position with a
+    serial loop before it) asks each iteration of those loops to prefetch, into that
+    cache level, the elements of the tensor the next iteration loads (nvFuser's
+    circular-buffer prefetch distance of one iteration, without the buffer).
     """
 
     name = "iterdomain.loop"
 
-    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("compute_at", "memory", "partials")
+    PROPERTY_NAMES: ClassVar[tuple[str, ...]] = ("compute_at", "memory", "partials", "prefetch")
     compute_at_attr = opt_prop_def(IntegerAttr[IntegerType], prop_name="compute_at")
     memory_attr = opt_prop_def(StringAttr, prop_name="memory")
     partials_attr = opt_prop_def(DenseArrayBase, prop_name="partials")
+    prefetch_attr = opt_prop_def(StringAttr, prop_name="prefetch")
 
     def __init__(
         self,
@@ -1362,6 +1380,19 @@ class LoopOp(_DeclareOp):
         ``positions``, combined after the other reduction loops (nvFuser's rFactor:
         the other loops are the partial reduction, these the final one)."""
         self.properties["partials"] = DenseArrayBase.from_list(i64, list(positions))
+
+    def set_prefetch(self, level: str) -> None:
+        """Prefetch the next iteration's elements of this input into cache ``level``
+        (``PREFETCH_LEVELS``) at each iteration of the serial loops before its
+        ``compute_at`` position."""
+        self.properties["prefetch"] = StringAttr(level)
+
+    @property
+    def prefetch(self) -> str | None:
+        """The cache level the next iteration's elements are prefetched into (None:
+        no prefetch)."""
+        a = self.prefetch_attr
+        return None if a is None else a.data
 
     @property
     def partials(self) -> tuple[int, ...]:
@@ -1401,6 +1432,7 @@ class LoopOp(_DeclareOp):
                     f"{self.name}: {where} is placed in {self.memory_attr.data} memory but has no "
                     "compute_at position (an inlined tensor lives nowhere)"
                 )
+        self._verify_prefetch(where)
         partials = self.partials
         if len(set(partials)) != len(partials):
             raise VerifyException(f"{self.name}: {where}: partials {list(partials)} repeat a loop position")
@@ -1467,6 +1499,34 @@ class LoopOp(_DeclareOp):
             raise VerifyException(
                 f"{self.name}: the thread extents {threads} make {prod(threads)} threads per "
                 f"block, more than {MAX_THREADS_PER_BLOCK}"
+            )
+
+
+    def _verify_prefetch(self, where: str) -> None:
+        level = self.prefetch
+        if level is None:
+            return
+        if level not in PREFETCH_LEVELS:
+            raise VerifyException(
+                f"{self.name}: {where}: unknown prefetch level '{level}' (expected one of "
+                f"{', '.join(PREFETCH_LEVELS)})"
+            )
+        if not isinstance(self.tensor, BlockArgument):
+            raise VerifyException(
+                f"{self.name}: {where} is prefetched but is not a fusion input (only a tensor read "
+                "from global memory has a next iteration to fetch early)"
+            )
+        pos = self.compute_at
+        if pos is None:
+            raise VerifyException(
+                f"{self.name}: {where} is prefetched but has no compute_at position (the prefetch runs "
+                "one iteration ahead of the loops before it)"
+            )
+        before = [v.type for v in self.ids[:pos]]
+        if not any(isinstance(t, IterDomainType) and t.parallel_type == ParallelType.serial for t in before):
+            raise VerifyException(
+                f"{self.name}: {where} is prefetched but no loop before its compute_at position {pos} is "
+                "serial: there is no next iteration to prefetch"
             )
 
 

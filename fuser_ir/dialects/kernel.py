@@ -126,6 +126,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInte
 from xdsl.utils.exceptions import VerifyException
 
 from fuser.ir.dialects.dominance import check_defined_before_use
+from fuser.ir.dialects.iterdomain import PREFETCH_LEVELS
 
 WARP_SIZE = 32
 SHARED_MEMORY_SPACE = 3
@@ -389,7 +390,6 @@ class BarrierOp(IRDLOperation):
         super().__init__()
 
 
-PREFETCH_LEVELS = ("L1", "L2")
 
 
 @irdl_op_definition

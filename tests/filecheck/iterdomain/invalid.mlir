@@ -439,3 +439,41 @@ fuser.fusion @align_extent(%a : !fuser.tensor<4x13xf32>) -> !fuser.tensor<4x13xf
   fuser.output %a : !fuser.tensor<4x13xf32>
 }
 // CHECK: iterdomain.align: result declares extent 16, but aligning extent 13 by 8 gives 20
+
+// -----
+
+fuser.fusion @prefetch_level(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x8xf32> -> !iterdomain.id<4>, !iterdomain.id<8>
+  iterdomain.loop %a [%i, %j] {compute_at = 1 : i64, prefetch = "L3"} : !fuser.tensor<4x8xf32> [!iterdomain.id<4>, !iterdomain.id<8>]
+  fuser.output %a : !fuser.tensor<4x8xf32>
+}
+// CHECK: iterdomain.loop: %a: unknown prefetch level 'L3' (expected one of L1, L2)
+
+// -----
+
+fuser.fusion @prefetch_not_input(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %b = fuser.neg %a : (!fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32>
+  %i, %j = iterdomain.logical %b : !fuser.tensor<4x8xf32> -> !iterdomain.id<4>, !iterdomain.id<8>
+  iterdomain.loop %b [%i, %j] {compute_at = 1 : i64, prefetch = "L2"} : !fuser.tensor<4x8xf32> [!iterdomain.id<4>, !iterdomain.id<8>]
+  fuser.output %b : !fuser.tensor<4x8xf32>
+}
+// CHECK: iterdomain.loop: %b is prefetched but is not a fusion input (only a tensor read from global memory has a next iteration to fetch early)
+
+// -----
+
+fuser.fusion @prefetch_without_position(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x8xf32> -> !iterdomain.id<4>, !iterdomain.id<8>
+  iterdomain.loop %a [%i, %j] {prefetch = "L2"} : !fuser.tensor<4x8xf32> [!iterdomain.id<4>, !iterdomain.id<8>]
+  fuser.output %a : !fuser.tensor<4x8xf32>
+}
+// CHECK: iterdomain.loop: %a is prefetched but has no compute_at position (the prefetch runs one iteration ahead of the loops before it)
+
+// -----
+
+fuser.fusion @prefetch_no_serial_loop(%a : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4x8xf32> {
+  %i, %j = iterdomain.logical %a : !fuser.tensor<4x8xf32> -> !iterdomain.id<4>, !iterdomain.id<8>
+  %b = iterdomain.parallelize %i to BIDx : !iterdomain.id<4> -> !iterdomain.id<4, BIDx>
+  iterdomain.loop %a [%b, %j] {compute_at = 1 : i64, prefetch = "L2"} : !fuser.tensor<4x8xf32> [!iterdomain.id<4, BIDx>, !iterdomain.id<8>]
+  fuser.output %a : !fuser.tensor<4x8xf32>
+}
+// CHECK: iterdomain.loop: %a is prefetched but no loop before its compute_at position 1 is serial: there is no next iteration to prefetch

@@ -56,3 +56,19 @@ fuser.fusion @ops(%a : !fuser.tensor<8x12xf32>, %c : !fuser.tensor<2x10x40xf32>,
 // GENERIC-NEXT: "iterdomain.rfactor"(%v, %r0, %r1b, %q0, %q1)
 // GENERIC-NEXT: %m = "iterdomain.merge"(%r0, %r1b) : (!iterdomain.id<2>, !iterdomain.id<10>) -> !iterdomain.id<20>
 // GENERIC:      %rs = "iterdomain.resize"(%d0) <{left = 1 : i64, right = -2 : i64}> : (!iterdomain.id<?, symbolic>) -> !iterdomain.id<?, symbolic>
+
+// A prefetched input: each iteration of its serial loop before the compute_at position
+// prefetches the next iteration's elements (a property, as compute_at is).
+fuser.fusion @prefetched(%x : !fuser.tensor<8x12xf32>) -> !fuser.tensor<8xf32> {
+  %s = fuser.sum %x {dims = array<i64: 1>} : (!fuser.tensor<8x12xf32>) -> !fuser.tensor<8xf32>
+  %x0, %x1 = iterdomain.logical %x : !fuser.tensor<8x12xf32> -> !iterdomain.id<8>, !iterdomain.id<12>
+  %tx = iterdomain.parallelize %x1 to TIDx : !iterdomain.id<12> -> !iterdomain.id<12, TIDx>
+  iterdomain.loop %x [%x0, %tx] {compute_at = 1 : i64, memory = "registers", prefetch = "L2"} : !fuser.tensor<8x12xf32> [!iterdomain.id<8>, !iterdomain.id<12, TIDx>]
+  fuser.output %s : !fuser.tensor<8xf32>
+}
+
+// CHECK-LABEL: fuser.fusion @prefetched
+// CHECK:      iterdomain.loop %x [%x0, %tx] {compute_at = 1 : i64, memory = "registers", prefetch = "L2"} : !fuser.tensor<8x12xf32> [!iterdomain.id<8>, !iterdomain.id<12, TIDx>]
+
+// GENERIC-LABEL: sym_name = "prefetched"
+// GENERIC:      "iterdomain.loop"(%x, %x0, %tx) <{compute_at = 1 : i64, memory = "registers", prefetch = "L2"}>

@@ -2,7 +2,7 @@
 // RUN: fuser-opt %s -p select-schedulers | fuser-opt | filecheck %s
 
 // CHECK-LABEL: fuser.fusion @softmax
-// CHECK-SAME: fuser.schedule = {kind = "inner_persistent", fastest_dim = true, vectorization = 4 : i64, threads_per_row = 64 : i64, rows_per_block = 2 : i64, persistent_batch = 4 : i64, cross_block = true, cross_grid = false, block = array<i64: 64, 2, 1>, grid = array<i64: 2, 1, 1>, project_to_inputs = false, hold_buffers = true, use_shared_memory = false, buffer_bytes_per_row = 8192 : i64, aligned_vectors = false}
+// CHECK-SAME: fuser.schedule = {kind = "inner_persistent", fastest_dim = true, vectorization = 4 : i64, threads_per_row = 64 : i64, rows_per_block = 2 : i64, persistent_batch = 4 : i64, cross_block = true, cross_grid = false, block = array<i64: 64, 2, 1>, grid = array<i64: 2, 1, 1>, project_to_inputs = false, hold_buffers = true, use_shared_memory = false, buffer_bytes_per_row = 8192 : i64, aligned_vectors = false, prefetch = ""}
 fuser.fusion @softmax(%x : !fuser.tensor<4x1024xf32>) -> !fuser.tensor<4x1024xf32> {
   %m = fuser.max %x {dims = array<i64: 1>} : (!fuser.tensor<4x1024xf32>) -> !fuser.tensor<4xf32>
   %mb = fuser.broadcast %m {is_broadcast_dim = array<i1: false, true>} : (!fuser.tensor<4xf32>) -> !fuser.tensor<4x1xf32>
