@@ -21,7 +21,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fuser.frontend.validation import is_torch_tensor
@@ -58,6 +59,20 @@ def set_default_device(device: Any) -> None:
     global _DEFAULT_DEVICE
     parsed = parse_device(device)
     _DEFAULT_DEVICE = None if parsed is None or parsed[0] == "cpu" else parsed
+
+
+@contextlib.contextmanager
+def default_device_as(device: Any) -> Iterator[None]:
+    """``set_default_device(device)`` inside the ``with`` block, the previous default
+    restored after it (a torch-backend partition without inputs runs on its traced
+    device this way)."""
+    global _DEFAULT_DEVICE
+    saved = _DEFAULT_DEVICE
+    set_default_device(device)
+    try:
+        yield
+    finally:
+        _DEFAULT_DEVICE = saved
 
 
 def default_device() -> tuple[str, int] | None:

@@ -157,10 +157,15 @@ class FuserPartition:
         reference: Any = None,
         strides: Sequence[tuple[int, ...] | None] = (),
         input_strides: Sequence[tuple[int, ...] | None] = (),
+        device: str | None = None,
     ) -> None:
         self.fd = fd
         self.single = single
         self.reference = reference
+        self.device = device
+        """Where a partition without tensor inputs runs (its nodes' traced device,
+        ``"cuda:0"`` or ``"cpu"``; ``execute_options.default_device_as``); None: where
+        its inputs are."""
         self.input_strides = list(input_strides)
         """Per argument, the strides torch's trace gave it (None: not a tensor or not
         known): an argument laid out otherwise is copied into them when fuser rejects
@@ -180,17 +185,17 @@ class FuserPartition:
             return self.reference(*args)
         if self.ran or self.reference is None:
             try:
-                outs = self.fd.execute(list(args))
+                outs = self._execute(list(args))
             except ValueError:
                 # An input traced row-major (so declared) that is laid out otherwise
                 # this time: copied into the traced strides.
                 fixed = [self._as_traced(i, a) for i, a in enumerate(args)]
                 if all(x is y for x, y in zip(fixed, args, strict=True)):
                     raise
-                outs = self.fd.execute(fixed)
+                outs = self._execute(fixed)
         else:
             try:  # the first run compiles: a fusion fuser cannot compile runs in torch
-                outs = self.fd.execute(list(args))
+                outs = self._execute(list(args))
             except (ValueError, NotImplementedError, RuntimeError) as e:
                 self.failed = f"{type(e).__name__}: {e}"
                 warnings.warn(
@@ -206,6 +211,14 @@ class FuserPartition:
         if self.reference is not None and os.environ.get("FUSER_BACKEND_CHECK") == "1":
             _compare(self.reference, args, outs)
         return outs[0] if self.single else tuple(outs)
+
+    def _execute(self, args: list[Any]) -> list[Any]:
+        if self.device is None:
+            return self.fd.execute(args)
+        from fuser.frontend.execute_options import default_device_as
+
+        with default_device_as(self.device):
+            return self.fd.execute(args)
 
     def _as_traced(self, i: int, a: Any) -> Any:
         """Argument ``i`` in the strides its trace had (contiguous when unknown)."""
@@ -277,8 +290,10 @@ def _compare(reference: Any, args: Sequence[Any], outs: Sequence[Any]) -> None:
             )
 
 
-NEW_TENSORS_ONLY = "a partition of new tensors only (no input: torch creates them on their device)"
-"""Why the ops of a partition without inputs stay in torch (``GraphReport.torch_ops``)."""
+NEW_TENSORS_ONLY = "a partition of new tensors only, traced on several devices (or on none)"
+"""Why the ops of a partition without inputs stay in torch (``GraphReport.torch_ops``):
+one whose nodes' traced values are all on one device runs there
+(``FuserPartition.device``)."""
 
 
 def _keep_cpu_tensors_in_torch(reasons: dict[Any, str | None]) -> None:
@@ -297,6 +312,17 @@ def _keep_cpu_tensors_in_torch(reasons: dict[Any, str | None]) -> None:
 def _device(node: Any) -> str:
     val = node.meta["val"]
     return str((val[0] if isinstance(val, list | tuple) else val).device.type)
+
+
+def _device_of(node: Any) -> str | None:
+    """The device ``node``'s traced value is on (``"cuda:0"``, ``"cpu"``; the first
+    of a tuple), or None when its trace has no tensor."""
+    val = node.meta.get("val")
+    val = val[0] if isinstance(val, list | tuple) and val else val
+    device = getattr(val, "device", None)
+    if device is None:
+        return None
+    return "cpu" if device.type == "cpu" else f"{device.type}:{device.index or 0}"
 
 
 def _nodes_of(module: Any) -> list[Any]:
@@ -336,11 +362,16 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
             continue
         sub = getattr(fused, node.target)
         ops = [op_name(n.target) for n in _nodes_of(sub)]
+        device = None
         if not any(n.op == "placeholder" for n in sub.graph.nodes):
-            # Only new tensors (zeros, arange, ...): no input says on which device
-            # they belong, and torch creates them as cheaply. Not a failed translation.
-            report.torch_ops.extend((op, NEW_TENSORS_ONLY) for op in ops)
-            continue
+            # Only new tensors (zeros, arange, the position buckets computed from
+            # them): no input says where they belong, their trace does. Nodes on
+            # several devices stay in torch (not a failed translation).
+            devices = {_device_of(n) for n in _nodes_of(sub) if _computes(n)}
+            if len(devices) != 1 or None in devices:
+                report.torch_ops.extend((op, NEW_TENSORS_ONLY) for op in ops)
+                continue
+            device = devices.pop()
         try:
             fd = definition_of(sub)
         except TranslationError as e:
@@ -353,7 +384,7 @@ def compile_graph(gm: Any, example_inputs: Sequence[Any], kind: str = "inference
         values = [out.args[0]] if single else list(out.args[0])
         strides = [traced_strides(v) for v in values]
         in_strides = [traced_strides(p) for p in sub.graph.nodes if p.op == "placeholder"]
-        partition = FuserPartition(fd, single, sub, strides, in_strides)
+        partition = FuserPartition(fd, single, sub, strides, in_strides, device)
         setattr(fused, node.target, _module_class()(partition))
         report.partitions.append(ops)
     fused.recompile()

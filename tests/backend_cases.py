@@ -42,6 +42,16 @@ def new_tensors(x: Any) -> Any:
     return x + zeros + x.new_ones(8) + torch.full((4, 1), 3.0, device=x.device) + torch.ones_like(x)
 
 
+def position_buckets(x: Any) -> Any:
+    """T5's relative position buckets: computed from ``arange`` alone, a partition
+    without inputs (``cumsum``, in torch, stands between it and ``x``), which runs on
+    the device its trace gives."""
+    q = torch.arange(8, device=x.device)
+    rel = q[None, :] - q[:, None]
+    bucket = torch.where(rel > 0, 4, 0) + torch.minimum(rel.abs(), torch.full_like(rel, 3))
+    return x + torch.cumsum(bucket.float().log1p(), 0)
+
+
 def fill_and_copy(x: Any, y: Any, v: Any) -> Any:
     """In-place fills and a copy into a new tensor: functional ``fill`` (a scalar, a
     0-d tensor) and ``copy`` (``y`` broadcast into ``x``'s shape) after tracing."""
@@ -62,6 +72,8 @@ OP_CASES: dict[str, tuple[Any, Any, list[str]]] = {
               lambda: [torch.randn(4, 8, requires_grad=True)], ["aten.split.Tensor", "aten.split_with_sizes.default"]),
     "new-tensors": (new_tensors, lambda: [torch.randn(4, 8)],
                     ["aten.zeros.default", "aten.new_ones.default", "aten.full.default", "aten.ones_like.default"]),
+    "positions": (position_buckets, lambda: [torch.randn(8, 8, requires_grad=True)],
+                  ["aten.arange.default", "aten.minimum.default", "aten.log1p.default"]),
     "fill-copy": (fill_and_copy, lambda: [torch.randn(4, 8), torch.randn(8), torch.tensor(3.0)],
                   ["aten.fill.Scalar", "aten.fill.Tensor", "aten.copy.default", "aten.empty_like.default"]),
     "masked_fill": (mask_rows, lambda: [torch.randn(4, 8, requires_grad=True), torch.rand(4, 8) > 0.5],

@@ -93,19 +93,43 @@ def test_ops_of_real_models_run_in_fuser(case: str, monkeypatch: pytest.MonkeyPa
     cases.run_op_case(case, "cpu")
 
 
-def test_a_partition_of_new_tensors_only_stays_in_torch() -> None:
+def test_a_partition_of_new_tensors_only_runs_where_its_trace_is() -> None:
     """A partition without inputs (``torch.ones`` feeding an op fuser does not run)
-    stays in torch: no input says on which device its tensors belong."""
+    runs in fuser on the device of its traced values: here the CPU, torch tensors out."""
 
     def f(x: Any) -> Any:
-        return torch.cumsum(torch.ones(4, 8), 0) + x
+        return torch.cumsum(torch.ones(4, 8) * 2.0, 0) + x
 
     x = torch.randn(4, 8)
     report = fuser.explain(f, x)
     (graph,) = report.graphs
-    assert ("aten.ones.default", torch_backend.NEW_TENSORS_ONLY) in graph.torch_ops
-    assert graph.fallbacks == [] and graph.fuser_ops == ["aten.add.Tensor"]
+    assert ["aten.ones.default", "aten.mul.Tensor"] in graph.partitions
+    assert not [op for op, why in graph.torch_ops if why == torch_backend.NEW_TENSORS_ONLY]
     torch.testing.assert_close(torch.compile(f, backend="fuser")(x), f(x))
+
+
+def test_a_partition_without_inputs_takes_its_traced_device() -> None:
+    """The device a partition without inputs runs on is its nodes' traced device: a
+    graph traced on the ``meta`` device (standing for a GPU: no GPU needed) gives its
+    ``FuserPartition`` ``device = "meta:0"``; the GPU case runs in
+    tests/gpu/test_gpu_torch_backend.py (the ``positions`` op case, T5)."""
+    aten = torch.ops.aten
+    g = torch.fx.Graph()
+    xn = g.placeholder("x")
+    ones = g.call_function(aten.ones.default, ([4, 8],), {"device": torch.device("meta")})
+    twos = g.call_function(aten.mul.Tensor, (ones, 2.0))
+    g.output(g.call_function(aten.add.Tensor, (g.call_function(aten.cumsum.default, (twos, 0)), xn)))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    x = torch.empty(4, 8, device="meta")
+    for node in gm.graph.nodes:
+        if node.op != "output":
+            node.meta["val"] = x
+    with torch_backend.recording() as report:
+        fused = torch_backend.compile_graph(gm, [x])
+    (graph,) = report.graphs
+    assert ["aten.ones.default", "aten.mul.Tensor"] in graph.partitions
+    devices = {m.partition.device for m in fused.modules() if hasattr(m, "partition")}
+    assert devices == {"meta:0", None}
 
 
 def test_cpu_tensors_of_a_gpu_graph_stay_in_torch() -> None:

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from benchmarks import model_families  # noqa: E402
-from fuser.frontend.torch_backend import fuser_backend, recording  # noqa: E402
+from fuser.frontend.torch_backend import NEW_TENSORS_ONLY, fuser_backend, recording  # noqa: E402
 from tests import backend_cases as cases  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -59,7 +59,7 @@ def test_model_families_on_cuda_match_eager(name: str) -> None:
     """An encoder, interleaved rotary embeddings, an encoder-decoder and a vision
     model: their training steps on CUDA match eager torch, and every partition ran in
     fuser (none fell back to torch at its first run: T5's did, when a partition
-    joined a CPU constant's copy to GPU nodes)."""
+    joined a CPU constant's copy to GPU nodes), partitions without inputs included."""
     torch._dynamo.reset()  # noqa: SLF001
     torch.manual_seed(0)
     ref = cases.family(name)().cuda()
@@ -71,6 +71,8 @@ def test_model_families_on_cuda_match_eager(name: str) -> None:
     failed = [f for g in report.graphs for f in g.fallbacks]
     assert not failed, failed
     assert len(report.fuser_ops) > 4 * len(report.torch_ops)
+    # T5's position buckets (a partition without inputs) run on the GPU their trace gives.
+    assert not [op for g in report.graphs for op, why in g.torch_ops if why == NEW_TENSORS_ONLY]
 
 
 @pytest.mark.parametrize("case", sorted(cases.OP_CASES))
