@@ -90,6 +90,7 @@ PREFETCH_ATTR = "kernel.prefetch"
 
 
 OFF = "off"
+"""``prefetch_setting()`` for ``FUSER_PREFETCH=0``: no prefetch at all, not even the schedule's."""
 
 
 def prefetch_setting() -> str | None:
