@@ -408,7 +408,7 @@ def _default_target() -> Any:
 
 
 def execute_kernels_on_cpu(
-    entry: CacheEntry, inputs: Sequence[Any], nvrtc: bool = True
+    entry: CacheEntry, inputs: Sequence[Any], nvrtc: bool = True, target: Any = None
 ) -> list[Any]:
     """Run what the GPU would run, on the CPU, with the generated kernels: the same
     validation and ``Executable`` as ``fd.execute``; its host program runs on the CPU
@@ -416,13 +416,15 @@ def execute_kernels_on_cpu(
     interpreter (``fuser.runtime.cpu_runner.KernelHostEvaluator``; intermediates are
     numpy arrays). Inputs are numpy arrays (or torch CPU tensors) and scalars; outputs
     are numpy arrays. ``nvrtc``: also compile every kernel with NVRTC. Zero-size
-    tensors are computed by the reference, as ``GpuProgram`` does. For tests: the
-    interpreter runs a Python generator per thread, so keep shapes small."""
+    tensors are computed by the reference, as ``GpuProgram`` does. ``target``: the
+    ``GpuTarget`` scheduled for (the default target when None; one with few SMs
+    gives small shapes the persistent grids and per-SM decisions of large ones). For
+    tests: the interpreter runs a Python generator per thread, so keep shapes small."""
     plain = plain_inputs(inputs)
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = [_plain_scalar(x) for x in flatten_inputs(entry.inputs, plain)]
-    exe = executable_for(entry, rt, flat, 0, _default_target())
+    exe = executable_for(entry, rt, flat, 0, target or _default_target())
     outs = exe.run_on_cpu(flat, kernels=True, nvrtc=nvrtc)
     return [np.asarray(o) if isinstance(o, np.generic) else o for o in outs]
 

@@ -1291,14 +1291,22 @@ class _FusionScheduler:
         ref, steps = self._schedule_reductions(inner_reds, p.inner, persistent_grid=True)
         outer = [op.results[0] for op in outer_reds]
         for v in outer:
-            perm = alignment(self.dmap, ref, v, identity_only=True, reduce_iterations=True)
+            # by_extent: a column reduction of an input that meets the rows' reduced
+            # axis only through a broadcast (no op maps its columns to theirs) lines
+            # up by equal static extents (the lowering checks every index it reads).
+            perm = alignment(self.dmap, ref, v, identity_only=True, by_extent=True, reduce_iterations=True)
             if perm is not None:
                 self.take(v, perm, steps)
         missing = [v for v in outer if v not in self.done]
         if missing:
+            v = missing[0]
+            name = f"%{v.name_hint}" if v.name_hint else f"the result of {v.owner.name}"  # type: ignore[union-attr]
+            def ids(t: SSAValue) -> str:
+                return ", ".join(f"{d.extent} {d.iter_type}" for d in logical_domain_types(t))  # type: ignore[attr-defined]
+
             raise self.fail(
-                f"the column reduction {missing[0].name_hint or missing[0]} does not line up with the row "
-                "reductions' loop nest; a single-kernel inner-outer schedule replays one nest on both"
+                f"the column reduction {name} (ids [{ids(v)}]) does not line up with the row reductions' "
+                f"loop nest (ids [{ids(ref)}]); a single-kernel inner-outer schedule replays one nest on both"
             )
         self.place_persistent(inner_reds, [*self.row_outputs(outer_reds), *outer], hold=p.inner.hold_buffers)
         loops = {op.tensor: op for op in self.fusion.body.block.ops if isinstance(op, LoopOp)}

@@ -14,7 +14,11 @@ order with numpy intermediates (``fuser.frontend.execution.execute_kernels_on_cp
 and the outputs must match the reference interpreter and torch within the dtype-aware
 tolerances of the other stages; every 50th seed's small-case kernels also compile with
 NVRTC. The interpreter runs a Python generator per GPU thread: the 300 CI seeds of this
-stage take about 60 s of one core.
+stage take about 60 s of one core. Stage ``kernels-4sm`` plans the same small case for
+a GPU of 4 SMs (``triage.SMALL_GPU``), where small shapes take the decisions a real GPU
+takes for large ones (the inner-outer kind from 4 rows on: seed 166's plan failed to
+compile there, and so did its fusion at 140 rows on an H100); the plan must compile,
+and where it differs from the default target's its kernels run in the interpreter.
 
 CI runs seeds ``[0, 300)`` (about 170 s of one core for the five stages: the CI budget
 is 20 minutes for everything); a longer run picks other seeds from the environment::
@@ -37,9 +41,9 @@ from typing import Any
 import pytest
 
 from tests.fuzz.fusion_gen import Case, random_case
-from tests.fuzz.triage import compile_with_nvrtc, kernel_stage, stages
+from tests.fuzz.triage import compile_with_nvrtc, kernel_stage, small_gpu_stage, stages
 
-STAGES = ("plan", "segment", "cuda", "execute", "kernels")
+STAGES = ("plan", "segment", "cuda", "execute", "kernels", "kernels-4sm")
 NVRTC_EVERY = 10  # every 10th seed's kernels are also compiled by NVRTC
 KERNELS_NVRTC_EVERY = 50  # and every 50th seed's small-case kernels (about 0.2 s a kernel)
 DEFAULT_COUNT = 300
@@ -81,10 +85,12 @@ def _case(seed: int) -> tuple[Case, dict[str, Callable[[], Any]]]:
     ids=lambda v: str(v),
 )
 def test_random_fusion(seed: int, stage: str) -> None:
-    if stage == "kernels":
-        # the seed's small case, kernels in the CPU interpreter (and NVRTC every 50th seed)
-        case, fn = kernel_stage(seed, nvrtc=seed % KERNELS_NVRTC_EVERY == 0)
-        flags = " --stages kernels"
+    if stage in ("kernels", "kernels-4sm"):
+        # the seed's small case, kernels in the CPU interpreter (and NVRTC every 50th
+        # seed), planned for the default target or for a GPU of 4 SMs
+        make = kernel_stage if stage == "kernels" else small_gpu_stage
+        case, fn = make(seed, nvrtc=seed % KERNELS_NVRTC_EVERY == 0)
+        flags = f" --stages {stage}"
     else:
         case, fns = _case(seed)
         fn = fns[stage]

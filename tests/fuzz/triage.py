@@ -12,7 +12,10 @@ torch: dtype and values), ``fd.segment`` then ``fd.execute`` of the segments, an
 plan with every generated kernel run by the CPU kernel interpreter, against the
 reference and torch (``--stages kernels`` runs only it; ``-v`` prints the small case),
 and ``resize``: after the seed's case, its small case through the same definition (one
-fusion-cache entry, so kernels compiled for one size meet another), against torch.
+fusion-cache entry, so kernels compiled for one size meet another), against torch, and
+``kernels-4sm``: the small case planned for a GPU of 4 SMs (``SMALL_GPU``: the
+inner-outer kind and one-block-an-SM grids at small sizes) must compile, its kernels
+run in the CPU kernel interpreter when its plan differs from the default target's.
 
 ``--cuda`` gives the stages torch CUDA tensors (``fd.execute`` runs the generated
 kernels), ``--workers N`` runs the seeds in N processes; the exit status is 1 when a
@@ -31,6 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from fuser.schedulers.target import H100
 from tests.fuzz.fusion_gen import TOL, Case, random_case
 
 KERNEL = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)')
@@ -88,6 +92,40 @@ def kernel_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], Non
             raise AssertionError(f"kernels: {msg}")
 
     return case, kernels
+
+
+SMALL_GPU = H100.with_(name="h100-4sm", sm_count=4)
+"""A GPU of 4 SMs: planned for it, the small cases get the decisions a real GPU takes
+only for large ones (the inner-outer kind at 4 rows and more, one block an SM)."""
+
+
+def small_gpu_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], None]]:
+    """The ``kernels-4sm`` stage of ``seed``: its small case planned for ``SMALL_GPU``
+    must compile, and when the plan differs from the default target's (another
+    scheduler or other parameters: the ``kernels`` stage ran the default's kernels),
+    its kernels run in the CPU kernel interpreter and must match the reference and
+    torch."""
+    from fuser.frontend.execution import execute_kernels_on_cpu
+
+    case = random_case(seed, small=True)
+
+    def kernels_4sm() -> None:
+        ins = case.numpy_inputs()
+        plan = case.fd.plan(ins, target=SMALL_GPU)
+        if plan.error is not None:
+            raise AssertionError(f"kernels-4sm: the plan for a GPU of 4 SMs fails: {plan.error}")
+        if _launches(plan) == _launches(case.fd.plan(ins)):
+            return
+        outs = execute_kernels_on_cpu(case.fd._ensure_defined(), ins, nvrtc=nvrtc, target=SMALL_GPU)
+        msg = compare(outs, case, case.fd.execute(ins), "the reference") or compare(outs, case)
+        if msg:
+            raise AssertionError(f"kernels-4sm: {msg}")
+
+    return case, kernels_4sm
+
+
+def _launches(plan: Any) -> list[tuple[Any, Any]]:
+    return [(s.scheduler, s.params) for s in plan.segments]
 
 
 def inputs_of(case: Case, use_torch: bool, device: str | None = None) -> list[Any]:
@@ -178,6 +216,7 @@ def run(
         for stage, fn in [
             *stages(case, use_torch, device),
             ("kernels", lambda s=seed: kernel_stage(s)[1]()),
+            ("kernels-4sm", lambda s=seed: small_gpu_stage(s)[1]()),
         ]:
             if only is not None and stage not in only:
                 continue
@@ -213,12 +252,14 @@ def main() -> None:
                 except Exception:  # noqa: BLE001
                     print(f"## {stage}")
                     traceback.print_exc()
-            if only is None or "kernels" in only:
-                small, fn = kernel_stage(seed)
+            for name, make in (("kernels", kernel_stage), ("kernels-4sm", small_gpu_stage)):
+                if only is not None and name not in only:
+                    continue
+                small, fn = make(seed)
                 try:
                     fn()
                 except Exception:  # noqa: BLE001
-                    print(f"## kernels (the small case)\n{small.source}")
+                    print(f"## {name} (the small case)\n{small.source}")
                     traceback.print_exc()
         return
     device = "cuda" if a.cuda else None
