@@ -20,7 +20,7 @@ takes for large ones (the inner-outer kind from 4 rows on: seed 166's plan faile
 compile there, and so did its fusion at 140 rows on an H100); the plan must compile,
 and where it differs from the default target's its kernels run in the interpreter.
 
-CI runs seeds ``[0, 300)`` (about 170 s of one core for the five stages: the CI budget
+CI runs seeds ``[0, 300)`` (about 270 s of one core for the six stages: the CI budget
 is 20 minutes for everything); a longer run picks other seeds from the environment::
 
     FUSER_FUZZ_SEED_START=500 FUSER_FUZZ_COUNT=5000 pytest tests/fuzz -q
