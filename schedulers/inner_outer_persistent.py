@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from xdsl.ir import SSAValue
+
 from fuser.ir.dialects.fuser import FusionOp, ReductionOp, TensorType
 
-from .analysis.graph import reductions
+from .analysis.graph import descendants, reductions, returned_outputs
 from .analysis.output_groups import half_fusion, split_by_reduction_kind
 from .analysis.persistent_buffers import BufferSizes
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction
@@ -118,6 +120,24 @@ H200 (``benchmarks/run.py --no-compile --dtypes bfloat16``, with and without
 (``benchmarks/tune.py``, twentieth session: 16384x1024 64.7 -> 68.5, 4096x4096 71.2 ->
 75.9): their rows hold twice the bytes in flight. On the H100's older kernels (eleventh
 session) bf16 4096x4096 83.9 -> 83.2."""
+
+
+def outputs_past_columns(fusion: FusionOp, sizes: ConcreteSizes) -> list[SSAValue]:
+    """The outputs computed from a column (outer) reduction at another shape than its
+    result (up to extent-1 axes): the one-kernel schedule folds the column reductions
+    across its rows' loop and has their results only in its finishing kernel, which
+    stores outputs at the reduction's index; the halves compute them (the column
+    half's own kind, an outer normalization's apply). Random fusion 3878 planned for a
+    GPU of 4 SMs: ``minimum(var_mean(x, 0).mean, x)`` beside a row sum."""
+    outer = [r for r in reductions(fusion) if not is_fastest_dim_reduction(r)]
+    if not outer:
+        return []
+    after = descendants(res for r in outer for res in r.results)
+    ref = [d for d in sizes.shape(outer[0].results[0]) if d != 1]
+    return [
+        v for v in returned_outputs(fusion)
+        if v in after and isinstance(v.type, TensorType) and [d for d in sizes.shape(v) if d != 1] != ref
+    ]
 
 
 def _partial_bytes(fusion: FusionOp, sizes: ConcreteSizes) -> int:
@@ -252,7 +272,7 @@ class InnerOuterPersistentScheduler(Scheduler):
     ) -> InnerOuterParams:
         ext = first_extents(fusion, sizes, pick=True)
         buf = fusion_buffer_sizes(fusion, sizes)
-        single = register_budget(target) >= buf.bytes_per_row
+        single = register_budget(target) >= buf.bytes_per_row and not outputs_past_columns(fusion, sizes)
         if single:
             inner = single_kernel_params(fusion, sizes, target, ext, buf)
         else:

@@ -234,3 +234,51 @@ def test_other_column_reductions_run_in_the_one_kernel(make, rows: int) -> None:
     got = execute_kernels_on_cpu(fd._ensure_defined(), [x])
     for g, w in zip(got, run_fusion(fd.fusion(), [x.copy()]), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def _column_stat_beside_rows() -> FusionDefinition:
+    """Random fusion 3878's shape: a column ``var_mean`` whose mean also feeds an
+    output at the input's shape (``minimum(mean, x)``), beside a row sum."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        var, mean = fd.ops.var_mean(x, dims=[0], correction=1, keepdim=True)
+        fd.add_output(fd.ops.minimum(mean, x))
+        fd.add_output(fd.ops.sum(x, dims=[1], keepdim=False))
+        fd.add_output(var)
+    return fd
+
+
+def test_an_output_past_the_columns_at_the_full_shape_takes_the_halves() -> None:
+    """The one-kernel schedule has the column reductions' results only in its
+    finishing kernel, which stores outputs at their index: an output computed from a
+    column reduction at the input's shape makes the heuristic take the halves
+    (``outputs_past_columns``), which run it (on a GPU of 4 SMs the small case is
+    this kind: its kernels in the CPU interpreter match the reference). Forced to
+    one kernel, the lowering names the output instead of failing inside Python."""
+    from fuser.codegen.lower.common import LoweringError
+    from fuser.frontend.execution import execute_kernels_on_cpu
+    from fuser.schedulers.inner_outer_persistent import outputs_past_columns
+
+    fd = _column_stat_beside_rows()
+    fusion = fd._ensure_defined().fusion  # noqa: SLF001
+    sizes = bind_sizes(fusion, [(300, 8)])
+    assert [v.owner.name for v in outputs_past_columns(fusion, sizes)] == ["fuser.minimum"]
+    params = InnerOuterPersistentScheduler.heuristic(fusion, sizes, H100)
+    assert not params.single_kernel
+    ln = layer_norm_backward()
+    assert not outputs_past_columns(ln, bind_sizes(ln, [(300, 8), (300, 8), (300, 1), (300, 1), (8,)]))
+
+    x = np.random.default_rng(3).standard_normal((9, 5)).astype(np.float32)
+    small_gpu = H100.with_(name="h100-4sm", sm_count=4)
+    assert [s.scheduler for s in fd.plan([x], target=small_gpu).segments] == ["inner_outer_persistent"]
+    for got, want in zip(execute_kernels_on_cpu(fd._ensure_defined(), [x], nvrtc=False, target=small_gpu),  # noqa: SLF001
+                         fd.execute([x]), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+    xs = [x]
+    one = replace(InnerOuterPersistentScheduler.heuristic(fusion, bind_sizes(fusion, [(9, 5)]), small_gpu),
+                  single_kernel=True)
+    sched = schedule_segment(fusion, Signature.of(fusion, xs), small_gpu, ("inner_outer_persistent", one))
+    with pytest.raises(LoweringError, match=r"output the result of fuser.minimum \(shape \[9, 5\]\) is computed from .* at another shape than "
+                                            r"its \[1, 5\]: the finishing kernel stores outputs at the reduction's index only"):
+        run_segment_on_cpu(sched, xs)

@@ -393,6 +393,14 @@ class _Lowering:
         after = descendants(r for v in self.across for r in v.owner.results)  # type: ignore[union-attr]  # a Welford's mean too
         self.across_outs = [j for j, v in enumerate(self.outs) if v in after]
         """Outputs computed from them: stored by the finishing kernel."""
+        for j in self.across_outs:
+            v, r = self.outs[j], self.across[0]
+            if not same_elements(self.shapes[v], self.shapes[r]):
+                raise self.error(
+                    f"output {tensor_name(v)} (shape {list(self.shapes[v])}) is computed from {tensor_name(r)}, "
+                    f"a reduction folded across the shared loops, at another shape than its {list(self.shapes[r])}: "
+                    "the finishing kernel stores outputs at the reduction's index only"
+                )
         self.row_outs: dict[SSAValue, SSAValue] = {}
         """Outputs of a reduction's shape (up to extent-1 axes): stored once per row
         after the stages, at the reduction's index."""
