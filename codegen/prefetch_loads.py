@@ -131,7 +131,7 @@ def prefetch_next_iteration(
     them to the loads of those tensors, each to its own level; ``level`` is then
     unused. A loop it has seen carries ``{kernel.prefetch = "L2"}`` and is left alone
     the next time."""
-    if tensors is None and level is None or tensors is not None and not tensors:
+    if not (level if tensors is None else tensors):
         return 0
     written = k.written_tensors(func)
     loops = [op for op in func.walk() if isinstance(op, scf.ForOp) and waits(op)]

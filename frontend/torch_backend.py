@@ -301,17 +301,12 @@ def _keep_cpu_tensors_in_torch(reasons: dict[Any, str | None]) -> None:
     a model's code: a ``lift_fresh_copy`` of a CPU constant) stay in torch: a partition
     may join nodes that share no data, and one mixing devices would hand fuser's GPU
     program a CPU tensor."""
-    devices = {_device(node) for node, why in reasons.items() if why is None}
-    if len(devices) < 2:
+    devices = {_device_of(node) for node, why in reasons.items() if why is None} - {None}
+    if "cpu" not in devices or len(devices) < 2:
         return
     for node, why in reasons.items():
-        if why is None and _device(node) == "cpu":
+        if why is None and _device_of(node) == "cpu":
             reasons[node] = "a CPU tensor in a graph on the GPU"
-
-
-def _device(node: Any) -> str:
-    val = node.meta["val"]
-    return str((val[0] if isinstance(val, list | tuple) else val).device.type)
 
 
 def _device_of(node: Any) -> str | None:

@@ -17,6 +17,12 @@ class ShapeError(ValueError):
     """Raised when shapes cannot be combined."""
 
 
+def same_elements(shape: Sequence[int], ref: Sequence[int]) -> bool:
+    """``shape`` is ``ref`` with axes of extent 1 added or removed (a broadcast of a
+    reduction back to its input's rank, ``keepdim``)."""
+    return [d for d in shape if d != 1] == [d for d in ref if d != 1]
+
+
 def fmt_shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join("?" if d == DYN else str(d) for d in shape) + "]"
 

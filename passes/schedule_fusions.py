@@ -100,7 +100,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from fuser.codegen.lower.loop_index import MAX_LANES
+from fuser.codegen.lower.loop_index import MAX_LANES, tensor_name
 from fuser.ir.dialects.fuser import FusionOp, ReshapeOp, SizeOp, TensorType, ViewAttr
 from fuser.ir.dialects.iterdomain import (
     MAX_VECTOR_BYTES,
@@ -1299,13 +1299,11 @@ class _FusionScheduler:
                 self.take(v, perm, steps)
         missing = [v for v in outer if v not in self.done]
         if missing:
-            v = missing[0]
-            name = f"%{v.name_hint}" if v.name_hint else f"the result of {v.owner.name}"  # type: ignore[union-attr]
             def ids(t: SSAValue) -> str:
                 return ", ".join(f"{d.extent} {d.iter_type}" for d in logical_domain_types(t))  # type: ignore[attr-defined]
 
             raise self.fail(
-                f"the column reduction {name} (ids [{ids(v)}]) does not line up with the row reductions' "
+                f"the column reduction {tensor_name(missing[0])} (ids [{ids(missing[0])}]) does not line up with the row reductions' "
                 f"loop nest (ids [{ids(ref)}]); a single-kernel inner-outer schedule replays one nest on both"
             )
         self.place_persistent(inner_reds, [*self.row_outputs(outer_reds), *outer], hold=p.inner.hold_buffers)

@@ -20,6 +20,7 @@ from dataclasses import replace
 from xdsl.ir import SSAValue
 
 from fuser.ir.dialects.fuser import FusionOp, ReductionOp, TensorType
+from fuser.ir.shapes import same_elements
 
 from .analysis.graph import descendants, reductions, returned_outputs
 from .analysis.output_groups import half_fusion, split_by_reduction_kind
@@ -133,10 +134,10 @@ def outputs_past_columns(fusion: FusionOp, sizes: ConcreteSizes) -> list[SSAValu
     if not outer:
         return []
     after = descendants(res for r in outer for res in r.results)
-    ref = [d for d in sizes.shape(outer[0].results[0]) if d != 1]
+    ref = sizes.shape(outer[0].results[0])
     return [
         v for v in returned_outputs(fusion)
-        if v in after and isinstance(v.type, TensorType) and [d for d in sizes.shape(v) if d != 1] != ref
+        if v in after and isinstance(v.type, TensorType) and not same_elements(sizes.shape(v), ref)
     ]
 
 

@@ -22,6 +22,7 @@ from fuser.schedulers.analysis.sizes import bind_sizes
 from fuser.schedulers.inner_outer_persistent import InnerOuterPersistentScheduler
 from fuser.schedulers.registry import select
 from fuser.schedulers.target import H100
+from tests.fuzz.triage import SMALL_GPU
 
 
 def layer_norm_backward(dtype=DataType.Float):
@@ -269,7 +270,7 @@ def test_an_output_past_the_columns_at_the_full_shape_takes_the_halves() -> None
     assert not outputs_past_columns(ln, bind_sizes(ln, [(300, 8), (300, 8), (300, 1), (300, 1), (8,)]))
 
     x = np.random.default_rng(3).standard_normal((9, 5)).astype(np.float32)
-    small_gpu = H100.with_(name="h100-4sm", sm_count=4)
+    small_gpu = SMALL_GPU
     assert [s.scheduler for s in fd.plan([x], target=small_gpu).segments] == ["inner_outer_persistent"]
     for got, want in zip(execute_kernels_on_cpu(fd._ensure_defined(), [x], nvrtc=False, target=small_gpu),  # noqa: SLF001
                          fd.execute([x]), strict=True):

@@ -29,6 +29,7 @@ from fuser.ir.schedule import (
     loop_structure,
     row_major_offset,
 )
+from fuser.ir.shapes import same_elements
 from fuser.ir.symbolic import SymInt, as_expr, evaluate, symbols_of
 from fuser.ir.symbolic import symbols_of as vars_of
 
@@ -369,12 +370,6 @@ def all_of(b: object, conds: Sequence[SSAValue | bool]) -> SSAValue | bool:
 
 
 # ---- outputs of a reduction's shape ---------------------------------------------------
-
-
-def same_elements(shape: Sequence[int], ref: Sequence[int]) -> bool:
-    """``shape`` is ``ref`` with axes of extent 1 added or removed (a broadcast of a
-    reduction back to its input's rank, ``keepdim``)."""
-    return [d for d in shape if d != 1] == [d for d in ref if d != 1]
 
 
 def reindex(idx: tuple[Dim, ...], ref: Sequence[int], shape: Sequence[int]) -> tuple[Dim, ...]:

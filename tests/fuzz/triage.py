@@ -86,10 +86,7 @@ def kernel_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], Non
 
     def kernels() -> None:
         ins = case.numpy_inputs()
-        outs = execute_kernels_on_cpu(case.fd._ensure_defined(), ins, nvrtc=nvrtc)
-        msg = compare(outs, case, case.fd.execute(ins), "the reference") or compare(outs, case)
-        if msg:
-            raise AssertionError(f"kernels: {msg}")
+        _check_kernels("kernels", case, ins, execute_kernels_on_cpu(case.fd._ensure_defined(), ins, nvrtc=nvrtc))
 
     return case, kernels
 
@@ -117,11 +114,16 @@ def small_gpu_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], 
         if _launches(plan) == _launches(case.fd.plan(ins)):
             return
         outs = execute_kernels_on_cpu(case.fd._ensure_defined(), ins, nvrtc=nvrtc, target=SMALL_GPU)
-        msg = compare(outs, case, case.fd.execute(ins), "the reference") or compare(outs, case)
-        if msg:
-            raise AssertionError(f"kernels-4sm: {msg}")
+        _check_kernels("kernels-4sm", case, ins, outs)
 
     return case, kernels_4sm
+
+
+def _check_kernels(stage: str, case: Case, ins: list[Any], outs: list[Any]) -> None:
+    """The kernels' outputs ``outs`` match the reference interpreter and torch."""
+    msg = compare(outs, case, case.fd.execute(ins), "the reference") or compare(outs, case)
+    if msg:
+        raise AssertionError(f"{stage}: {msg}")
 
 
 def _launches(plan: Any) -> list[tuple[Any, Any]]:
