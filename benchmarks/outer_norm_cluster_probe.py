@@ -28,17 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-SOURCE = r'''
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#define N_ROWS %(N)d
-#define N_COLS %(C)d
-#define CS %(CS)d
-#define W %(W)d
-#define VEC %(VEC)d
-#define THREADS %(THREADS)d
-#define IS_BF16 %(BF16)d
-#if IS_BF16
+VECTOR_IO = r'''#if IS_BF16
 typedef __nv_bfloat16 T;
 typedef uint4 VT;
 #else
@@ -65,7 +55,21 @@ __device__ __forceinline__ VT from_f(const float* f) {
 #endif
   return v;
 }
-__device__ __forceinline__ void csync() {
+'''
+"""The element type ``T`` and 16-byte vector ``VT`` of ``IS_BF16``, and a vector's
+lanes to and from float (``to_f``, ``from_f``): shared with the grid-barrier probe."""
+
+SOURCE = r'''
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#define N_ROWS %(N)d
+#define N_COLS %(C)d
+#define CS %(CS)d
+#define W %(W)d
+#define VEC %(VEC)d
+#define THREADS %(THREADS)d
+#define IS_BF16 %(BF16)d
+''' + VECTOR_IO + r'''__device__ __forceinline__ void csync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 __device__ __forceinline__ float cload(const float* p, unsigned rank) {
@@ -162,32 +166,51 @@ def fits(n: int, cs: int, vectors: int, threads: int) -> bool:
     return (n // cs) % ty == 0 and (n // cs // ty) * 16 <= 256
 
 
-def main() -> None:
+def baseline(dt: str, n: int, c: int) -> tuple[dict, object, object]:
+    """An ``n x c`` input of ``dt`` (seeded), its float64 reference, and the row of a
+    probe's output with what the probes are judged against: fuser's outer
+    normalization (``fd.execute`` and its kernels) and a copy of the same bytes."""
     import torch
 
     from benchmarks.run import bench, kernel_only_us, rel_error
     from benchmarks.workloads import build, torch_reference, workloads
+
+    w = next(w for w in workloads() if w.name.startswith("outer_norm"))
+    torch.manual_seed(0)
+    x = torch.randn(n, c, device="cuda", dtype=getattr(torch, dt)) * 3 + 1
+    ref = torch_reference(w.torch_key)(x.double())
+    fd = build(w, dt)
+    row: dict = {"dtype": dt, "shape": [n, c], "fuser_err": rel_error(fd.execute([x])[0], ref),
+                 "fuser_us": bench(lambda: fd.execute([x])), "fuser_kernel_us": kernel_only_us(fd, [x])}
+    buf = torch.empty(2 * x.numel() * x.element_size() // 8, device="cuda")  # x and y: moved once each
+    dst = torch.empty_like(buf)
+    row["copy_us"] = bench(lambda: dst.copy_(buf))
+    return row, x, ref
+
+
+def report(row: dict, path: str | None) -> None:
+    """Print a probe's row, and append it to the JSON lines file ``path``."""
+    print(json.dumps(row), flush=True)
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def main() -> None:
+    import torch
+
+    from benchmarks.run import bench, rel_error
     from fuser.codegen.nvrtc import compile_cuda
     from fuser.runtime import cuda_driver as drv
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     args = ap.parse_args()
-    w = next(w for w in workloads() if w.name.startswith("outer_norm"))
-    ref_fn = torch_reference(w.torch_key)
     stream = torch.cuda.current_stream().cuda_stream
     for dt in ("bfloat16", "float32"):
         bf16 = dt == "bfloat16"
         for n, c in ((16384, 1024), (32768, 1024), (8192, 2048)):
-            torch.manual_seed(0)
-            x = torch.randn(n, c, device="cuda", dtype=getattr(torch, dt)) * 3 + 1
-            ref = ref_fn(x.double())
-            fd = build(w, dt)
-            row: dict = {"dtype": dt, "shape": [n, c], "fuser_err": rel_error(fd.execute([x])[0], ref),
-                         "fuser_us": bench(lambda fd=fd, x=x: fd.execute([x])), "fuser_kernel_us": kernel_only_us(fd, [x])}
-            buf = torch.empty(2 * x.numel() * x.element_size() // 8, device="cuda")  # x and y: moved once each
-            dst = torch.empty_like(buf)
-            row["copy_us"] = bench(lambda buf=buf, dst=dst: dst.copy_(buf))
+            row, x, ref = baseline(dt, n, c)
             for cs, vectors, threads, clusters in VARIANTS:
                 if not fits(n, cs, vectors, threads):
                     continue
@@ -201,10 +224,7 @@ def main() -> None:
                 row[f"CS{cs} W{width} T{threads} clusters{clusters}"] = {
                     "us": round(bench(launch), 2), "regs": k.num_regs, "local_bytes": k.local_bytes,
                     "err": rel_error(y, ref)}
-            print(json.dumps(row), flush=True)
-            if args.json:
-                with open(args.json, "a") as f:
-                    f.write(json.dumps(row) + "\n")
+            report(row, args.json)
 
 
 if __name__ == "__main__":

@@ -106,7 +106,11 @@ class OuterPersistentParams:
     vectors on ``TIDx``, rows on ``TIDy`` and split over ``grid.y``, a finishing
     kernel), and the outputs at the input's shape are a pointwise loop nest of their
     own that reads the statistics back. nvFuser's single-pass kernel (the buffers
-    held on chip across a grid synchronization) is not implemented."""
+    held on chip across a grid synchronization) is not implemented: hand-written
+    probes of it, rows held in registers over thread-block clusters
+    (``benchmarks/outer_norm_cluster_probe.py``) and a grid barrier with the second
+    read from L2 (``benchmarks/outer_norm_grid_probe.py``), were slower than these
+    three kernels on the H200 but for one shape."""
 
     stats: ReductionParams
     """The statistics' loop nest (the reductions and what is computed at their shape)."""
