@@ -46,6 +46,7 @@ from fuser.codegen.lower.common import (
 from fuser.codegen.lower.scalar import ScalarEmitter
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dtypes import DType
+from fuser.ir.shapes import same_elements
 from fuser.schedulers.analysis.graph import (
     is_elementwise,
     is_reduction,
@@ -88,6 +89,16 @@ class Dim:
 
 
 Index = tuple[Dim, ...]
+
+
+def reindex(idx: Index, ref: Sequence[int], shape: Sequence[int]) -> Index:
+    """``idx`` (an index of ``ref``) as an index of ``shape``, which holds the same
+    elements with axes of extent 1 added or removed (``same_elements``): the axes of
+    extent > 1 in order, 0 on the others."""
+    if tuple(shape) == tuple(ref):
+        return idx
+    it = iter(d for d, e in zip(idx, ref, strict=True) if e != 1)
+    return tuple(next(it) if e != 1 else Dim.const(0) for e in shape)
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -271,9 +282,8 @@ class ElementEvaluator:
         is, so a consumer reads the reshaped tensor at the producer's own loop indices
         (a reduction held in registers is read at the index it is held at); any other
         reshape goes through the linear index."""
-        if [e for e in shape if e != 1] == [e for e in to if e != 1]:
-            kept = iter(d for d, e in zip(idx, shape, strict=True) if e != 1)
-            return tuple(Dim.const(0) if e == 1 else next(kept) for e in to)
+        if same_elements(to, shape):
+            return reindex(idx, shape, to)
         return self.unravel(self.ravel(idx, shape), to)
 
     def unravel(self, lin: Dim | int | SSAValue, shape: Sequence[int]) -> Index:

@@ -18,7 +18,7 @@ from typing import Any
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fuser.codegen.lower.common import LoweringError
-from fuser.codegen.lower.elementwise import Dim, flat_aligned, moving_axis, offset_in
+from fuser.codegen.lower.elementwise import Dim, flat_aligned, moving_axis, offset_in, reindex
 from fuser.ir.dialects.iterdomain import MAX_THREADS_PER_BLOCK, MAX_VECTOR_BYTES, ParallelType
 from fuser.ir.schedule import (
     BinOp,
@@ -367,18 +367,6 @@ def all_of(b: object, conds: Sequence[SSAValue | bool]) -> SSAValue | bool:
     for c in conds:
         out = c if out is True else b.and_(out, c)  # type: ignore[attr-defined, arg-type]
     return out
-
-
-# ---- outputs of a reduction's shape ---------------------------------------------------
-
-
-def reindex(idx: tuple[Dim, ...], ref: Sequence[int], shape: Sequence[int]) -> tuple[Dim, ...]:
-    """``idx`` (an index of ``ref``) as an index of ``shape`` (``same_elements``): the
-    axes of extent > 1 in order, 0 on the others."""
-    if tuple(shape) == tuple(ref):
-        return idx
-    it = iter(d for d, e in zip(idx, ref, strict=True) if e != 1)
-    return tuple(next(it) if e != 1 else Dim.const(0) for e in shape)
 
 
 def scheduled_kind(fusion: Any, default: str = "scheduled") -> str:
