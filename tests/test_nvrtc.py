@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fuser.codegen import nvrtc
 from fuser.codegen.kernel_cache import MAGIC, KernelCache
 from fuser.codegen.nvrtc import (
     CompileError,
@@ -116,6 +117,32 @@ def test_invalid_option_and_arch() -> None:
         compile_cuda(VADD, options=CompileOptions(arch="ampere"))
     with pytest.raises(CompileError, match="cannot compile for sm_20"):
         compile_cuda(VADD, options=CompileOptions(arch="sm_20"))
+
+
+def test_minimal_headers_by_default_and_the_same_cubin() -> None:
+    assert "-minimal" in SM90.to_args("sm_90")
+    assert "-minimal" not in CompileOptions(arch="sm_90", minimal=False).to_args("sm_90")
+    with_it = compile_cuda(HALF, name="mixed", options=SM90)
+    without = compile_cuda(HALF, name="mixed", options=CompileOptions(arch="sm_90", minimal=False))
+    assert "-minimal" in with_it.options and "-minimal" not in without.options
+    assert with_it.image == without.image  # the option changes NVRTC's time, not the code
+
+
+def test_an_nvrtc_without_minimal_compiles_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An option this NVRTC does not know stands for an NVRTC older than -minimal.
+    monkeypatch.setattr(nvrtc, "MINIMAL", "-minimal-not-an-option")
+    monkeypatch.setattr(nvrtc, "_minimal_supported", True)
+    k = compile_cuda(VADD, name="vadd", options=SM90)
+    assert k.kind == "cubin" and "-minimal-not-an-option" not in k.options
+    assert nvrtc._minimal_supported is False
+    assert "-minimal-not-an-option" not in SM90.to_args("sm_90")
+
+
+def test_another_bad_option_keeps_minimal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nvrtc, "_minimal_supported", True)
+    with pytest.raises(CompileError, match="unrecognized option --bogus"):
+        compile_cuda(VADD, name="vadd", options=CompileOptions(arch="sm_90", extra=("--bogus",)))
+    assert nvrtc._minimal_supported is True
 
 
 def test_newer_arch_than_nvrtc_gives_ptx() -> None:
