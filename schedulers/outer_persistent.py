@@ -30,9 +30,9 @@ from .target import GpuTarget
 
 
 def _columns_per_block(
-    inner: int, iteration: int, itemsize: int, target: GpuTarget
+    inner: int, kept_inner: int, iteration: int, itemsize: int, target: GpuTarget
 ) -> tuple[int, int]:
-    vec = vector_width(itemsize, [inner], target)
+    vec = vector_width(itemsize, [inner, kept_inner], target)
     bdimx = min(target.warp_size, next_pow2(ceil_div(iteration, vec)))
     return vec, bdimx
 
@@ -59,7 +59,7 @@ class OuterPersistentScheduler(Scheduler):
         cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
     ) -> tuple[int, int, int]:
         ext = first_extents(fusion, sizes)
-        vec, bdimx = _columns_per_block(ext.inner, ext.iteration, buffer_itemsize(fusion), target)
+        vec, bdimx = _columns_per_block(ext.inner, ext.kept_inner, ext.iteration, buffer_itemsize(fusion), target)
         per_block = fusion_buffer_sizes(fusion, sizes).bytes_per_row * bdimx * vec
         # An empty buffer (a reduction result broadcast back, nothing else kept)
         # still needs one block per column group.

@@ -73,18 +73,27 @@ class ReductionExtents:
     iteration: int
     """Rows: the product of the kept extents."""
     inner: int
-    """Extent of the input's innermost axis (the vectorized one)."""
+    """Extent of the input's innermost axis (a row kernel's vectors run along it)."""
     fastest_dim: bool
+    kept_inner: int = 1
+    """Extent of the innermost axis the reduction keeps: a column kernel's vectors run
+    along it (the kept axes merged into columns: a vector's lanes must be consecutive
+    elements of that axis), so its width divides this extent as well as ``inner``'s.
+    The innermost axis itself for an outer reduction; axis 2 of a ``[16, 4, 2, 256]``
+    input reduced over axes 1 and 3 (random seeds 16951 and 22808 vectorized its
+    columns by 4 and the lowering refused the plan)."""
 
 
 def reduction_extents(red: Operation, sizes: ConcreteSizes) -> ReductionExtents:
     shape = sizes.shape(reduction_input(red))
     dims = reduction_dims(red)
+    kept = [e for i, e in enumerate(shape) if i not in dims]
     return ReductionExtents(
         prod([shape[d] for d in dims]),
-        prod([e for i, e in enumerate(shape) if i not in dims]),
+        prod(kept),
         shape[-1] if shape else 1,
         is_fastest_dim_reduction(red),
+        kept[-1] if kept else 1,
     )
 
 
@@ -178,7 +187,7 @@ def reduction_params(
             block=(threads, rows, 1),
             grid=(blocks, split, 1),
         )
-    vec = vector_width(itemsize, [ext.inner], target)
+    vec = vector_width(itemsize, [ext.inner, ext.kept_inner], target)
     bdimx = min(target.warp_size, next_pow2(ceil_div(ext.iteration, vec)))
     bdimy = min(256 // bdimx, next_pow2(ext.reduction))
     blocks = max(1, ceil_div(ext.iteration, bdimx * vec))  # an empty iteration axis: one block

@@ -392,3 +392,31 @@ def test_the_split_follows_the_target_not_the_h100() -> None:
         grids[target.name] = [k.grid for k in low.kernels]
     assert grids["half"] != grids[H100.name]
     assert grids["half"][0][1] * 2 == grids[H100.name][0][1]
+
+
+@pytest.mark.parametrize("shape", [(16, 4, 2, 256), (16, 4, 2, 11), (16, 5, 5, 2)])
+def test_interleaved_reduced_axes_vectorize_the_innermost_kept_axis(shape: tuple[int, ...]) -> None:
+    """A column kernel over axes 1 and 3 (kept: 0 and 2, merged into its columns):
+    a vector's lanes are consecutive elements of the innermost kept axis, so its width
+    divides that axis (2 of ``[16, 4, 2, 256]``, 5 of ``[16, 5, 5, 2]``) as well as the
+    innermost one. Random seeds 22808 and 16951 were vectorized by the innermost axis
+    alone (4 and 2 lanes) and the lowering refused their plans. The reshaped input is
+    an output too (its apply kernel takes the same columns), and the kernels equal the
+    reference."""
+
+    def body(fd):
+        t0 = fd.define_tensor(shape=[-1] * 4, contiguity=[True] * 4, dtype=DataType.Float)
+        x = fd.ops.mul(t0, 2.0)
+        fd.add_output(x)
+        fd.add_output(fd.ops.var(x, [1, 3], correction=0, keepdim=False))
+
+    fusion = define(body)
+    x = rand(list(shape), DataType.Float)
+    kept = shape[2]
+    ext = ReductionExtents(shape[1] * shape[3], shape[0] * kept, shape[3], False, kept)
+    params = reduction_params(ext, 4, H100)
+    assert kept % params.vectorization == 0 and shape[3] % params.vectorization == 0
+    _, chosen = read_schedule(scheduled(fusion, [x]).attributes[SCHEDULE_ATTR])
+    assert isinstance(chosen, ReductionParams) and not chosen.fastest_dim
+    assert kept % chosen.vectorization == 0
+    check(fusion, [x], "reduction", rtol=1e-5, atol=1e-5)
