@@ -14,7 +14,7 @@ from .analysis.column_kernel import column_kernel_reject
 from .analysis.graph import reduction_dims, reduction_input, reductions
 from .analysis.reduction_type import ReductionType
 from .analysis.sizes import ConcreteSizes
-from .base import Reject, Scheduler, ceil_div, max_itemsize, next_pow2, tensor_io, vector_width
+from .base import Reject, Scheduler, ceil_div, max_itemsize, tensor_io
 from .params import OuterPersistentParams
 from .persistent import (
     buffer_itemsize,
@@ -25,16 +25,8 @@ from .persistent import (
     register_budget,
 )
 from .pointwise import pointwise_params
-from .reduction import reduction_params, same_axes_reject, same_sizes_reject
+from .reduction import column_threads, reduction_params, same_axes_reject, same_sizes_reject
 from .target import GpuTarget
-
-
-def _columns_per_block(
-    inner: int, kept_inner: int, iteration: int, itemsize: int, target: GpuTarget
-) -> tuple[int, int]:
-    vec = vector_width(itemsize, [inner, kept_inner], target)
-    bdimx = min(target.warp_size, next_pow2(ceil_div(iteration, vec)))
-    return vec, bdimx
 
 
 class OuterPersistentScheduler(Scheduler):
@@ -59,7 +51,7 @@ class OuterPersistentScheduler(Scheduler):
         cls, fusion: FusionOp, sizes: ConcreteSizes, target: GpuTarget
     ) -> tuple[int, int, int]:
         ext = first_extents(fusion, sizes)
-        vec, bdimx = _columns_per_block(ext.inner, ext.kept_inner, ext.iteration, buffer_itemsize(fusion), target)
+        vec, bdimx = column_threads(ext, buffer_itemsize(fusion), target)
         per_block = fusion_buffer_sizes(fusion, sizes).bytes_per_row * bdimx * vec
         # An empty buffer (a reduction result broadcast back, nothing else kept)
         # still needs one block per column group.

@@ -75,7 +75,7 @@ class ReductionExtents:
     inner: int
     """Extent of the input's innermost axis (a row kernel's vectors run along it)."""
     fastest_dim: bool
-    kept_inner: int = 1
+    kept_inner: int
     """Extent of the innermost axis the reduction keeps: a column kernel's vectors run
     along it (the kept axes merged into columns: a vector's lanes must be consecutive
     elements of that axis), so its width divides this extent as well as ``inner``'s.
@@ -158,6 +158,14 @@ def reduction_kernel(fusion: FusionOp, sizes: ConcreteSizes) -> bool | Reject:
     return Reject(rows_why if is_fastest_dim_reduction(first) else cols_why)
 
 
+def column_threads(ext: ReductionExtents, itemsize: int, target: GpuTarget) -> tuple[int, int]:
+    """A column kernel's vector width (16 bytes of ``itemsize`` elements at most,
+    dividing both ``ext.inner`` and ``ext.kept_inner``) and its threads across the
+    columns (``TIDx``: a warp at most, as many as the columns' vectors)."""
+    vec = vector_width(itemsize, [ext.inner, ext.kept_inner], target)
+    return vec, min(target.warp_size, next_pow2(ceil_div(ext.iteration, vec)))
+
+
 def reduction_params(
     ext: ReductionExtents, itemsize: int, target: GpuTarget, persistent_batch: int = 1
 ) -> ReductionParams:
@@ -187,8 +195,7 @@ def reduction_params(
             block=(threads, rows, 1),
             grid=(blocks, split, 1),
         )
-    vec = vector_width(itemsize, [ext.inner, ext.kept_inner], target)
-    bdimx = min(target.warp_size, next_pow2(ceil_div(ext.iteration, vec)))
+    vec, bdimx = column_threads(ext, itemsize, target)
     bdimy = min(256 // bdimx, next_pow2(ext.reduction))
     blocks = max(1, ceil_div(ext.iteration, bdimx * vec))  # an empty iteration axis: one block
     if blocks >= OUTER_ONE_KERNEL_WAVE * target.sm_count:

@@ -336,7 +336,7 @@ def test_dependent_reductions_in_one_loop_nest_are_a_clear_error() -> None:
     """Forced into one segment (the outer persistent kind's parameters), the chain is
     not one loop nest: the lowering names the two reductions."""
     fusion = define(dependent_reductions)
-    stats = reduction_params(ReductionExtents(17, 8, 8, False), 4, H100)
+    stats = reduction_params(ReductionExtents(17, 8, 8, False, 8), 4, H100)
     apply = PointwiseParams(1, 4, 1, (2, 64, 1), (1, 1, 1))
     sched = scheduled(fusion, [(17, 8)], chosen=("outer_persistent", OuterPersistentParams(stats, apply)))
     with pytest.raises(LoweringError, match="the reductions fuser.sum and fuser.sum "):
@@ -347,8 +347,8 @@ def test_the_inner_outer_kind_on_a_column_sum_is_a_clear_error() -> None:
     """The inner-outer kind forced on a fusion with column reductions only:
     schedule-fusions says it needs both kinds."""
     fusion = build(WORKLOADS["col_sum"], "float32").fusion()
-    cols = reduction_params(ReductionExtents(8, 8, 8, False), 4, H100)
-    rows = reduction_params(ReductionExtents(8, 8, 8, True), 4, H100)
+    cols = reduction_params(ReductionExtents(8, 8, 8, False, 8), 4, H100)
+    rows = reduction_params(ReductionExtents(8, 8, 8, True, 8), 4, H100)
     params = InnerOuterParams(rows, 4, 8, 32, "inner_persistent", rows, "reduction", cols)
     with pytest.raises(ScheduleSegmentError, match="an inner_outer_persistent schedule needs inner and outer reductions"):
         scheduled(fusion, [(8, 8)], chosen=("inner_outer_persistent", params))
