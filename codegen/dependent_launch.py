@@ -5,10 +5,21 @@ idle while the second is launched: about 1-3 us a boundary on the H200, what a
 three-kernel outer normalization loses beside its 34 us of kernels. A kernel launched
 with programmatic stream serialization may be launched while the kernel before it
 finishes, provided it waits for that kernel before touching memory: its first
-statement (the printer's ``fuser_dependent_launch``) lets the next kernel launch once
-all of its own blocks have started (``griddepcontrol.launch_dependents``), then waits
-for the previous kernel to complete and its writes to be visible
-(``griddepcontrol.wait``).
+statement (the printer's ``fuser_dependent_launch``) waits for the previous kernel to
+complete and its writes to be visible (``griddepcontrol.wait``), then lets the next
+kernel launch once all of its own blocks are past that wait
+(``griddepcontrol.launch_dependents``).
+
+The order matters. The other one (let the next launch, then wait) allowed three
+kernels of a stream in flight: C could start beside A while B waited for A. When A
+read a buffer, B rewrote it and C read it through the read-only path
+(``ld.global.nc``: ``const __restrict__`` parameters), C got A's stale copy. Random
+seed 12891 (an outer persistent kernel's statistics scratch buffer read by its apply
+kernel after another size's apply kernel read the same buffer) gave wrong outputs on
+the H200 in 79 of 80 alternations under CUDA graphs. Waiting first, or no
+``launch_dependents`` at all, or no ``__restrict__``, each gave 0 of 80, and no
+failure in the fuzz sequence that found it (``tests/gpu/test_gpu_dependent_launch.py``
+keeps that alternation).
 
 The two instructions cost every block some latency, also when nothing overlaps: a
 row sum of 65536 rows in 65536 blocks of 128 threads (31 waves of blocks) took 83.7
