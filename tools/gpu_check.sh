@@ -132,7 +132,7 @@ stage conformance-on-gpu "${GPU_CHECK_CONFORMANCE_TIMEOUT:-300}" "$OUT/conforman
 # shellcheck disable=SC2086
 stage fuzz-on-gpu "${GPU_CHECK_FUZZ_TIMEOUT:-300}" "$OUT/fuzz_gpu.log" \
   "$PY" -m tests.fuzz.triage ${GPU_CHECK_FUZZ_SEEDS:-0 2000} --cuda --workers "${GPU_CHECK_FUZZ_WORKERS:-14}" \
-  --stages execute,segment,resize
+  --stages execute,segment,resize,replay
 
 # compute-sanitizer over every GPU test (opt-in, see top): tools/sanitize.sh shards the
 # `pytest -m gpu` node ids and runs each (tool, shard) as its own process, all at once.

@@ -3,7 +3,7 @@
     python -m tests.fuzz.triage 0 2000            # seeds [0, 2000), numpy inputs
     python -m tests.fuzz.triage 0 2000 --torch    # torch CPU tensors as inputs
     python -m tests.fuzz.triage 17 18 -v          # one seed: its source and the traceback
-    python -m tests.fuzz.triage 0 2000 --cuda --workers 14 --stages execute,segment,resize
+    python -m tests.fuzz.triage 0 2000 --cuda --workers 14 --stages execute,segment,resize,replay
                                                   # on the GPU, 14 processes at once
 
 Stages per fusion: ``fd.plan``, ``fd.generate_cuda_code``, ``fd.execute`` (outputs against
@@ -12,7 +12,11 @@ torch: dtype and values), ``fd.segment`` then ``fd.execute`` of the segments, an
 plan with every generated kernel run by the CPU kernel interpreter, against the
 reference and torch (``--stages kernels`` runs only it; ``-v`` prints the small case),
 and ``resize``: after the seed's case, its small case through the same definition (one
-fusion-cache entry, so kernels compiled for one size meet another), against torch, and
+fusion-cache entry, so kernels compiled for one size meet another), against torch;
+``replay`` (only with ``--cuda``): the case and its small case in turn,
+``REPLAY_ROUNDS`` calls each on the same tensors, so that their launchers' CUDA graphs
+replay back to back with the other size's kernels (how seed 12891's
+programmatic-dependent-launch race showed on every call); and
 ``kernels-4sm``: the small case planned for a GPU of 4 SMs (``SMALL_GPU``: the
 inner-outer kind and one-block-an-SM grids at small sizes) must compile, its kernels
 run in the CPU kernel interpreter when its plan differs from the default target's.
@@ -36,6 +40,12 @@ import torch
 
 from fuser.schedulers.target import H100
 from tests.fuzz.fusion_gen import TOL, Case, random_case
+
+REPLAY_ROUNDS = 3
+"""Calls of each size in the ``replay`` stage: a plain launch, then the launchers
+capture a CUDA graph on the second call that brings the same pointers, and replay it
+on the third. With the old dependent-launch prologue seed 12891 failed on the first
+call already (H200)."""
 
 KERNEL = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)')
 
@@ -180,12 +190,23 @@ def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple
         if msg:
             raise AssertionError(f"the small case after this one: {msg}")
 
+    def replayed() -> None:
+        small = random_case(case.seed, small=True)
+        small_ins = inputs_of(small, use_torch, device)
+        for r in range(REPLAY_ROUNDS):
+            for c, c_ins in ((case, ins), (small, small_ins)):
+                msg = compare(c.fd.execute(c_ins), c)
+                if msg:
+                    which = "the small case" if c is small else "the case"
+                    raise AssertionError(f"call {r + 1} of {which}, the two sizes in turn: {msg}")
+
     return [
         ("plan", plan),
         ("cuda", cuda),
         ("execute", execute),
         ("segment", segmented),
         ("resize", resized),
+        *([("replay", replayed)] if device else []),
     ]
 
 
