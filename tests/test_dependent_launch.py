@@ -1,7 +1,7 @@
 """Programmatic dependent launch: kernels of at most two waves of blocks on an sm_90
 target are marked (``codegen/dependent_launch.py``) and start with
-``fuser_dependent_launch()`` (``griddepcontrol.launch_dependents`` and
-``griddepcontrol.wait`` on sm_90 and later, nothing before), so the runtime may launch
+``fuser_dependent_launch()`` (``griddepcontrol.wait``, then
+``griddepcontrol.launch_dependents``, on sm_90 and later; nothing before), so the runtime may launch
 them with programmatic stream serialization; kernels of many waves and other targets
 are not; the hot launcher's ctypes launch config has ``cuda.h``'s layout. The GPU
 side is ``tests/gpu/test_gpu_dependent_launch.py``."""
