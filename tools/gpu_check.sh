@@ -130,7 +130,7 @@ stage conformance-on-gpu "${GPU_CHECK_CONFORMANCE_TIMEOUT:-300}" "$OUT/conforman
 # Random fusions through the generated kernels: failures grouped by cause, with seeds
 # (`python -m tests.fuzz.triage SEED SEED+1 -v --cuda` reproduces one).
 # shellcheck disable=SC2086
-stage fuzz-on-gpu "${GPU_CHECK_FUZZ_TIMEOUT:-300}" "$OUT/fuzz_gpu.log" \
+stage fuzz-on-gpu "${GPU_CHECK_FUZZ_TIMEOUT:-420}" "$OUT/fuzz_gpu.log" \
   "$PY" -m tests.fuzz.triage ${GPU_CHECK_FUZZ_SEEDS:-0 2000} --cuda --workers "${GPU_CHECK_FUZZ_WORKERS:-14}" \
   --stages execute,segment,resize,replay
 

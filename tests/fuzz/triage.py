@@ -246,7 +246,10 @@ def run(
             try:
                 fn()
             except Exception as e:  # noqa: BLE001 - grouping every failure is the point
-                failures[failure_key(stage, e)].append(seed)
+                key = failure_key(stage, e)
+                failures[key].append(seed)
+                # At once, so that a run cut short by a time limit still names it.
+                print(f"seed {seed}: {key}", flush=True)
     return failures
 
 
