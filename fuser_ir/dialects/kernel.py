@@ -160,9 +160,9 @@ class FuncOp(IRDLOperation):
     z), when present, groups the blocks into thread-block clusters of that shape
     (``__cluster_dims__``; the grid is a multiple of it). ``dependent_launch``, when
     present, makes the kernel a programmatic dependent launch on sm_90 and later: its
-    first statement lets the next kernel in the stream launch and waits for the one
-    before it (``griddepcontrol``), so the runtime may start it while that one finishes
-    (``codegen/dependent_launch.py`` decides which kernels)."""
+    first statement waits for the kernel before it in the stream, then lets the next
+    one launch (``griddepcontrol``), so the runtime may start it while the one before
+    finishes (``codegen/dependent_launch.py`` decides which kernels)."""
 
     name = "kernel.func"
     sym_name = attr_def(SymbolNameConstraint())
