@@ -460,9 +460,14 @@ class _KernelPrinter:
         f = self.func
         params = []
         written = k.written_tensors(f)
-        for a in f.args:
+        aliased = f.aliased_arg_positions()
+        for i, a in enumerate(f.args):
             name = self.define(a)
-            if isinstance(a.type, MemRefType):
+            if isinstance(a.type, MemRefType) and i in aliased:
+                # Another argument may point into the same buffer (an in-place update):
+                # neither read-only nor restrict.
+                params.append(f"{self.ctype(a.type.element_type)}* {name}")
+            elif isinstance(a.type, MemRefType):
                 c = "" if a in written else "const "
                 params.append(f"{c}{self.ctype(a.type.element_type)}* __restrict__ {name}")
             else:

@@ -49,6 +49,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import UnitAttr
 
+from fuser.codegen.aliased_args import mark_aliased_args
 from fuser.codegen.cuda_printer import kernels_of
 from fuser.codegen.lower import lower_segment
 from fuser.codegen.lower.common import LoweredFusion, LoweredKernel, TensorLayout
@@ -90,9 +91,12 @@ def lower_for_launch(
     scalar_values: Sequence[object] | None = None,
     out_layouts: Sequence[TensorLayout] | None = None,
     name: str | None = None,
+    in_place: Sequence[tuple[int, int]] = (),
 ) -> LoweredFusion:
     """The kernels of a scheduled segment as the runtime launches them on ``target``:
-    ``lower_segment`` (its arguments), then ``mark_dependent_launches``."""
+    ``lower_segment`` (its arguments), then ``mark_dependent_launches``, and
+    ``mark_aliased_args`` for the launch's ``in_place`` pairs (output, input)."""
     lowered = lower_segment(fusion, in_layouts, scalar_values, out_layouts, target, name)
     mark_dependent_launches(lowered, target)
+    mark_aliased_args(lowered, in_place)
     return lowered

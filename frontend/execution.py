@@ -372,6 +372,7 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = Non
     """The lowering (``LoweredFusion``) of every kernel launch of the fusion's
     ``Executable`` at these inputs' layouts, in launch order: what ``fd.execute``
     launches for them."""
+    from fuser.codegen.aliased_args import in_place_pairs
     from fuser.codegen.dependent_launch import lower_for_launch
     from fuser.runtime import gpu_arrays as ga
     from fuser.runtime.cpu_runner import layout_of
@@ -396,8 +397,11 @@ def lowered_segments(entry: CacheEntry, inputs: Sequence[Any], target: Any = Non
         target = device_target(inputs) if any(ga.is_gpu_array(x) for x in inputs) else _default_target()
     exe = executable_for(entry, rt, flat, 0, target)
     out = []
-    for seg, seg_layouts, seg_scalars in exe.launch_layouts(layouts, scalars):
-        out.append((seg, lower_for_launch(seg, kernel_layouts(seg_layouts), exe.target, seg_scalars)))
+    for launch, (seg, seg_layouts, seg_scalars) in zip(exe.launches, exe.launch_layouts(layouts, scalars), strict=True):
+        lowered = lower_for_launch(
+            seg, kernel_layouts(seg_layouts), exe.target, seg_scalars, in_place=in_place_pairs(launch, seg)
+        )
+        out.append((seg, lowered))
     return out
 
 

@@ -161,14 +161,18 @@ class FusionCompiler:
         layouts: Sequence[TensorLayout | None],
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None = None,
+        in_place: tuple[tuple[int, int], ...] = (),
     ) -> CompiledSegment:
-        key = self._key(fusion, layouts, scalars, out_layouts)
+        """The compiled segment for these layouts and scalars; ``in_place``: the
+        (output, input) pairs the launch writes into one buffer
+        (``codegen/aliased_args.py``)."""
+        key = self._key(fusion, layouts, scalars, out_layouts, in_place)
         seg = self._cache.get(key)
         if seg is None:
             with self._lock:
                 seg = self._cache.get(key)
                 if seg is None:
-                    lowered, source = self._lower(fusion, layouts, scalars, out_layouts)
+                    lowered, source = self._lower(fusion, layouts, scalars, out_layouts, in_place)
                     seg = self._load(fusion, lowered, source, self._compile(fusion, lowered, source))
                     self._cache[key] = seg
         return seg
@@ -179,16 +183,18 @@ class FusionCompiler:
         layouts: Sequence[TensorLayout | None],
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None,
+        in_place: tuple[tuple[int, int], ...] = (),
     ) -> tuple:
-        return (fusion.sym_name.data, tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+        return (fusion.sym_name.data, tuple(layouts), tuple(out_layouts or ()), tuple(scalars), in_place)
 
     def prepare(
         self,
-        launches: Sequence[tuple[F.FusionOp, Sequence[TensorLayout | None], Sequence[Any], Sequence[TensorLayout]]],
+        launches: Sequence[tuple[F.FusionOp, Sequence[TensorLayout | None], Sequence[Any], Sequence[TensorLayout],
+                                 tuple[tuple[int, int], ...]]],
         threads: int | None = None,
     ) -> int:
         """Compile ahead the segments of ``launches`` (segment, input layouts, scalar
-        values, output layouts: what ``get`` will be asked for) that are not compiled
+        values, output layouts, in-place pairs: what ``get`` will be asked for) that are not compiled
         yet: each is lowered and printed here, in order, while NVRTC compiles the ones
         before it in ``threads`` threads (NVRTC releases the GIL; default: one a CPU
         core, at most ``MAX_COMPILE_THREADS``). A program's first run then waits for
@@ -199,19 +205,19 @@ class FusionCompiler:
         from concurrent.futures import ThreadPoolExecutor
 
         todo: dict[tuple, tuple] = {}
-        for fusion, layouts, scalars, out_layouts in launches:
-            key = self._key(fusion, layouts, scalars, out_layouts)
+        for fusion, layouts, scalars, out_layouts, in_place in launches:
+            key = self._key(fusion, layouts, scalars, out_layouts, in_place)
             if key not in self._cache:
-                todo.setdefault(key, (fusion, layouts, scalars, out_layouts))
+                todo.setdefault(key, (fusion, layouts, scalars, out_layouts, in_place))
         if len(todo) < 2:  # nothing to overlap: the launch compiles it
             return 0
         workers = threads or max(1, min(len(todo), os.cpu_count() or 1, MAX_COMPILE_THREADS))
         done = 0
         with ThreadPoolExecutor(workers, thread_name_prefix="fuser-nvrtc") as pool:
             pending = []
-            for key, (fusion, layouts, scalars, out_layouts) in todo.items():
+            for key, (fusion, layouts, scalars, out_layouts, in_place) in todo.items():
                 try:
-                    lowered, source = self._lower(fusion, layouts, scalars, out_layouts)
+                    lowered, source = self._lower(fusion, layouts, scalars, out_layouts, in_place)
                 except Exception:  # noqa: BLE001 - get() lowers it again when it runs, and raises
                     continue
                 pending.append((key, fusion, lowered, source, pool.submit(self._compile, fusion, lowered, source)))
@@ -235,6 +241,7 @@ class FusionCompiler:
         layouts: Sequence[TensorLayout | None],
         scalars: Sequence[Any],
         out_layouts: Sequence[TensorLayout] | None,
+        in_place: tuple[tuple[int, int], ...] = (),
     ) -> tuple[LoweredFusion, str]:
         """The segment's kernels and their CUDA. A segment whose IR is one lowered
         before with only its name changed (a transformer's layers), at the same
@@ -245,12 +252,14 @@ class FusionCompiler:
 
         name = fusion.sym_name.data
         with paused_gc():
-            key = (canonical_source(str(fusion), name), tuple(layouts), tuple(out_layouts or ()), tuple(scalars))
+            key = (canonical_source(str(fusion), name), tuple(layouts), tuple(out_layouts or ()), tuple(scalars),
+                   in_place)
             done = self._lowered.get(key)
             if done is not None:
                 return _renamed(*done, name)
             target = self.target or _device_target(self.device)
-            lowered = lower_for_launch(fusion, kernel_layouts(layouts), target, scalars, out_layouts)
+            lowered = lower_for_launch(fusion, kernel_layouts(layouts), target, scalars, out_layouts,
+                                       in_place=in_place)
             if not lowered.kernels:  # host work: launching nothing would leave the outputs unwritten
                 raise LoweringError(f"@{name}: its {lowered.scheduler} schedule launches no kernel")
             source = print_cuda(*lowered.modules())
@@ -395,9 +404,22 @@ def launch_fusion(
             info = array_info(next(returned))
             out_ptrs.append(info.ptr)
             out_layouts.append(array_layout(info))
-    seg = compiler.get(fusion, layouts, scalars, out_layouts)
+    seg = compiler.get(fusion, layouts, scalars, out_layouts, written_in_place(values, layouts, out_ptrs))
     run_compiled(seg, values, out_ptrs, stream)
     return list(outs), seg
+
+
+def written_in_place(
+    values: Sequence[Any], layouts: Sequence[TensorLayout | None], out_ptrs: Sequence[int]
+) -> tuple[tuple[int, int], ...]:
+    """(output ``j``, input ``i``) for every output whose buffer is tensor input
+    ``i``'s (an in-place update, or a caller's output buffer that is an input): the
+    kernels declare those arguments without ``__restrict__``
+    (``codegen/aliased_args.py``)."""
+    return tuple(
+        (j, i) for j, p in enumerate(out_ptrs) for i, (v, lay) in enumerate(zip(values, layouts, strict=True))
+        if lay is not None and v == p
+    )
 
 
 def run_compiled(seg: CompiledSegment, inputs: Sequence[Any], outputs: Sequence[int], stream: int) -> None:

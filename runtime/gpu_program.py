@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from fuser.codegen.aliased_args import in_place_pairs
 from fuser.ir.dialects import fuser as F
 from fuser.runtime import gpu_arrays as ga
 from fuser.runtime.compile_fusion import CompiledSegment, FusionCompiler, launch_fusion
@@ -103,13 +104,16 @@ def _aligned(layout: Any, ty: Any) -> Any:
     return layout if layout.pointer_align <= cap else replace(layout, pointer_align=cap)
 
 
-def _predicted_launch(seg: F.FusionOp, layouts: Sequence[Any], scalars: Sequence[Any]) -> tuple | None:
+def _predicted_launch(
+    seg: F.FusionOp, layouts: Sequence[Any], scalars: Sequence[Any], in_place: tuple[tuple[int, int], ...] = ()
+) -> tuple | None:
     """What ``launch_fusion`` will ask the compiler for when the program launches
     ``seg`` with arguments of ``layouts`` and ``scalars`` (``launch_layouts``): the
-    inputs' layouts (``_aligned``), the scalars that set extents, and the outputs'
+    inputs' layouts (``_aligned``), the scalars that set extents, the outputs'
     layouts (an aliased output its input's, a returned one dense in its declared
-    stride order, freshly allocated); None for a launch with zero-size tensors (run
-    on the host)."""
+    stride order, freshly allocated), and the launch's ``in_place`` pairs
+    (``codegen.aliased_args.in_place_pairs``); None for a launch with zero-size
+    tensors (run on the host)."""
     from fuser.codegen.lower import concrete_shapes
     from fuser.codegen.lower.common import TensorLayout
     from fuser.schedulers.analysis.sizes import has_size_operands
@@ -130,7 +134,7 @@ def _predicted_launch(seg: F.FusionOp, layouts: Sequence[Any], scalars: Sequence
         outs.append(_aligned(TensorLayout.with_stride_order(shapes[v], v.type.get_stride_order()), v.type))
     if any(lay is not None and 0 in lay.shape for lay in (*ins, *outs)):
         return None
-    return seg, ins, vals, outs
+    return seg, ins, vals, outs, in_place
 
 
 class GpuProgram:
@@ -218,11 +222,11 @@ class GpuProgram:
         except Exception:  # noqa: BLE001 - shapes the host cannot predict: the run finds them
             return 0
         jobs = []
-        for seg, seg_layouts, seg_scalars in launches:
+        for launch, (seg, seg_layouts, seg_scalars) in zip(self.exe.launches, launches, strict=True):
             if library_segment(seg) is not None:
                 continue
             try:
-                job = _predicted_launch(seg, seg_layouts, seg_scalars)
+                job = _predicted_launch(seg, seg_layouts, seg_scalars, in_place_pairs(launch, seg))
             except Exception:  # noqa: BLE001 - as above: the launch itself reports it
                 continue
             if job is not None:

@@ -65,7 +65,7 @@ def test_a_segment_differing_only_in_its_name_reuses_the_lowering(monkeypatch) -
     twin.sym_name = StringAttr("layer7_seg3")
     calls: list[str] = []
     lower = cf.lower_for_launch
-    monkeypatch.setattr(cf, "lower_for_launch", lambda f, *a: calls.append(f.sym_name.data) or lower(f, *a))
+    monkeypatch.setattr(cf, "lower_for_launch", lambda f, *a, **k: calls.append(f.sym_name.data) or lower(f, *a, **k))
     comp = FusionCompiler(H100)
     lay = [TensorLayout.contiguous(shape, 4)]
     first, src0 = comp._lower(seg, lay, [None], None)  # noqa: SLF001
@@ -107,7 +107,8 @@ def test_the_launches_compiled_ahead_are_predicted_at_the_runs_layouts() -> None
         given = [TensorLayout.contiguous(shape, 2), TensorLayout.contiguous(shape, align)]  # x is 2-element aligned
         jobs = [_predicted_launch(*launch) for launch in exe.launch_layouts(given, [None, None])]
         assert len(jobs) == 2
-        (red, red_in, red_vals, red_out), (add, add_in, add_vals, add_out) = jobs
+        (red, red_in, red_vals, red_out, red_alias), (add, add_in, add_vals, add_out, add_alias) = jobs
+        assert red_alias == () and add_alias == ()  # nothing is written in place
         assert red_in == [given[0]] and red_vals == [None]
         middle = TensorLayout.contiguous((1000, 1), 4)  # the broadcast sum: a float32 buffer the program allocates
         assert red_out == [middle]

@@ -162,7 +162,10 @@ class FuncOp(IRDLOperation):
     present, makes the kernel a programmatic dependent launch on sm_90 and later: its
     first statement waits for the kernel before it in the stream, then lets the next
     one launch (``griddepcontrol``), so the runtime may start it while the one before
-    finishes (``codegen/dependent_launch.py`` decides which kernels)."""
+    finishes (``codegen/dependent_launch.py`` decides which kernels). ``aliased_args``
+    lists the arguments that may point into the same buffer as another argument of the
+    launch (an in-place update's input and output, ``codegen/aliased_args.py``): they
+    are printed without ``const`` and ``__restrict__``."""
 
     name = "kernel.func"
     sym_name = attr_def(SymbolNameConstraint())
@@ -171,6 +174,7 @@ class FuncOp(IRDLOperation):
     index_bits = opt_attr_def(IntegerAttr)
     cluster_size = opt_attr_def(DenseArrayBase)
     dependent_launch = opt_attr_def(UnitAttr)
+    aliased_args = opt_attr_def(DenseArrayBase)
     body = region_def("single_block")
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
@@ -207,6 +211,12 @@ class FuncOp(IRDLOperation):
 
     def is_dependent_launch(self) -> bool:
         return self.dependent_launch is not None
+
+    def aliased_arg_positions(self) -> frozenset[int]:
+        """The positions of the arguments in ``aliased_args`` (none when absent)."""
+        if self.aliased_args is None:
+            return frozenset()
+        return frozenset(int(x) for x in self.aliased_args.get_values())
 
     def threads_per_block(self) -> int:
         x, y, z = self.get_block_size()
@@ -283,6 +293,16 @@ class FuncOp(IRDLOperation):
                 pass  # a complex scalar by value (fuser_complex<float/double>)
             elif not isinstance(t, AnyFloat | IntegerType | IndexType):
                 raise VerifyException(f"{where}: argument #{i} has unsupported type {t}")
+        if self.aliased_args is not None:
+            positions = [int(x) for x in self.aliased_args.get_values()]
+            args = self.function_type.inputs.data
+            if positions != sorted(set(positions)):
+                raise VerifyException(f"{where}: aliased_args must be increasing argument positions, "
+                                      f"got {positions}")
+            for p in positions:
+                if not 0 <= p < len(args) or not isinstance(args[p], MemRefType):
+                    raise VerifyException(f"{where}: aliased_args names argument #{p}, which is not "
+                                          f"a tensor argument of the kernel's {len(args)}")
         check_defined_before_use(where, self.body.block)
         if over := self.shared_memory_overflow():
             raise VerifyException(f"{where}: declares {over[0]} bytes of static shared memory "

@@ -147,3 +147,17 @@ kernel.func @k(%x : memref<?xf32>) attributes {block_size = array<i32: 64, 8, 1>
   kernel.return
 }
 // CHECK: kernel.func @k: declares 51200 bytes of static shared memory (%tile 49152, block_reduce workspace 2048), more than the 49152 a kernel may
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>, %n : i32) attributes {block_size = array<i32: 32, 1, 1>, aliased_args = array<i64: 1>} {
+  kernel.return
+}
+// CHECK: kernel.func @k: aliased_args names argument #1, which is not a tensor argument of the kernel's 2
+
+// -----
+
+kernel.func @k(%x : memref<?xf32>, %y : memref<?xf32>) attributes {block_size = array<i32: 32, 1, 1>, aliased_args = array<i64: 1, 0>} {
+  kernel.return
+}
+// CHECK: kernel.func @k: aliased_args must be increasing argument positions, got [1, 0]

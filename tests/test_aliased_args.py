@@ -1,0 +1,94 @@
+"""Kernel arguments that may point into one buffer (``codegen/aliased_args.py``): an
+in-place update's input and output are declared without ``const`` and
+``__restrict__`` (so NVRTC does not read them through the read-only path), what the
+runtime launches (pointers) and what ``fd.generate_cuda_code`` shows (the program)
+agree, and every other argument keeps ``__restrict__``."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from fuser import DataType, FusionDefinition
+from fuser.codegen.lower.common import TensorLayout
+from fuser.codegen.nvrtc import CompileOptions, compile_cuda
+from fuser.runtime.compile_fusion import written_in_place
+
+PARAMS = re.compile(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\((.*)\) \{")
+
+
+def _update(alias: bool) -> FusionDefinition:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        g = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        y = fd.ops.sub(x, fd.ops.mul(g, 0.1))
+        if alias:
+            fd.add_output(y, alias_input=x)
+        else:
+            fd.add_output(y)
+    return fd
+
+
+def _inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal((4096, 256), dtype=np.float32) for _ in range(2)]
+
+
+def test_an_in_place_update_declares_its_input_and_output_plain_pointers() -> None:
+    src = _update(alias=True).generate_cuda_code(_inputs())
+    ((name, params),) = PARAMS.findall(src)
+    assert params.split(", ")[:3] == ["float* in0", "const float* __restrict__ in1", "float* out0"]
+    # The updated input is loaded through the coherent path, the other one read-only.
+    ptx = compile_cuda(src, name=name, options=CompileOptions(arch="sm_90"), ptx=True).image
+    text = ptx.decode() if isinstance(ptx, bytes) else ptx
+    loads = re.findall(r"ld\.global(\.nc)?\.", text)
+    assert "" in loads and ".nc" in loads
+
+
+def test_without_an_alias_every_tensor_argument_stays_restrict() -> None:
+    src = _update(alias=False).generate_cuda_code(_inputs())
+    ((_, params),) = PARAMS.findall(src)
+    assert params.split(", ")[:3] == [
+        "const float* __restrict__ in0", "const float* __restrict__ in1", "float* __restrict__ out0",
+    ]
+
+
+def test_the_in_place_pairs_of_a_program_and_of_the_pointers_agree() -> None:
+    from fuser.codegen.aliased_args import in_place_pairs
+    from fuser.frontend import execution
+    from fuser.schedulers.target import H100
+
+    fd = _update(alias=True)
+    ins = _inputs()
+    entry = fd._ensure_defined()  # noqa: SLF001
+    rt = execution.runtime_for(entry, ins)
+    exe = execution.executable_for(entry, rt, ins, 0, H100)
+    ((launch, seg),) = [(op, exe.callee(op)) for op in exe.launches]
+    assert in_place_pairs(launch, seg) == ((0, 0),)  # output 0 is written into input 0
+    # At run time the same pair comes from the pointers: output 0's buffer is input 0's.
+    lay = TensorLayout.contiguous((4096, 256))
+    assert written_in_place([0x1000, 0x9000], [lay, lay], [0x1000]) == ((0, 0),)
+    assert written_in_place([0x1000, 0x9000], [lay, lay], [0x5000]) == ()
+    # A scalar argument never aliases a buffer, whatever its value.
+    assert written_in_place([0x1000, 0x5000], [lay, None], [0x5000]) == ()
+
+
+@pytest.mark.parametrize("alias", [True, False])
+def test_the_kernels_compute_the_same_update_either_way(alias: bool) -> None:
+    """The CPU kernel interpreter runs the generated kernel: in place, the input holds
+    the update afterwards."""
+    from fuser.frontend.execution import execute_kernels_on_cpu
+
+    fd = _update(alias)
+    x, g = _inputs()
+    want = x - g * np.float32(0.1)
+    xs = x.copy()
+    outs = execute_kernels_on_cpu(fd._ensure_defined(), [xs, g], nvrtc=False)  # noqa: SLF001
+    if alias:  # written into the input, not returned
+        assert outs == []
+        np.testing.assert_allclose(xs, want, rtol=1e-6, atol=1e-6)
+    else:
+        np.testing.assert_allclose(outs[0], want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(xs, x)
