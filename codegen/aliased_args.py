@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import DenseArrayBase, i64
 
 from fuser.codegen.cuda_printer import kernels_of
-from fuser.codegen.lower.common import LoweredFusion
+from fuser.codegen.lower.common import LoweredFusion, LoweringError
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 
@@ -73,6 +73,9 @@ def mark_aliased_args(lowered: LoweredFusion, in_place: Sequence[tuple[int, int]
         ]
         if not positions:
             continue
-        for func in kernels_of(kernel.module):
-            if func.sym_name.data == kernel.name and len(func.args) == len(kernel.args):
-                func.attributes["aliased_args"] = DenseArrayBase.from_list(i64, positions)
+        funcs = [f for f in kernels_of(kernel.module) if f.sym_name.data == kernel.name]
+        if len(funcs) != 1 or len(funcs[0].args) != len(kernel.args):
+            # Never leave an aliased argument __restrict__ on a guess.
+            raise LoweringError(f"kernel {kernel.name}: its module has no kernel.func @{kernel.name} "
+                                f"of its {len(kernel.args)} arguments to mark aliased_args on")
+        funcs[0].attributes["aliased_args"] = DenseArrayBase.from_list(i64, positions)

@@ -57,7 +57,7 @@ from fuser.codegen.lower.common import (
     symbolic_layouts,
 )
 from fuser.ir.dialects.fuser import FusionOp, TensorType
-from fuser.ir.dialects.hir import LaunchOp
+from fuser.passes.host_rewrites import launches_by_callee
 from fuser.passes.select_schedulers import SCHEDULE_ATTR
 from fuser.passes.sizes_option import static_sizes
 from fuser.passes.target_option import resolve_target
@@ -83,15 +83,8 @@ class LowerToKernelsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = resolve_target(op, self.gpu, self.name)
         chosen = _symbolic_axes(self.symbolic) if self.symbolic not in ("", "batch") else None
-        fusions = [f for f in op.ops if isinstance(f, FusionOp)]
-        by_name = {f.sym_name.data: f for f in fusions}
-        # Launches that write an output into an input's buffer (codegen/aliased_args.py).
-        in_place = {
-            launch.callee.root_reference.data: in_place_pairs(launch, by_name[launch.callee.root_reference.data])
-            for launch in op.walk()
-            if isinstance(launch, LaunchOp) and launch.callee.root_reference.data in by_name
-        }
-        for fusion in fusions:
+        launches = launches_by_callee(op)
+        for fusion in [f for f in op.ops if isinstance(f, FusionOp)]:
             name = f"@{fusion.sym_name.data}"
             shapes = static_sizes(fusion, self.name)
             layouts: list[TensorLayout | None] = []
@@ -116,8 +109,12 @@ class LowerToKernelsPass(ModulePass):
             try:
                 # lower_segment reads the loop nest (iterdomain ops) or else the
                 # recorded fuser.schedule itself.
+                # The outputs some launch writes into an input's buffer
+                # (codegen/aliased_args.py): the kernel is shared by every launch.
+                in_place = sorted({p for launch in launches.get(fusion.sym_name.data, ())
+                                   for p in in_place_pairs(launch, fusion)})
                 lowered = lower_for_launch(fusion, layouts, target, scalars, None, f"{fusion.sym_name.data}_kernel",
-                                           in_place=in_place.get(fusion.sym_name.data, ()))
+                                           in_place=in_place)
             except (LoweringError, SizeBindingError) as e:
                 raise LowerToKernelsError(f"lower-to-kernels: cannot lower {name}: {e}") from None
             anchor = fusion

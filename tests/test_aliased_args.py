@@ -92,3 +92,19 @@ def test_the_kernels_compute_the_same_update_either_way(alias: bool) -> None:
     else:
         np.testing.assert_allclose(outs[0], want, rtol=1e-6, atol=1e-6)
         np.testing.assert_array_equal(xs, x)
+
+
+def test_a_kernel_without_its_func_is_an_error_not_a_silent_restrict() -> None:
+    """``mark_aliased_args`` must find the ``kernel.func`` of each kernel it marks; a
+    kernel whose module lacks it raises instead of leaving the arguments
+    ``__restrict__``."""
+    from dataclasses import replace
+
+    from fuser.codegen.aliased_args import mark_aliased_args
+    from fuser.codegen.lower.common import LoweredFusion, LoweringError
+    from fuser.frontend.execution import lowered_segments
+
+    ((_, lowered),) = lowered_segments(_update(alias=False)._ensure_defined(), _inputs())  # noqa: SLF001
+    renamed = LoweredFusion(lowered.scheduler, [replace(k, name="elsewhere") for k in lowered.kernels])
+    with pytest.raises(LoweringError, match="kernel elsewhere: its module has no kernel.func @elsewhere"):
+        mark_aliased_args(renamed, [(0, 0)])

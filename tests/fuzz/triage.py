@@ -184,14 +184,20 @@ def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple
                 f"generate_cuda_code prints {len(kernels)} kernels, the plan counts {p.num_kernels}"
             )
 
+    def small_case() -> Case:
+        """The seed's small case, made once for the stages that run it."""
+        if "small" not in state:
+            state["small"] = random_case(case.seed, small=True)
+        return state["small"]
+
     def resized() -> None:
-        small = random_case(case.seed, small=True)
+        small = small_case()
         msg = compare(small.fd.execute(inputs_of(small, use_torch, device)), small)
         if msg:
             raise AssertionError(f"the small case after this one: {msg}")
 
     def replayed() -> None:
-        small = random_case(case.seed, small=True)
+        small = small_case()
         small_ins = inputs_of(small, use_torch, device)
         for r in range(REPLAY_ROUNDS):
             for c, c_ins in ((case, ins), (small, small_ins)):
