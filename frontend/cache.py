@@ -38,6 +38,10 @@ class Runtime:
     """(output position, input position) of every returned output that is written
     in place into an input (``fuser.frontend.execution.with_aliased_inputs``);
     None until the first run reads it from ``fusion``."""
+    in_place: tuple[tuple[int, ...], frozenset[int]] | None = None
+    """The inputs each output is written into (-1: none) and the inputs the fusion
+    reads only element by element, when some output is written in place (else
+    ``()``); None until the first run reads them (``check_in_place_inputs``)."""
 
 
 @dataclass

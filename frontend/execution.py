@@ -193,6 +193,33 @@ def _remember_hot(entry: CacheEntry, key: tuple, plan: Any, rt: Runtime, inputs:
         entry.hot[key] = launcher
 
 
+def check_in_place_inputs(entry: CacheEntry, rt: Runtime, flat: Sequence[Any]) -> None:
+    """A ``ValueError`` when an input shares memory with one the fusion updates in
+    place (``fuser.runtime.overlap``), unless it is that very array and the fusion
+    reads it element by element."""
+    if rt.in_place is None:
+        fusion = rt.fusion
+        aliases = tuple(fusion.output_op.get_alias_inputs())
+        if any(a >= 0 for a in aliases):
+            from fuser.passes.mark_aliases import reads_misaligned
+
+            aligned = frozenset(
+                j for j, x in enumerate(fusion.inputs)
+                if isinstance(x.type, TensorType) and not reads_misaligned(x)
+            )
+            rt.in_place = (aliases, aligned)
+        else:
+            rt.in_place = ()
+    if not rt.in_place:
+        return
+    from fuser.runtime.overlap import in_place_conflict
+
+    aliases, aligned = rt.in_place
+    problem = in_place_conflict(aliases, flat, aligned.__contains__)
+    if problem is not None:
+        raise ValueError(f"fusion {entry.id}: {problem}")
+
+
 def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None = None) -> list[Any]:
     if not isinstance(inputs, list | tuple):
         raise ValueError(f"execute: inputs must be a list or tuple, got {type(inputs).__name__}")
@@ -205,6 +232,7 @@ def execute(entry: CacheEntry, inputs: Sequence[Any], executor: Executor | None 
     validate_inputs(entry.inputs, plain)
     rt = runtime_for(entry, plain)
     flat = flatten_inputs(entry.inputs, plain, draw_rng=True)
+    check_in_place_inputs(entry, rt, flat)
     if executor is not None or _executor is not reference_executor:
         # An explicit executor (``executor=``, ``set_executor``) runs the whole fusion.
         outs = run_runtime(rt, flat, executor or _executor, entry.id)
@@ -278,11 +306,13 @@ def execute_gpu(entry: CacheEntry, inputs: Sequence[Any], torch_outputs: bool = 
         # plan holds the compiled kernels and output shapes.
         entry.last_run = plan[0]
         flat = flatten_inputs(entry.inputs, [_plain_scalar(x) for x in inputs], draw_rng=True)
+        check_in_place_inputs(entry, plan[1], flat)
         outs = with_aliased_inputs(plan[1], plan[0].run(flat), flat)
         _remember_hot(entry, key, plan[0], plan[1], given, flat)
         return outs
     plain, flat = validated_gpu_inputs(entry, inputs)
     rt = runtime_for(entry, plain)
+    check_in_place_inputs(entry, rt, flat)
     from fuser.runtime.driver import CompileError
     from fuser.runtime.gpu_program import GpuProgram
 

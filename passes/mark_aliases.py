@@ -10,7 +10,9 @@ gets one, as in ``strip-bookend-views``):
    pass inserts ``fuser.segment_set`` before the aliased output, which ``segment``
    honours: the update is computed into a temporary by one kernel and copied into
    ``X`` by a later one. Reads of ``X`` by elementwise ops of ``X``'s own shape are
-   element-aligned with the write and need no cut.
+   element-aligned with the write and need no cut. Another fusion input that a
+   launch passes a view of ``X``'s buffer (``hir.permute %X`` beside ``%X``) is a
+   read of ``X`` too: cut, unless it is ``%X``'s very value read element by element.
 2. **Outputs that are views of inputs** (a fusion input seen through host-viewable
    views, under ``strip-bookend-views``' layout rules) leave the fusion and become
    host views of the launch argument: same storage, no kernel. A fusion left with
@@ -58,6 +60,7 @@ Restrictions: an output whose extents are computed (a symbolic reshape, ``cat``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -82,13 +85,13 @@ from fuser.passes.host_rewrites import (
     symbolic_extents,
 )
 
-__all__ = ["MarkAliases", "guard_inplace_races", "mark_aliases", "preallocate_outputs"]
+__all__ = ["MarkAliases", "guard_inplace_races", "mark_aliases", "preallocate_outputs", "reads_misaligned"]
 
 
 # ---- 1. the in-place race ---------------------------------------------------------
 
 
-def _reads_misaligned(x: BlockArgument, writer: SSAValue) -> bool:
+def reads_misaligned(x: BlockArgument) -> bool:
     """Whether the fusion reads ``x`` at positions other than the element it writes:
     some op reached from ``x`` is not an elementwise op of ``x``'s shape."""
     xt = x.type
@@ -114,9 +117,34 @@ def _reads_misaligned(x: BlockArgument, writer: SSAValue) -> bool:
     return False
 
 
-def guard_inplace_races(fusion: F.FusionOp) -> bool:
+def _buffer_of(v: SSAValue) -> SSAValue:
+    """The host value whose memory ``v`` is: host views followed to their input."""
+    while isinstance(v.owner, H.HostViewOp):
+        v = v.owner.view_input()
+    return v
+
+
+def _memory_sharers(launches: Sequence[H.LaunchOp], a: int) -> dict[int, bool]:
+    """The other fusion inputs that some launch passes ``a``'s memory: input index ->
+    whether every such launch passes the very value of argument ``a`` (the same
+    view, element for element) rather than another view of its buffer."""
+    out: dict[int, bool] = {}
+    for launch in launches:
+        x = launch.args[a]
+        root = _buffer_of(x)
+        for j, y in enumerate(launch.args):
+            if j != a and isinstance(y.type, F.TensorType) and _buffer_of(y) is root:
+                out[j] = out.get(j, True) and y is x
+    return out
+
+
+def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ()) -> bool:
     """Insert ``fuser.segment_set`` before every racy in-place output; returns
-    whether anything changed."""
+    whether anything changed. An update of input ``X`` races when the kernel reads
+    ``X`` at other positions than the element it writes, or reads another input that
+    ``launches`` pass a view of ``X``'s buffer (``hir.permute %X`` beside ``%X``:
+    what ``strip-bookend-views`` makes of a permute of the input), unless that
+    input is ``X``'s very value read element by element."""
     term = fusion.output_op
     aliases = term.get_alias_inputs()
     values = list(term.values)
@@ -129,7 +157,10 @@ def guard_inplace_races(fusion: F.FusionOp) -> bool:
             continue
         x = fusion.inputs[a]
         assert isinstance(x, BlockArgument)
-        if not _reads_misaligned(x, v):
+        sharers = _memory_sharers(launches, a)
+        if not reads_misaligned(x) and all(
+            same and not reads_misaligned(fusion.inputs[j]) for j, same in sharers.items()
+        ):
             continue
         cut = F.SegmentSetOp(v)
         fusion.body.block.insert_op_before(cut, term)
@@ -334,7 +365,7 @@ def mark_aliases(module: ModuleOp, preallocate: bool = True) -> None:
         launches = table.get(name, [])
         if not launches or any(la.outs for la in launches):
             continue
-        guard_inplace_races(fusion)
+        guard_inplace_races(fusion, launches)
         launches = hoist_view_outputs(fusion, launches)
         if not launches:
             continue

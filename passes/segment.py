@@ -823,7 +823,7 @@ def segment_fusion_launches(
     """Segment ``fusion`` and rewrite its launches; returns the segment records."""
     name = fusion.sym_name.data
     copy_outputs_with_other_layouts(fusion)
-    guard_inplace_races(fusion)
+    guard_inplace_races(fusion, launches)
     launches = hoist_view_outputs(fusion, launches)
     if not launches:
         return []

@@ -55,7 +55,7 @@ def test_stages_and_defaults() -> None:
         '-k "$DESELECT" --collect-only -o addopts=""' in sanitize
         and "collect -m gpu tests" in sanitize
     )
-    assert 'DESELECT="not overhead and not memory_is_freed and not uniform_range and not overlap_on_the_timeline"' in sanitize
+    assert 'DESELECT="not overhead and not memory_is_freed and not uniform_range and not overlap_on_the_timeline and not test_gpu_cuda_graphs"' in sanitize
 
 
 FUSER_REPORT = """\
@@ -207,3 +207,25 @@ def test_sanitizer_log_attribution() -> None:
     )
     assert not hidden.ok and "6 counted but not shown" in hidden.line()
     assert attribute(TORCH_REPORT + "========= ERROR SUMMARY: 1 errors\n").ok
+
+
+def _without_backtrace(report: str) -> str:
+    return "".join(line for line in report.splitlines(keepends=True) if "backtrace" not in line and "Host Frame" not in line)
+
+
+def test_sanitizer_log_attributes_a_report_without_backtrace_by_its_kernel() -> None:
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from sanitizer_log import attribute
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    torch_bare, fuser_bare = _without_backtrace(TORCH_REPORT), _without_backtrace(FUSER_REPORT)
+    assert "Host Frame" not in torch_bare + fuser_bare and "reduce_kernel" in torch_bare
+    # a torch kernel's report without a backtrace beside one with: torch's
+    both = attribute(TORCH_REPORT + torch_bare + "========= ERROR SUMMARY: 2 errors\n")
+    assert both.ok and dict(both.other) == {"void at::native::reduce_kernel<(int)256>(T3)": 2}
+    # a kernel seen only without a backtrace, or also launched by fuser: fuser's
+    alone = attribute(torch_bare + "========= ERROR SUMMARY: 1 errors\n")
+    assert not alone.ok and dict(alone.fuser) == {"void at::native::reduce_kernel<(int)256>(T3)": 1}
+    mixed = attribute(FUSER_REPORT + fuser_bare + TORCH_REPORT + "========= ERROR SUMMARY: 3 errors\n")
+    assert dict(mixed.fuser) == {"fuser_pointwise": 2} and not mixed.ok

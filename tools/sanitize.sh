@@ -19,7 +19,13 @@
 # streams' overlap timing ("overlap_on_the_timeline": a sanitizer serializes kernels; its
 # spin kernels are plain loops) and
 # test_uniform_range (2**29 samples x 101 runs x 4 dtypes of the RNG kernels that
-# test_uniform and test_random_distinct_values run; 4 GiB buffers in 16 processes).
+# test_uniform and test_random_distinct_values run; 4 GiB buffers in 16 processes) and
+# the CUDA-graph tests (test_gpu_cuda_graphs: under both tools no launcher captured a
+# graph, so all 8 failed "no graph was captured" on the H200, 2026-11-29, cause not
+# established; the kernels their graphs replay are the other tests'). The whole suite
+# under both tools no longer fits one call: on the H200, SANITIZE_GPU_MODES=0
+# SANITIZE_SHARDS=8 SANITIZE_DESELECT=random_fusions took 398 s (racecheck's shard with
+# cuBLASLt's GEMMs alone 346 s, for their 72480 hazard reports).
 # Tools:
 #   memcheck:  --tool memcheck --report-api-errors no (cuda-python probes driver entry
 #              points that a driver may lack; those failed calls are not kernel errors)
@@ -41,7 +47,10 @@ mkdir -p "$OUTDIR"
 PY=${PYTHON:-python3}
 SHARDS=${SANITIZE_SHARDS:-5}
 CONF_SHARDS=${SANITIZE_CONFORMANCE_SHARDS:-3}
-DESELECT="not overhead and not memory_is_freed and not uniform_range and not overlap_on_the_timeline"
+DESELECT="not overhead and not memory_is_freed and not uniform_range and not overlap_on_the_timeline and not test_gpu_cuda_graphs"
+# SANITIZE_DESELECT: more -k terms to leave out, e.g. "random_fusions" (a call too short
+# for the random-fusion test's 500 seeds under a sanitizer).
+for extra in ${SANITIZE_DESELECT:-}; do DESELECT="$DESELECT and not $extra"; done
 SANITIZER=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)}
 if [ -z "$SANITIZER" ] || [ ! -x "$SANITIZER" ]; then
   echo "compute-sanitizer not found (set COMPUTE_SANITIZER)" | tee "$OUTDIR/sanitize.txt"

@@ -12,9 +12,11 @@ errors in both; only fuser's are fuser's to fix. Each report is a block::
     =========     Saved host backtrace up to driver entry point at kernel launch time
     =========         Host Frame: cudaLaunchKernel [0x745b7] in libcudart.so.13
 
-A block whose host backtrace passes through ``libcudart`` or ``libtorch`` is another
-library's kernel; every other block (fuser's launches, or a block without a
-backtrace) counts against fuser. ``--print-limit 0`` must be given to the sanitizer:
+A block whose host backtrace passes through ``libcudart``, ``libtorch`` or
+``libcublas`` is another library's kernel. A block without a host backtrace is
+another library's when every block of the same kernel that has one is; every other
+block (fuser's launches, a kernel seen only without a backtrace) counts against
+fuser. ``--print-limit 0`` must be given to the sanitizer:
 a block it did not print cannot be attributed, so a summary that counts more errors
 than the log shows is a failure.
 
@@ -99,6 +101,7 @@ def attribute(text: str) -> Attribution:
             blocks.append([header])
         elif blocks and blocks[-1]:
             blocks[-1].append(line)
+    reports: list[tuple[str, bool | None]] = []  # (kernel, another library's? None: no backtrace)
     for block in blocks:
         if not block:
             continue
@@ -108,7 +111,20 @@ def attribute(text: str) -> Attribution:
             if m and "Host Frame" not in line:
                 kernel = m.group(1)[:80]
                 break
-        other = any(OTHER_LIBRARIES.search(line) for line in block[1:])
+        if not any("Host Frame" in line for line in block[1:]):
+            reports.append((kernel, None))
+        else:
+            reports.append((kernel, any(OTHER_LIBRARIES.search(line) for line in block[1:])))
+    # A report without a host backtrace is another library's when that kernel's reports
+    # with one all are (racecheck printed some of cuBLASLt's and torch's attention
+    # kernels' hazards without one, H200); otherwise it counts against fuser.
+    by_kernel: dict[str, set[bool]] = {}
+    for kernel, other in reports:
+        if other is not None:
+            by_kernel.setdefault(kernel, set()).add(other)
+    for kernel, other in reports:
+        if other is None:
+            other = kernel != "?" and by_kernel.get(kernel) == {True}
         (result.other if other else result.fuser)[kernel] += 1
     return result
 
