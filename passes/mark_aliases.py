@@ -85,7 +85,14 @@ from fuser.passes.host_rewrites import (
     symbolic_extents,
 )
 
-__all__ = ["MarkAliases", "guard_inplace_races", "mark_aliases", "preallocate_outputs", "reads_misaligned"]
+__all__ = [
+    "MarkAliases",
+    "buffer_of",
+    "guard_inplace_races",
+    "mark_aliases",
+    "preallocate_outputs",
+    "reads_misaligned",
+]
 
 
 # ---- 1. the in-place race ---------------------------------------------------------
@@ -117,7 +124,7 @@ def reads_misaligned(x: BlockArgument) -> bool:
     return False
 
 
-def _buffer_of(v: SSAValue) -> SSAValue:
+def buffer_of(v: SSAValue) -> SSAValue:
     """The host value whose memory ``v`` is: host views followed to their input."""
     while isinstance(v.owner, H.HostViewOp):
         v = v.owner.view_input()
@@ -131,11 +138,31 @@ def _memory_sharers(launches: Sequence[H.LaunchOp], a: int) -> dict[int, bool]:
     out: dict[int, bool] = {}
     for launch in launches:
         x = launch.args[a]
-        root = _buffer_of(x)
+        root = buffer_of(x)
         for j, y in enumerate(launch.args):
-            if j != a and isinstance(y.type, F.TensorType) and _buffer_of(y) is root:
+            if j != a and isinstance(y.type, F.TensorType) and buffer_of(y) is root:
                 out[j] = out.get(j, True) and y is x
     return out
+
+
+def _feeds_other_outputs(x: BlockArgument, v: SSAValue, term: F.OutputOp) -> bool:
+    """Whether ``x`` reaches a fusion output other than ``v``. A kernel computing
+    that output beside the update may load ``x`` after it stored the update (the
+    pointwise lowering evaluates each output from its loads), and another segment
+    reading ``x`` must run before the update: cut, so that the update is a copy
+    written last (``segment`` orders it after every reader of ``x``)."""
+    seen: set[SSAValue] = {x}
+    todo: list[SSAValue] = [x]
+    while todo:
+        for use in todo.pop().uses:
+            op = use.operation
+            if op is term or op.name.startswith("iterdomain."):
+                continue
+            for r in op.results:
+                if r not in seen:
+                    seen.add(r)
+                    todo.append(r)
+    return any(w in seen and w is not v for w in term.values)
 
 
 def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ()) -> bool:
@@ -144,7 +171,12 @@ def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ())
     ``X`` at other positions than the element it writes, or reads another input that
     ``launches`` pass a view of ``X``'s buffer (``hir.permute %X`` beside ``%X``:
     what ``strip-bookend-views`` makes of a permute of the input), unless that
-    input is ``X``'s very value read element by element."""
+    input is ``X``'s very value read element by element. An update of an ``X``
+    that other outputs are computed from is cut too (``_feeds_other_outputs``): the
+    copy that writes ``X`` is then a segment that ``segment`` orders after every
+    segment reading ``X``. So is an
+    update by a view of an input (``x.T`` or ``y.T`` into ``x``): a view would be a
+    host view of the input, and no kernel would write ``X``."""
     term = fusion.output_op
     aliases = term.get_alias_inputs()
     values = list(term.values)
@@ -158,7 +190,7 @@ def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ())
         x = fusion.inputs[a]
         assert isinstance(x, BlockArgument)
         sharers = _memory_sharers(launches, a)
-        if not reads_misaligned(x) and all(
+        if _view_chain(v) is None and not reads_misaligned(x) and not _feeds_other_outputs(x, v, term) and all(
             same and not reads_misaligned(fusion.inputs[j]) for j, same in sharers.items()
         ):
             continue
@@ -288,6 +320,23 @@ def alias_target(v: SSAValue) -> SSAValue | None:
     return None
 
 
+def read_elsewhere(fusion: F.FusionOp, launch: H.LaunchOp, target: SSAValue) -> bool:
+    """Whether ``launch`` reads ``target``'s buffer other than element by element
+    through ``target`` itself (a view of it, or a misaligned read): writing its
+    in-place result straight into ``target`` would race with those reads (``x =
+    x.T`` in place), so the result gets a buffer of its own, which ``hir.alias``
+    copies into ``target`` after the launch."""
+    root = buffer_of(target)
+    for j, arg in enumerate(launch.args):
+        if not isinstance(arg.type, F.TensorType) or buffer_of(arg) is not root:
+            continue
+        x = fusion.inputs[j]
+        assert isinstance(x, BlockArgument)
+        if arg is not target or reads_misaligned(x):
+            return True
+    return False
+
+
 def preallocate_outputs(
     fusion: F.FusionOp, launch: H.LaunchOp, allow_preallocated: bool = True
 ) -> H.LaunchOp:
@@ -313,7 +362,7 @@ def preallocate_outputs(
     prealloc: list[tuple[int, SSAValue]] = []
     for k, (r, ext) in enumerate(zip(launch.res, ext_lists, strict=True)):
         target = alias_target(r)
-        if target is not None:
+        if target is not None and not read_elsewhere(fusion, launch, target):
             buffers.append(target)
             continue
         sizes: list[SSAValue] = []

@@ -84,7 +84,7 @@ the launches of one fusion are all segmented with the sizes of the first one.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -114,6 +114,8 @@ from fuser.passes.host_rewrites import (
     view_of,
 )
 from fuser.passes.mark_aliases import (
+    alias_target,
+    buffer_of,
     guard_inplace_races,
     hoist_view_outputs,
     inplace_to_aliases,
@@ -368,7 +370,10 @@ class _Segmenter:
 
 
 def find_segments(
-    fusion: F.FusionOp, sizes: ConcreteSizes, target: GpuTarget = DEFAULT_TARGET
+    fusion: F.FusionOp,
+    sizes: ConcreteSizes,
+    target: GpuTarget = DEFAULT_TARGET,
+    in_place: Mapping[SSAValue, tuple[int, ...]] | None = None,
 ) -> list[Segment]:
     """The segments of ``fusion`` in topological order (see the module docstring).
 
@@ -380,7 +385,12 @@ def find_segments(
     scheduler depends only on its ops). Cycles are found by a search bounded by a
     topological order of the groups, which each merge repairs locally (the nodes
     between the two merged groups that reach or are reached from them move), so
-    each merge costs about the size of the groups it touches."""
+    each merge costs about the size of the groups it touches.
+
+    ``in_place``: the outputs written into an input's buffer (output value -> the
+    inputs that are views of that buffer, from the launches' ``hir.alias``). The segment writing one runs after
+    every segment that reads the input, directly or through views and forwarded
+    ops: the buffer holds the input's old values until then."""
     nodes = [op for op in fusion.body.block.ops if is_node(op)]
     seg = _Segmenter(fusion, sizes, target)
     if not nodes:
@@ -392,7 +402,7 @@ def find_segments(
     if forwarded:
         seg = _Segmenter(fusion, sizes, target, forwarded=forwarded)
         nodes = [op for op in nodes if op not in forwarded]
-    return _Merger(seg, nodes).run()
+    return _Merger(seg, nodes, in_place or {}).run()
 
 
 class _Merger:
@@ -401,8 +411,17 @@ class _Merger:
     producer/consumer graph between them, a topological rank per group, and the
     candidate pairs in a heap."""
 
-    def __init__(self, seg: _Segmenter, nodes: list[Operation]) -> None:
+    def __init__(
+        self, seg: _Segmenter, nodes: list[Operation], in_place: Mapping[SSAValue, tuple[int, ...]]
+    ) -> None:
         self.seg = seg
+        self.in_place = in_place
+        self.writers: set[Operation] = {
+            v.owner for v in in_place if isinstance(v.owner, F.SegmentSetOp)
+        }
+        """The ``segment_set`` copies into inputs updated in place (``mark-aliases``' cut):
+        merged with another group they could feed a group that reads the input, which
+        must run before them."""
         self.order = seg.order
         self.group_of: dict[Operation, int] = {op: i for i, op in enumerate(nodes)}
         self.groups: dict[int, list[Operation]] = {i: [op] for i, op in enumerate(nodes)}
@@ -494,7 +513,7 @@ class _Merger:
             _, a, b, sa, sb, edge = heapq.heappop(heap)
             if a not in self.groups or b not in self.groups or self.stamp[a] != sa or self.stamp[b] != sb:
                 continue  # a group of the pair changed since: its new pairs were pushed
-            if edge and self.blocked(a, b):
+            if self.blocked(a, b, edge):
                 continue
             lo, hi = (a, b) if self.rank[a] < self.rank[b] else (b, a)
             after = self.reachable(lo, hi, skip_direct=edge)
@@ -505,7 +524,11 @@ class _Merger:
             self.merge(a, b, lo, hi, after)
         return self.ordered()
 
-    def blocked(self, a: int, b: int) -> bool:
+    def blocked(self, a: int, b: int, edge: bool = True) -> bool:
+        if self.writers and self.writers & ({*self.groups[a]} | {*self.groups[b]}):
+            return True  # the copy into an input updated in place stays alone (``ordered``)
+        if not edge:
+            return False
         for op in self.groups[b]:
             if isinstance(op, F.SegmentSetOp):
                 owner = op.operands[0].owner
@@ -582,9 +605,40 @@ class _Merger:
         for x, y, total in self.sibling_pairs(a):
             self.push_bytes(x, y, total, False)
 
+    def readers_of(self, x: SSAValue) -> set[int]:
+        """The groups that read input ``x``'s buffer: through its uses, views of it
+        and ops recomputed in their consumers (forwarded, scalar cones)."""
+        found: set[int] = set()
+        todo, seen = [x], {x}
+        while todo:
+            v = todo.pop()
+            for use in v.uses:
+                op = use.operation
+                g = self.group_of.get(op)
+                if g is not None:
+                    found.add(g)
+                    if not (isinstance(op, F.ViewLikeOp) or is_host_viewable(op)):
+                        continue
+                for r in op.results:
+                    if r not in seen:
+                        seen.add(r)
+                        todo.append(r)
+        return found
+
     def ordered(self) -> list[Segment]:
-        """The groups in topological order, the ready group with the first op first."""
+        """The groups in topological order, the ready group with the first op first;
+        a group writing an input in place (``in_place``) after the groups reading it."""
         indeg = {g: len(self.producers[g]) for g in self.groups}
+        after: dict[int, set[int]] = {g: set() for g in self.groups}  # reader -> writers
+        for v, inputs in self.in_place.items():
+            writer = self.group_of.get(v.owner)  # type: ignore[arg-type]
+            if writer is None:
+                continue
+            readers = set().union(*(self.readers_of(self.seg.fusion.inputs[a]) for a in inputs))
+            for r in readers - {writer}:
+                if writer not in after[r] and writer not in self.consumers[r]:
+                    after[r].add(writer)
+                    indeg[writer] += 1
         ready = [(self.first[g], g) for g, d in indeg.items() if d == 0]
         heapq.heapify(ready)
         out: list[Segment] = []
@@ -592,10 +646,17 @@ class _Merger:
             _, g = heapq.heappop(ready)
             ops = self.groups[g]
             out.append(self.seg.segment(ops, self.seg.accepts(ops)))
-            for c in sorted(self.consumers[g]):
+            for c in sorted(self.consumers[g] | after[g]):
                 indeg[c] -= 1
                 if indeg[c] == 0:
                     heapq.heappush(ready, (self.first[c], c))
+        if len(out) < len(self.groups):
+            updated = sorted({a for ins in self.in_place.values() for a in ins})
+            raise HostPassError(
+                f"segment: @{self.seg.fusion.sym_name.data}: the segment writing input(s) "
+                f"{updated} in place must run after every segment that reads them, and one "
+                "of those reads needs the update's own results"
+            )
         return out
 
 
@@ -812,6 +873,24 @@ def _deallocate_intermediates(
         index = {op: i for i, op in enumerate(block.ops)}
 
 
+def in_place_inputs(fusion: F.FusionOp, launches: Sequence[H.LaunchOp]) -> dict[SSAValue, tuple[int, ...]]:
+    """The outputs ``launches`` write into an input's buffer (``hir.alias`` of a
+    result, after ``inplace_to_aliases``), each with the fusion inputs that some launch
+    passes a view of that buffer: what ``find_segments`` orders the writer after."""
+    out: dict[SSAValue, set[int]] = {}
+    values = fusion.output_op.values
+    for launch in launches:
+        for v, r in zip(values, launch.res, strict=False):
+            target = alias_target(r)
+            if target is None:
+                continue
+            root = buffer_of(target)
+            out.setdefault(v, set()).update(
+                j for j, arg in enumerate(launch.args) if isinstance(arg.type, F.TensorType) and buffer_of(arg) is root
+            )
+    return {v: tuple(sorted(js)) for v, js in out.items()}
+
+
 def segment_fusion_launches(
     module: ModuleOp,
     fusion: F.FusionOp,
@@ -828,6 +907,7 @@ def segment_fusion_launches(
     if not launches:
         return []
     launches = inplace_to_aliases(fusion, launches)
+    in_place = in_place_inputs(fusion, launches)
     erase_dead_ops(fusion.body.block)  # an unused op must not become a segment
     first = launches[0]
     program = first.parent_op()
@@ -851,10 +931,10 @@ def segment_fusion_launches(
         sizes = bind_sizes(fusion, shapes)
     except SizeBindingError as e:
         raise HostPassError(f"segment: {e}") from e
-    segments = find_segments(fusion, sizes, target)
+    segments = find_segments(fusion, sizes, target, in_place)
     if len(segments) > 1 and hoist_views_through_pointwise(fusion):
         sizes = bind_sizes(fusion, shapes)
-        segments = find_segments(fusion, sizes, target)
+        segments = find_segments(fusion, sizes, target, in_place)
     term = fusion.output_op
     for v in term.values:
         owner = v.owner

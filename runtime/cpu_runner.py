@@ -18,8 +18,10 @@ from fuser.codegen.kernel_interpreter import run_kernel
 from fuser.codegen.lower import default_out_layouts, lower_segment
 from fuser.codegen.lower.common import LoweredFusion, TensorLayout
 from fuser.ir.dialects import fuser as F
+from fuser.ir.dialects import hir as H
 from fuser.ir.fp8 import as_strided
 from fuser.runtime.host_evaluator import HostEvaluator
+from fuser.runtime.program_walker import HostIrError
 
 
 def layout_of(x: np.ndarray) -> TensorLayout:
@@ -58,13 +60,18 @@ def run_segment_on_cpu(
     lowered: LoweredFusion | None = None,
     nvrtc: bool = True,
     schedule: bool = True,
+    outs: Sequence[np.ndarray] | None = None,
 ) -> tuple[list[np.ndarray], LoweredFusion]:
     """Lower ``fusion`` for ``inputs`` (unless ``lowered`` is given), run its kernels in
     the interpreter, and return (the returned outputs, the lowering); ``nvrtc``: also
     compile the kernels with NVRTC (through the kernel cache). With ``schedule``, a
     fusion without a loop nest is scheduled first as the driver schedules a segment
     (``fuser.runtime.schedule_segment``: select-schedulers, schedule-fusions); the
-    driver's own segments are lowered as its pipeline left them."""
+    driver's own segments are lowered as its pipeline left them. ``outs``: the
+    buffers of the returned outputs (a launch's ``outs``), written by the kernels
+    themselves in their layouts, as on the GPU: an output that is an input's buffer
+    (an in-place update) is read and written by the same kernels; None: new dense
+    buffers."""
     from fuser.runtime.schedule_segment import schedule_segment
     from fuser.runtime.signature import Signature, kernel_layouts
 
@@ -75,10 +82,15 @@ def run_segment_on_cpu(
         return [np.asarray(r) for r in run_fusion(fusion, list(inputs))], LoweredFusion("matmul", [])
     in_layouts = [layout_of(x) if isinstance(x, np.ndarray) else None for x in inputs]
     scalars = [None if isinstance(x, np.ndarray) else x for x in inputs]
+    given = [layout_of(b) for b in outs] if outs is not None else None
     if lowered is None:
         if schedule:
             fusion = schedule_segment(fusion, Signature.of(fusion, list(inputs)))
-        lowered = lower_segment(fusion, kernel_layouts(in_layouts), scalars)
+        full = None
+        if given is not None:
+            it = iter(given)
+            full = [in_layouts[a] if a >= 0 else next(it) for a in fusion.output_op.get_alias_inputs()]
+        lowered = lower_segment(fusion, kernel_layouts(in_layouts), scalars, full)
     if nvrtc:
         compile_with_nvrtc(lowered, fusion)
     from fuser.codegen.lower import concrete_shapes
@@ -90,10 +102,16 @@ def run_segment_on_cpu(
     term = fusion.output_op
     outputs: list[np.ndarray] = []
     out_buffers: list[np.ndarray] = []
+    returned = iter(outs if outs is not None else ())
     for v, alias, lay in zip(term.values, term.get_alias_inputs(), out_layouts, strict=True):
         if alias >= 0:
             target = inputs[alias]
             out_buffers.append(flat_buffer(target, layout_of(target)))
+            continue
+        if outs is not None:
+            buf = next(returned)
+            out_buffers.append(flat_buffer(buf, layout_of(buf)))
+            outputs.append(buf)
             continue
         dt = F.dtype_of(v.type).to_numpy()
         size = 1 + sum((e - 1) * s for e, s in zip(lay.shape, lay.strides, strict=True) if e > 0)
@@ -130,3 +148,21 @@ class KernelHostEvaluator(HostEvaluator):
 
     def _run_fusion(self, fusion: F.FusionOp, args: list[Any]) -> list[Any]:
         return run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc, schedule=False)[0]
+
+    def _launch(self, op: H.LaunchOp) -> list[Any]:
+        """A launch with ``outs`` runs its kernels on those buffers, as the GPU
+        launcher does (an in-place update reads and writes the caller's array), not on
+        new ones copied into them."""
+        fusion = self._callee(op)
+        if not op.outs or F.library_ops(fusion):
+            return super()._launch(op)
+        self._log(f"launch @{fusion.sym_name.data}", self._current)
+        args = [self._read(v, op) for v in op.args]
+        buffers = [self._read(v, op) for v in op.outs]
+        if any(not isinstance(b, np.ndarray) or b.size == 0 or any(s < 0 for s in b.strides) for b in buffers):
+            return super()._launch(op)
+        try:
+            run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc, schedule=False, outs=buffers)
+        except ValueError as e:
+            raise HostIrError(f"hir.launch @{fusion.sym_name.data}: {e}") from e
+        return buffers

@@ -14,7 +14,10 @@ binary ops (torch's three promotion classes). A third stream adds bool and int32
 tensors to about a third of the cases (``_int_bool``: comparisons, ``where``, int32
 inputs and arithmetic, int64 sums), a fourth a ``pad``, the ``cat`` of a transposed
 tensor or a float32 ``matmul`` with a new input (``_resize_or_library``: resizes next
-to transposes, library segments between generated ones) to another third.
+to transposes, library segments between generated ones) to another third, and a
+fifth stream an output written in place into an input of its shape and dtype to about
+a quarter (``_in_place_update``; ``Case.updates`` holds the input's expected value
+after a call).
 
 Sums of 16-bit floats are computed for the oracle in float32 and rounded once
 (``torch_sum``), as fuser and nvFuser define them.
@@ -55,6 +58,7 @@ TOL = {torch.float64: 1e-4, torch.float32: 1e-4, torch.float16: 2e-2, torch.bflo
 EXTRA_SALT = 0x9E3779B1  # the second random stream (later families) of a seed
 INT_BOOL_SALT = 0x85EBCA77  # the third (the int/bool family), so earlier draws stay put
 RESIZE_SALT = 0xC2B2AE35  # the fourth (pads, cats of transposes, matmuls)
+IN_PLACE_SALT = 0x27D4EB2F  # the fifth (an output written in place into an input)
 EXTENTS = (1, 1, 2, 3, 5, 7, 8, 16, 17, 32, 33, 64, 127, 128, 256)
 # The extents of the small cases (``random_case(seed, small=True)``) whose kernels the
 # CPU kernel interpreter runs: ``EXTENTS`` with 64, 127, 128 and 256 replaced by 4, 9, 6
@@ -101,17 +105,22 @@ class Case:
     ops: list[str] = field(default_factory=list)
     tolerances: list[float] = field(default_factory=list)
     """Per expected output, the tolerance of its comparison with torch."""
+    updates: list[tuple[int, torch.Tensor, float]] = field(default_factory=list)
+    """Inputs the fusion writes in place (``add_output(t, alias_input=x)``): (input
+    index, its value after a call, tolerance). A call changes those inputs, so each
+    call gets its own copies (``numpy_inputs`` copies)."""
 
     def numpy_inputs(self) -> list[np.ndarray]:
-        """The inputs as numpy arrays (bfloat16 through ml_dtypes)."""
+        """The inputs as numpy arrays (bfloat16 through ml_dtypes), copies of
+        ``inputs`` (a call may update them in place)."""
         import ml_dtypes
 
         out = []
         for t in self.inputs:
             if t.dtype == torch.bfloat16:
-                out.append(t.view(torch.int16).numpy().view(ml_dtypes.bfloat16))
+                out.append(t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy())
             else:
-                out.append(t.numpy())
+                out.append(t.numpy().copy())
         return out
 
 
@@ -215,6 +224,9 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = Fa
         for node in outs:
             fd.add_output(node.fd_value)
             b.lines.append(f"    fd.add_output({node.name})")
+        b.rng = random.Random(seed ^ IN_PLACE_SALT)
+        updates = _in_place_update(fd, b, inputs) if b.rng.random() < 0.3 else []
+        b.rng = main_rng
     src = "\n".join(
         [
             "from fuser import DataType, FusionDefinition",
@@ -223,7 +235,30 @@ def random_case(seed: int, min_ops: int = 2, max_ops: int = 12, small: bool = Fa
             "inputs = " + repr([(list(t.shape), TORCH_TO_NAME[t.dtype]) for t in inputs]),
         ]
     )
-    return Case(seed, fd, inputs, [n.torch_value for n in outs], src, b.ops, [n.tol for n in outs])
+    return Case(seed, fd, inputs, [n.torch_value for n in outs], src, b.ops, [n.tol for n in outs], updates)
+
+
+def _in_place_update(fd: FusionDefinition, b: _Builder, inputs: list[torch.Tensor]) -> list[tuple[int, torch.Tensor, float]]:
+    """An output written in place into an input of its shape and dtype
+    (``fd.add_output(t, alias_input=x)``, nvFuser's in-place update), chosen among
+    the computed tensors; [] when none fits. The input may also be read elsewhere,
+    through broadcasts, permutes and reductions: the races ``mark-aliases`` cuts."""
+    defined = {id(n.torch_value): n for n in b.nodes}
+    pairs = [
+        (n, i, defined[id(x)]) for n in b.nodes for i, x in enumerate(inputs)
+        if id(n.torch_value) not in map(id, inputs)
+        and n.torch_value.shape == x.shape and n.torch_value.dtype == x.dtype
+    ]
+    b.rng.shuffle(pairs)
+    for node, i, x in pairs:
+        try:  # the output's type must be the input's (static extents included)
+            fd.add_output(node.fd_value, alias_input=x.fd_value)
+        except ValueError:
+            continue
+        b.lines.append(f"    fd.add_output({node.name}, alias_input={x.name})")
+        b.ops.append("in_place")
+        return [(i, node.torch_value, node.tol)]
+    return []
 
 
 def _pick_outputs(b: _Builder) -> list[Node]:

@@ -63,15 +63,19 @@ def as_torch(x: Any) -> torch.Tensor:
 
 
 def compare(
-    outs: list[Any], case: Case, expected: list[Any] | None = None, oracle: str = "torch"
+    outs: list[Any], case: Case, expected: list[Any] | None = None, oracle: str = "torch",
+    skip: frozenset[int] = frozenset(),
 ) -> str | None:
     """None when ``outs`` match torch's outputs (or ``expected``, named ``oracle`` in
-    the message) in dtype, shape and value, within the case's tolerances."""
+    the message) in dtype, shape and value, within the case's tolerances; outputs in
+    ``skip`` are not compared."""
     want = case.expected if expected is None else [as_torch(e) for e in expected]
     if len(outs) != len(want):
         return f"{len(outs)} outputs, {oracle} has {len(want)}"
     tols = case.tolerances or [TOL.get(e.dtype, 1e-4) for e in case.expected]
     for i, (o, e, tol) in enumerate(zip(outs, want, tols, strict=True)):
+        if i in skip:
+            continue
         t = as_torch(o)
         if t.dtype != e.dtype:
             return f"output #{i} is {t.dtype}, {oracle} gives {e.dtype}"
@@ -81,6 +85,39 @@ def compare(
             err = (t.double() - e.double()).abs().nan_to_num(float("inf")).max().item()
             return f"output #{i} differs from {oracle} (max |err| {err:.3g})"
     return None
+
+
+def compare_updates(ins: list[Any], case: Case, expected: list[Any] | None = None, oracle: str = "torch") -> str | None:
+    """None when the inputs ``case`` updates in place hold, after a call on ``ins``,
+    torch's values (or those of ``expected``, the inputs of another call, named
+    ``oracle``)."""
+    for i, want, tol in case.updates:
+        w = want if expected is None else as_torch(expected[i])
+        t = as_torch(ins[i])
+        if t.dtype != w.dtype or tuple(t.shape) != tuple(w.shape):
+            return f"input #{i}, updated in place, is {t.dtype} {tuple(t.shape)}, {oracle} gives {w.dtype} {tuple(w.shape)}"
+        if not torch.allclose(t.double(), w.double(), rtol=tol, atol=tol, equal_nan=True):
+            err = (t.double() - w.double()).abs().nan_to_num(float("inf")).max().item()
+            return f"input #{i}, updated in place, differs from {oracle} (max |err| {err:.3g})"
+    return None
+
+
+def _same_storage(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.device == b.device and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.may_share_memory(a, b)
+
+
+def views_of_updates(outs: list[Any], ins: list[Any], case: Case) -> frozenset[int]:
+    """The outputs that are views of an input the call updated in place: they show
+    the update, as nvFuser's aliased outputs do (its test_returning_aliased_outputs),
+    which torch's functional values do not model; they are not compared."""
+    return frozenset(k for k, o in enumerate(outs) for i, _, _ in case.updates if _same_storage(o, ins[i]))
+
+
+def check_call(outs: list[Any], ins: list[Any], case: Case) -> str | None:
+    """``compare`` of a call's outputs, then ``compare_updates`` of its inputs."""
+    return compare(outs, case, skip=views_of_updates(outs, ins, case)) or compare_updates(ins, case)
 
 
 def kernel_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], None]]:
@@ -130,8 +167,15 @@ def small_gpu_stage(seed: int, nvrtc: bool = False) -> tuple[Case, Callable[[], 
 
 
 def _check_kernels(stage: str, case: Case, ins: list[Any], outs: list[Any]) -> None:
-    """The kernels' outputs ``outs`` match the reference interpreter and torch."""
-    msg = compare(outs, case, case.fd.execute(ins), "the reference") or compare(outs, case)
+    """The kernels' outputs ``outs`` (and the inputs ``ins`` they updated in place)
+    match the reference interpreter (a call on fresh inputs) and torch."""
+    ref_ins = case.numpy_inputs()
+    ref = case.fd.execute(ref_ins)
+    msg = (
+        compare(outs, case, ref, "the reference", views_of_updates(outs, ins, case))
+        or compare_updates(ins, case, ref_ins, "the reference")
+        or check_call(outs, ins, case)
+    )
     if msg:
         raise AssertionError(f"{stage}: {msg}")
 
@@ -155,14 +199,16 @@ def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple
     fd = case.fd
 
     def execute() -> None:
-        msg = compare(fd.execute(ins), case)
+        call = inputs_of(case, use_torch, device)  # a call may update its inputs
+        msg = check_call(fd.execute(call), call, case)
         if msg:
             raise AssertionError(msg)
 
     def segmented() -> None:
         fd.segment(ins)
         try:
-            msg = compare(fd.execute(ins), case)
+            call = inputs_of(case, use_torch, device)
+            msg = check_call(fd.execute(call), call, case)
         finally:
             fd.clear_segmentation()
         if msg:
@@ -192,16 +238,20 @@ def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple
 
     def resized() -> None:
         small = small_case()
-        msg = compare(small.fd.execute(inputs_of(small, use_torch, device)), small)
+        call = inputs_of(small, use_torch, device)
+        msg = check_call(small.fd.execute(call), call, small)
         if msg:
             raise AssertionError(f"the small case after this one: {msg}")
 
     def replayed() -> None:
         small = small_case()
         small_ins = inputs_of(small, use_torch, device)
+        first = {id(c): [_copy(x) for x in c_ins] for c, c_ins in ((case, ins), (small, small_ins))}
         for r in range(REPLAY_ROUNDS):
             for c, c_ins in ((case, ins), (small, small_ins)):
-                msg = compare(c.fd.execute(c_ins), c)
+                for i, _, _ in c.updates:  # the same arrays (graphs replay), their first values
+                    _restore(c_ins[i], first[id(c)][i])
+                msg = check_call(c.fd.execute(c_ins), c_ins, c)
                 if msg:
                     which = "the small case" if c is small else "the case"
                     raise AssertionError(f"call {r + 1} of {which}, the two sizes in turn: {msg}")
@@ -214,6 +264,18 @@ def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple
         ("resize", resized),
         *([("replay", replayed)] if device else []),
     ]
+
+
+def _copy(x: Any) -> Any:
+    return x.clone() if isinstance(x, torch.Tensor) else np.array(x, copy=True)
+
+
+def _restore(x: Any, value: Any) -> None:
+    """``x`` holds ``value`` again, in its own storage (its pointer is kept)."""
+    if isinstance(x, torch.Tensor):
+        x.copy_(value)
+    else:
+        np.copyto(x, value)
 
 
 def compile_with_nvrtc(case: Case) -> None:

@@ -60,3 +60,49 @@ def test_the_same_tensor_twice_read_element_by_element() -> None:
         want = a * a
         fd.execute([a, a])
         assert torch.equal(a, want)
+
+
+def test_outputs_beside_the_update_read_the_old_values() -> None:
+    """An Adam step's shape: ``m`` updated in place, the parameter's update computed
+    from the new ``m``. The pointwise kernel evaluated each output from its loads, so
+    the second output loaded ``m`` after the kernel had stored the update into it
+    (found by the CPU kernel interpreter once it wrote in place, as the GPU does)."""
+    with FusionDefinition() as fd:
+        m = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        g = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        p = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        m_new = fd.ops.add(fd.ops.mul(m, 0.9), fd.ops.mul(g, 0.1))
+        fd.add_output(m_new, alias_input=m)
+        fd.add_output(fd.ops.sub(p, fd.ops.mul(m_new, 0.01)), alias_input=p)
+    for _ in range(3):
+        m0, g0, p0 = (torch.randn(1024, 1024, device="cuda") for _ in range(3))
+        m, p = m0.clone(), p0.clone()
+        fd.execute([m, g0, p])
+        want_m = m0 * 0.9 + g0 * 0.1
+        torch.testing.assert_close(m, want_m)
+        torch.testing.assert_close(p, p0 - want_m * 0.01)
+
+
+def test_a_transpose_into_its_own_input() -> None:
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.permute(x, [1, 0]), alias_input=x)
+    for _ in range(3):
+        a = torch.randn(2048, 2048, device="cuda")
+        want = a.T.clone()
+        fd.execute([a])
+        assert torch.equal(a, want)
+
+
+def test_readers_of_the_updated_input_run_before_the_update() -> None:
+    from tests.test_in_place_inputs import _readers_after_the_update
+
+    with FusionDefinition() as fd:
+        _readers_after_the_update(fd)
+    for _ in range(3):
+        x = torch.tensor([[-0.5]], device="cuda")
+        y = torch.tensor([[1.0], [2.0], [3.0]], device="cuda")
+        outs = fd.execute([x, y])
+        assert x.item() == 3.0
+        assert outs[1].tolist() == [1]
+        torch.testing.assert_close(outs[2].cpu(), torch.tensor([[float(torch.exp(torch.tensor(-0.5))), -0.5]]))

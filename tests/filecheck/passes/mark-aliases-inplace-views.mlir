@@ -4,7 +4,9 @@
 // view of %x's buffer (strip-bookend-views moves a permute of an input to the host):
 // the kernel would read %x transposed while it overwrites it. The update is cut
 // behind a segment_set (segment makes it a later kernel), as for a read of %x
-// through a broadcast inside the fusion.
+// through a broadcast inside the fusion; and since the launch itself reads a view of
+// %x, its result gets a buffer of its own, which hir.alias copies into %x after it
+// (what segment makes of it: a later kernel copies the temporary into %x).
 // @viewed: %xt is hir.permute %x beside %x: cut.
 // @twice_aligned: %x passed twice, both read element by element: no cut.
 // @twice_broadcast: %x passed twice, the second read through a broadcast: cut.
@@ -45,8 +47,9 @@ hir.program @twice_broadcast_main(%0 : !fuser.tensor<4x4xf32>) {
 // CHECK-NEXT:  }
 // CHECK-LABEL: hir.program @viewed_main(%0: !fuser.tensor<4x4xf32>) {
 // CHECK-NEXT:    %1 = hir.permute %0
-// CHECK-NEXT:    %2 = hir.launch @viewed(%0, %1) outs(%0 : !fuser.tensor<4x4xf32>)
-// CHECK-NEXT:    hir.alias %2, %0
+// CHECK-NEXT:    %2 = hir.allocate : !fuser.tensor<4x4xf32>
+// CHECK-NEXT:    %3 = hir.launch @viewed(%0, %1) outs(%2 : !fuser.tensor<4x4xf32>)
+// CHECK-NEXT:    hir.alias %3, %0
 // CHECK-LABEL: fuser.fusion @twice_aligned(
 // CHECK-NEXT:    %s = fuser.mul %x, %y
 // CHECK-NEXT:    fuser.output %s : !fuser.tensor<8xf32>

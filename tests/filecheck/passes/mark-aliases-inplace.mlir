@@ -2,10 +2,13 @@
 
 // @racy: %x is updated in place (alias_inputs) while the same kernel reads it
 // through a broadcast: the update is cut behind a segment_set (segment makes it
-// a later kernel). The output that is a reshape of %x becomes a host view, the
-// in-place output a hir.alias of the caller's buffer, the other output a
-// preallocated buffer.
-// @aligned: the in-place update only reads %x element by element: no cut.
+// a later kernel). The output that is a reshape of %x becomes a host view (of
+// %x's storage: it shows the update, as nvFuser's aliased outputs do), the
+// in-place output a hir.alias of the caller's buffer written through a buffer of
+// its own (the launch reads %x through the broadcast: hir.alias copies it into %x
+// after the launch), the other output a preallocated buffer.
+// @aligned: the in-place update only reads %x element by element, and no other
+// output is computed from %x: no cut, the launch writes %x itself.
 // @views_only: every output is a view of the input: no launch, no fusion.
 
 fuser.fusion @racy(%x : !fuser.tensor<8xf32>, %y : !fuser.tensor<4x8xf32>) -> (!fuser.tensor<4x8xf32>, !fuser.tensor<2x4xf32>) {
@@ -20,7 +23,7 @@ fuser.fusion @aligned(%x : !fuser.tensor<?x8xf32>, %g : !fuser.tensor<?x8xf32>) 
   %c = fuser.constant 1.000000e-01 : f64
   %d = fuser.mul %g, %c : (!fuser.tensor<?x8xf32>, f64) -> !fuser.tensor<?x8xf32>
   %n = fuser.sub %x, %d : (!fuser.tensor<?x8xf32>, !fuser.tensor<?x8xf32>) -> !fuser.tensor<?x8xf32>
-  %e = fuser.exp %n : (!fuser.tensor<?x8xf32>) -> !fuser.tensor<?x8xf32>
+  %e = fuser.exp %d : (!fuser.tensor<?x8xf32>) -> !fuser.tensor<?x8xf32>
   fuser.output %n, %e : !fuser.tensor<?x8xf32>, !fuser.tensor<?x8xf32> {alias_inputs = array<i64: 0, -1>}
 }
 fuser.fusion @views_only(%x : !fuser.tensor<4x6xf32>) -> (!fuser.tensor<6x4xf32>, !fuser.tensor<24xf32>) {
@@ -43,12 +46,13 @@ fuser.fusion @views_only(%x : !fuser.tensor<4x6xf32>) -> (!fuser.tensor<6x4xf32>
 // CHECK-LABEL: hir.program @racy_main(%0: !fuser.tensor<8xf32>, %1: !fuser.tensor<4x8xf32>) -> (!fuser.tensor<4x8xf32>, !fuser.tensor<2x4xf32>) {
 // CHECK-NEXT:    %2 = hir.reshape %0 {new_shape = array<i64: 2, 4>} : !fuser.tensor<8xf32> -> !fuser.tensor<2x4xf32>
 // CHECK-NEXT:    %3 = hir.allocate {preallocated} : !fuser.tensor<4x8xf32>
-// CHECK-NEXT:    %4, %5 = hir.launch @racy(%0, %1) outs(%3, %0 : !fuser.tensor<4x8xf32>, !fuser.tensor<8xf32>)
-// CHECK-NEXT:    hir.alias %5, %0 : !fuser.tensor<8xf32>, !fuser.tensor<8xf32>
+// CHECK-NEXT:    %4 = hir.allocate : !fuser.tensor<8xf32>
+// CHECK-NEXT:    %5, %6 = hir.launch @racy(%0, %1) outs(%3, %4 : !fuser.tensor<4x8xf32>, !fuser.tensor<8xf32>)
+// CHECK-NEXT:    hir.alias %6, %0 : !fuser.tensor<8xf32>, !fuser.tensor<8xf32>
 // CHECK-NEXT:    hir.return %3, %2 : !fuser.tensor<4x8xf32>, !fuser.tensor<2x4xf32>
 // CHECK-NEXT:  }
 // CHECK-LABEL: hir.program @aligned_main(%0: !fuser.tensor<?x8xf32>, %1: !fuser.tensor<?x8xf32>) -> !fuser.tensor<?x8xf32> {
-// CHECK-NEXT:    %2 = fuser.size %0 {dim = 0 : i64} : (!fuser.tensor<?x8xf32>) -> i64
+// CHECK-NEXT:    %2 = fuser.size %1 {dim = 0 : i64} : (!fuser.tensor<?x8xf32>) -> i64
 // CHECK-NEXT:    %3 = hir.allocate sizes(%2 : i64) {preallocated} : !fuser.tensor<?x8xf32>
 // CHECK-NEXT:    %4, %5 = hir.launch @aligned(%0, %1) outs(%3, %0 : !fuser.tensor<?x8xf32>, !fuser.tensor<?x8xf32>)
 // CHECK-NEXT:    hir.alias %5, %0 : !fuser.tensor<?x8xf32>, !fuser.tensor<?x8xf32>
