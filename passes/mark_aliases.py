@@ -13,6 +13,9 @@ gets one, as in ``strip-bookend-views``):
    element-aligned with the write and need no cut. Another fusion input that a
    launch passes a view of ``X``'s buffer (``hir.permute %X`` beside ``%X``) is a
    read of ``X`` too: cut, unless it is ``%X``'s very value read element by element.
+   So is an update from which another output is computed (a kernel evaluates each
+   output from its loads, and would load ``X`` after storing the update), and an
+   update by a view of an input (``_needs_cut``).
 2. **Outputs that are views of inputs** (a fusion input seen through host-viewable
    views, under ``strip-bookend-views``' layout rules) leave the fusion and become
    host views of the launch argument: same storage, no kernel. A fusion left with
@@ -26,7 +29,9 @@ gets one, as in ``strip-bookend-views``):
    host (static, or an input's extent read with ``fuser.size``) writes into
    buffers: ``hir.allocate`` for each result (``preallocated`` when the program
    returns it, so the caller may pass the buffer; the alias target itself for an
-   in-place result) and ``hir.launch ... outs(...)``.
+   in-place result, unless the launch also reads that buffer through another view
+   or misaligned: then a buffer of its own, which the ``hir.alias`` copies into the
+   target, ``read_elsewhere``) and ``hir.launch ... outs(...)``.
 
 Before::
 
@@ -165,18 +170,30 @@ def _feeds_other_outputs(x: BlockArgument, v: SSAValue, term: F.OutputOp) -> boo
     return any(w in seen and w is not v for w in term.values)
 
 
+def _needs_cut(fusion: F.FusionOp, launches: Sequence[H.LaunchOp], a: int, v: SSAValue) -> bool:
+    """Whether the update ``v`` of input ``a`` (``X``) must be computed into a
+    temporary and copied into ``X`` by a later kernel. It must when:
+
+    * the kernel reads ``X`` at other positions than the element it writes;
+    * ``launches`` pass another input that is a view of ``X``'s buffer
+      (``hir.permute %X`` beside ``%X``: what ``strip-bookend-views`` makes of a
+      permute of the input), unless it is ``X``'s very value read element by element;
+    * another output is computed from ``X`` (``_feeds_other_outputs``);
+    * ``v`` is a view of an input (``x.T`` or ``y.T`` into ``x``): it would be a host
+      view, and no kernel would write ``X``."""
+    x = fusion.inputs[a]
+    assert isinstance(x, BlockArgument)
+    return (
+        reads_misaligned(x)
+        or any(not same or reads_misaligned(fusion.inputs[j]) for j, same in _memory_sharers(launches, a).items())
+        or _feeds_other_outputs(x, v, fusion.output_op)
+        or _view_chain(v) is not None
+    )
+
+
 def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ()) -> bool:
     """Insert ``fuser.segment_set`` before every racy in-place output; returns
-    whether anything changed. An update of input ``X`` races when the kernel reads
-    ``X`` at other positions than the element it writes, or reads another input that
-    ``launches`` pass a view of ``X``'s buffer (``hir.permute %X`` beside ``%X``:
-    what ``strip-bookend-views`` makes of a permute of the input), unless that
-    input is ``X``'s very value read element by element. An update of an ``X``
-    that other outputs are computed from is cut too (``_feeds_other_outputs``): the
-    copy that writes ``X`` is then a segment that ``segment`` orders after every
-    segment reading ``X``. So is an
-    update by a view of an input (``x.T`` or ``y.T`` into ``x``): a view would be a
-    host view of the input, and no kernel would write ``X``."""
+    whether anything changed (``_needs_cut`` says when)."""
     term = fusion.output_op
     aliases = term.get_alias_inputs()
     values = list(term.values)
@@ -189,10 +206,7 @@ def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ())
             continue
         x = fusion.inputs[a]
         assert isinstance(x, BlockArgument)
-        sharers = _memory_sharers(launches, a)
-        if _view_chain(v) is None and not reads_misaligned(x) and not _feeds_other_outputs(x, v, term) and all(
-            same and not reads_misaligned(fusion.inputs[j]) for j, same in sharers.items()
-        ):
+        if not _needs_cut(fusion, launches, a, v):
             continue
         cut = F.SegmentSetOp(v)
         fusion.body.block.insert_op_before(cut, term)

@@ -388,9 +388,9 @@ def find_segments(
     each merge costs about the size of the groups it touches.
 
     ``in_place``: the outputs written into an input's buffer (output value -> the
-    inputs that are views of that buffer, from the launches' ``hir.alias``). The segment writing one runs after
-    every segment that reads the input, directly or through views and forwarded
-    ops: the buffer holds the input's old values until then."""
+    inputs that are views of that buffer, from the launches' ``hir.alias``). The
+    segment writing one runs after every segment that reads those inputs, directly
+    or through views and forwarded ops: the buffer holds the old values until then."""
     nodes = [op for op in fusion.body.block.ops if is_node(op)]
     seg = _Segmenter(fusion, sizes, target)
     if not nodes:
