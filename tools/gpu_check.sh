@@ -30,6 +30,10 @@
 #   GPU_CHECK_STAGES=sanitizers bash tools/gpu_check.sh   # both tools ("memcheck" or
 #   GPU_CHECK_STAGES=all bash tools/gpu_check.sh          #  "racecheck" alone: one tool)
 #
+#    The whole suite no longer fits one call under both tools; what fitted in 398 s on
+#    the H200 (2026-11-29): SANITIZE_GPU_MODES=0 SANITIZE_SHARDS=8
+#    SANITIZE_DESELECT=random_fusions GPU_CHECK_STAGES=sanitizers bash tools/gpu_check.sh
+#
 #    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin).
 # GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
 # conformance-on-gpu fuzz-on-gpu transformers model-families matmul benchmarks"; "all" adds
