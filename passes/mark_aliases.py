@@ -92,6 +92,7 @@ from fuser.passes.host_rewrites import (
 
 __all__ = [
     "MarkAliases",
+    "args_sharing",
     "buffer_of",
     "guard_inplace_races",
     "mark_aliases",
@@ -136,6 +137,13 @@ def buffer_of(v: SSAValue) -> SSAValue:
     return v
 
 
+def args_sharing(launch: H.LaunchOp, v: SSAValue) -> list[int]:
+    """The positions of ``launch``'s tensor arguments that are ``v``'s buffer or a
+    host view of it (``buffer_of``)."""
+    root = buffer_of(v)
+    return [j for j, y in enumerate(launch.args) if isinstance(y.type, F.TensorType) and buffer_of(y) is root]
+
+
 def _memory_sharers(launches: Sequence[H.LaunchOp], a: int) -> dict[int, bool]:
     """The other fusion inputs that some launch passes ``a``'s memory: input index ->
     whether every such launch passes the very value of argument ``a`` (the same
@@ -143,10 +151,9 @@ def _memory_sharers(launches: Sequence[H.LaunchOp], a: int) -> dict[int, bool]:
     out: dict[int, bool] = {}
     for launch in launches:
         x = launch.args[a]
-        root = buffer_of(x)
-        for j, y in enumerate(launch.args):
-            if j != a and isinstance(y.type, F.TensorType) and buffer_of(y) is root:
-                out[j] = out.get(j, True) and y is x
+        for j in args_sharing(launch, x):
+            if j != a:
+                out[j] = out.get(j, True) and launch.args[j] is x
     return out
 
 
@@ -340,13 +347,10 @@ def read_elsewhere(fusion: F.FusionOp, launch: H.LaunchOp, target: SSAValue) -> 
     in-place result straight into ``target`` would race with those reads (``x =
     x.T`` in place), so the result gets a buffer of its own, which ``hir.alias``
     copies into ``target`` after the launch."""
-    root = buffer_of(target)
-    for j, arg in enumerate(launch.args):
-        if not isinstance(arg.type, F.TensorType) or buffer_of(arg) is not root:
-            continue
+    for j in args_sharing(launch, target):
         x = fusion.inputs[j]
         assert isinstance(x, BlockArgument)
-        if arg is not target or reads_misaligned(x):
+        if launch.args[j] is not target or reads_misaligned(x):
             return True
     return False
 

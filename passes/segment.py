@@ -115,7 +115,7 @@ from fuser.passes.host_rewrites import (
 )
 from fuser.passes.mark_aliases import (
     alias_target,
-    buffer_of,
+    args_sharing,
     guard_inplace_races,
     hoist_view_outputs,
     inplace_to_aliases,
@@ -525,7 +525,7 @@ class _Merger:
         return self.ordered()
 
     def blocked(self, a: int, b: int, edge: bool = True) -> bool:
-        if self.writers and self.writers & ({*self.groups[a]} | {*self.groups[b]}):
+        if any(self.group_of[w] in (a, b) for w in self.writers):
             return True  # the copy into an input updated in place stays alone (``ordered``)
         if not edge:
             return False
@@ -882,12 +882,8 @@ def in_place_inputs(fusion: F.FusionOp, launches: Sequence[H.LaunchOp]) -> dict[
     for launch in launches:
         for v, r in zip(values, launch.res, strict=False):
             target = alias_target(r)
-            if target is None:
-                continue
-            root = buffer_of(target)
-            out.setdefault(v, set()).update(
-                j for j, arg in enumerate(launch.args) if isinstance(arg.type, F.TensorType) and buffer_of(arg) is root
-            )
+            if target is not None:
+                out.setdefault(v, set()).update(args_sharing(launch, target))
     return {v: tuple(sorted(js)) for v, js in out.items()}
 
 

@@ -18,10 +18,8 @@ from fuser.codegen.kernel_interpreter import run_kernel
 from fuser.codegen.lower import default_out_layouts, lower_segment
 from fuser.codegen.lower.common import LoweredFusion, TensorLayout
 from fuser.ir.dialects import fuser as F
-from fuser.ir.dialects import hir as H
 from fuser.ir.fp8 import as_strided
 from fuser.runtime.host_evaluator import HostEvaluator
-from fuser.runtime.program_walker import HostIrError
 
 
 def layout_of(x: np.ndarray) -> TensorLayout:
@@ -146,23 +144,11 @@ class KernelHostEvaluator(HostEvaluator):
         super().__init__(module)
         self.nvrtc = nvrtc
 
-    def _run_fusion(self, fusion: F.FusionOp, args: list[Any]) -> list[Any]:
-        return run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc, schedule=False)[0]
-
-    def _launch(self, op: H.LaunchOp) -> list[Any]:
+    def _run_fusion(self, fusion: F.FusionOp, args: list[Any], outs: list[Any] | None) -> list[Any]:
         """A launch with ``outs`` runs its kernels on those buffers, as the GPU
         launcher does (an in-place update reads and writes the caller's array), not on
         new ones copied into them."""
-        fusion = self._callee(op)
-        if not op.outs or F.library_ops(fusion):
-            return super()._launch(op)
-        self._log(f"launch @{fusion.sym_name.data}", self._current)
-        args = [self._read(v, op) for v in op.args]
-        buffers = [self._read(v, op) for v in op.outs]
-        if any(not isinstance(b, np.ndarray) or b.size == 0 or any(s < 0 for s in b.strides) for b in buffers):
-            return super()._launch(op)
-        try:
-            run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc, schedule=False, outs=buffers)
-        except ValueError as e:
-            raise HostIrError(f"hir.launch @{fusion.sym_name.data}: {e}") from e
-        return buffers
+        direct = outs is not None and not F.library_ops(fusion) and all(
+            isinstance(b, np.ndarray) and b.size > 0 and all(s >= 0 for s in b.strides) for b in outs
+        )
+        return run_segment_on_cpu(fusion, args, nvrtc=self.nvrtc, schedule=False, outs=outs if direct else None)[0]

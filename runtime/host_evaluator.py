@@ -184,24 +184,26 @@ class HostEvaluator(HostProgramWalker):
     def _zero(self, buf: np.ndarray) -> None:
         buf[...] = 0
 
-    def _run_fusion(self, fusion: F.FusionOp, args: list[Value]) -> list[Value]:
+    def _run_fusion(self, fusion: F.FusionOp, args: list[Value], outs: list[Value] | None) -> list[Value]:
         """Compute a launched segment's returned outputs (the reference interpreter;
-        ``fuser.runtime.cpu_runner.KernelHostEvaluator`` runs its generated kernels)."""
+        ``fuser.runtime.cpu_runner.KernelHostEvaluator`` runs its generated kernels,
+        writing into the launch's ``outs`` buffers when given, and returns them)."""
+        del outs  # computed apart, then copied into them (``_launch``)
         return run_fusion(fusion, args)
 
     def _launch(self, op: H.LaunchOp) -> list[Value]:
         fusion = self._callee(op)
         self._log(f"launch @{fusion.sym_name.data}", self._current)
         args = [self._read(v, op) for v in op.args]
+        buffers = [self._read(v, op) for v in op.outs] if op.outs else None
         try:
-            outs = self._run_fusion(fusion, args)
+            outs = self._run_fusion(fusion, args, buffers)
         except ValueError as e:
             raise HostIrError(f"hir.launch @{fusion.sym_name.data}: {e}") from e
-        if not op.outs:
+        if buffers is None:
             return outs
-        buffers = [self._read(v, op) for v in op.outs]
         for i, (buf, value) in enumerate(zip(buffers, outs, strict=True)):
-            self._copy_into(buf, value, op, f"outs #{i}")
+            self._copy_into(buf, value, op, f"outs #{i}")  # nothing to do for a buffer written itself
         return buffers
 
     # ---- views --------------------------------------------------------------------

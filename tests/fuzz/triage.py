@@ -76,14 +76,21 @@ def compare(
     for i, (o, e, tol) in enumerate(zip(outs, want, tols, strict=True)):
         if i in skip:
             continue
-        t = as_torch(o)
-        if t.dtype != e.dtype:
-            return f"output #{i} is {t.dtype}, {oracle} gives {e.dtype}"
-        if tuple(t.shape) != tuple(e.shape):
-            return f"output #{i} has shape {tuple(t.shape)}, {oracle} gives {tuple(e.shape)}"
-        if not torch.allclose(t.double(), e.double(), rtol=tol, atol=tol, equal_nan=True):
-            err = (t.double() - e.double()).abs().nan_to_num(float("inf")).max().item()
-            return f"output #{i} differs from {oracle} (max |err| {err:.3g})"
+        msg = _mismatch(f"output #{i}", as_torch(o), e, tol, oracle)
+        if msg:
+            return msg
+    return None
+
+
+def _mismatch(what: str, t: torch.Tensor, e: torch.Tensor, tol: float, oracle: str) -> str | None:
+    """How ``t`` differs from ``oracle``'s ``e`` in dtype, shape or value (``tol``)."""
+    if t.dtype != e.dtype:
+        return f"{what} is {t.dtype}, {oracle} gives {e.dtype}"
+    if tuple(t.shape) != tuple(e.shape):
+        return f"{what} has shape {tuple(t.shape)}, {oracle} gives {tuple(e.shape)}"
+    if not torch.allclose(t.double(), e.double(), rtol=tol, atol=tol, equal_nan=True):
+        err = (t.double() - e.double()).abs().nan_to_num(float("inf")).max().item()
+        return f"{what} differs from {oracle} (max |err| {err:.3g})"
     return None
 
 
@@ -93,12 +100,9 @@ def compare_updates(ins: list[Any], case: Case, expected: list[Any] | None = Non
     ``oracle``)."""
     for i, want, tol in case.updates:
         w = want if expected is None else as_torch(expected[i])
-        t = as_torch(ins[i])
-        if t.dtype != w.dtype or tuple(t.shape) != tuple(w.shape):
-            return f"input #{i}, updated in place, is {t.dtype} {tuple(t.shape)}, {oracle} gives {w.dtype} {tuple(w.shape)}"
-        if not torch.allclose(t.double(), w.double(), rtol=tol, atol=tol, equal_nan=True):
-            err = (t.double() - w.double()).abs().nan_to_num(float("inf")).max().item()
-            return f"input #{i}, updated in place, differs from {oracle} (max |err| {err:.3g})"
+        msg = _mismatch(f"input #{i}, updated in place,", as_torch(ins[i]), w, tol, oracle)
+        if msg:
+            return msg
     return None
 
 
@@ -246,11 +250,11 @@ def stages(case: Case, use_torch: bool, device: str | None = None) -> list[tuple
     def replayed() -> None:
         small = small_case()
         small_ins = inputs_of(small, use_torch, device)
-        first = {id(c): [_copy(x) for x in c_ins] for c, c_ins in ((case, ins), (small, small_ins))}
+        first = {id(c): {i: _copy(c_ins[i]) for i, _, _ in c.updates} for c, c_ins in ((case, ins), (small, small_ins))}
         for r in range(REPLAY_ROUNDS):
             for c, c_ins in ((case, ins), (small, small_ins)):
-                for i, _, _ in c.updates:  # the same arrays (graphs replay), their first values
-                    _restore(c_ins[i], first[id(c)][i])
+                for i, value in first[id(c)].items():  # the same arrays (graphs replay), their first values
+                    _restore(c_ins[i], value)
                 msg = check_call(c.fd.execute(c_ins), c_ins, c)
                 if msg:
                     which = "the small case" if c is small else "the case"
