@@ -23,20 +23,32 @@ the positions of the arguments that are such an input or output
 ``in_place`` pairs come from the program (``in_place_pairs``: what ``fuser-opt`` and
 ``fd.generate_cuda_code`` show) or, at run time, from the pointers themselves
 (``runtime/compile_fusion.launch_fusion``: an output buffer that is an input's).
+
+Before it marks them, ``mark_aliased_args`` checks the order of the accesses
+(``check_in_place_order``): every load of ``in{i}`` comes before the first store of
+``out{j}`` at the same element, in the kernel that stores it (in program order, loop
+back edges aside: ``mark-aliases`` leaves an update uncut only where ``in{i}`` is read
+at the element being written, so a later iteration reads other elements; the element
+is told by the structure of the index computation), and no kernel after it loads
+``in{i}``. A segment that breaks this would read
+values it has already overwritten; it is a ``LoweringError`` naming the kernel, not
+a wrong result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from fuser.codegen.cuda_printer import kernels_of
 from fuser.codegen.lower.common import LoweredFusion, LoweringError
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 
-__all__ = ["in_place_pairs", "mark_aliased_args"]
+__all__ = ["check_in_place_order", "in_place_pairs", "mark_aliased_args"]
 
 
 def in_place_pairs(launch: H.LaunchOp, seg: F.FusionOp) -> tuple[tuple[int, int], ...]:
@@ -64,6 +76,7 @@ def mark_aliased_args(lowered: LoweredFusion, in_place: Sequence[tuple[int, int]
     output of the ``in_place`` pairs (output ``j``, input ``i``)."""
     if not in_place:
         return
+    check_in_place_order(lowered, in_place)
     inputs = {i for _, i in in_place}
     outputs = {j for j, _ in in_place}
     for kernel in lowered.kernels:
@@ -79,3 +92,85 @@ def mark_aliased_args(lowered: LoweredFusion, in_place: Sequence[tuple[int, int]
             raise LoweringError(f"kernel {kernel.name}: its module has no kernel.func @{kernel.name} "
                                 f"of its {len(kernel.args)} arguments to mark aliased_args on")
         funcs[0].attributes["aliased_args"] = DenseArrayBase.from_list(i64, positions)
+
+
+def _accessed(op: Operation) -> tuple[SSAValue, Sequence[SSAValue], bool] | None:
+    """The memref ``op`` reads or writes, its indices, and whether it writes."""
+    if isinstance(op, memref.LoadOp):
+        return op.memref, op.indices, False
+    if isinstance(op, vector.LoadOp):
+        return op.base, op.indices, False
+    if isinstance(op, memref.StoreOp):
+        return op.memref, op.indices, True
+    if isinstance(op, vector.StoreOp):
+        return op.base, op.indices, True
+    return None
+
+
+def _address_key(values: Sequence[SSAValue], memo: dict[SSAValue, object]) -> tuple[object, ...]:
+    """A structural key of index values: two accesses whose indices are computed by
+    the same ops from the same launch indices, loop variables and constants get the
+    same key (the same element of one thread, even where the kernel computed the
+    index again); different constants or variables (another element) differ."""
+    todo = [v for v in values if v not in memo]
+    while todo:
+        v = todo[-1]
+        if v in memo:
+            todo.pop()
+            continue
+        if isinstance(v, BlockArgument):
+            memo[v] = ("arg", id(v.owner), v.index)
+            todo.pop()
+            continue
+        op = v.owner
+        assert isinstance(op, Operation)
+        pending = [x for x in op.operands if x not in memo]
+        if pending:
+            todo.extend(pending)
+            continue
+        attrs = tuple(sorted((k, str(a)) for k, a in {**op.properties, **op.attributes}.items()))
+        memo[v] = (op.name, attrs, tuple(memo[x] for x in op.operands), v.index if isinstance(v, OpResult) else 0)
+        todo.pop()
+    return tuple(memo[v] for v in values)
+
+
+def check_in_place_order(lowered: LoweredFusion, in_place: Sequence[tuple[int, int]]) -> None:
+    """Raise a ``LoweringError`` when a kernel of ``lowered`` may load input ``i`` of
+    an ``in_place`` pair (output ``j``, input ``i``) after output ``j`` was stored
+    (module docstring): in the kernel that stores it, a load of ``in{i}`` at an
+    element it already stored ``out{j}`` at (``_address_key``: a thread that covers
+    several elements in turn, as a transpose tile does, loads each before it stores
+    it); in a later kernel of the segment, any load of ``in{i}``."""
+    stored: set[int] = set()  # outputs some earlier kernel stored
+    for kernel in lowered.kernels:
+        funcs = [f for f in kernels_of(kernel.module) if f.sym_name.data == kernel.name]
+        if len(funcs) != 1 or len(funcs[0].args) != len(kernel.args):
+            continue  # mark_aliased_args names this
+        role = {
+            arg: (a.kind, a.index) for arg, a in zip(funcs[0].args, kernel.args, strict=True)
+            if a.kind in ("input", "output")
+        }
+        memo: dict[SSAValue, object] = {}
+        here: dict[int, set[tuple[object, ...]]] = {}  # output -> the addresses stored
+        for op in funcs[0].walk():
+            access = _accessed(op)
+            if access is None or access[0] not in role:
+                continue
+            kind, index = role[access[0]]
+            if kind == "output" and access[2]:
+                here.setdefault(index, set()).add(_address_key(access[1], memo))
+            elif kind == "input" and not access[2]:
+                for j, i in in_place:
+                    if i != index:
+                        continue
+                    if j in stored:
+                        raise LoweringError(
+                            f"kernel {kernel.name}: loads input #{i} after an earlier kernel stored output #{j}, "
+                            f"which is written in place into input #{i}: it would read updated values"
+                        )
+                    if _address_key(access[1], memo) in here.get(j, ()):
+                        raise LoweringError(
+                            f"kernel {kernel.name}: loads input #{i} at an element where it stored output #{j}, "
+                            f"which is written in place into input #{i}: it would read the updated value"
+                        )
+        stored |= here.keys()

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from fuser.codegen.aliased_args import check_in_place_order
 from fuser.codegen.kernel_interpreter import run_kernel
 from fuser.codegen.lower import default_out_layouts, lower_segment
 from fuser.codegen.lower.common import LoweredFusion, TensorLayout
@@ -40,6 +41,19 @@ def flat_buffer(x: np.ndarray, layout: TensorLayout) -> np.ndarray:
     if x.size == 0:
         return np.empty(0, x.dtype)
     return as_strided(x, shape=(span,), strides=(x.itemsize,))
+
+
+def _written_in_place(inputs: Sequence[Any], out_buffers: Sequence[np.ndarray]) -> tuple[tuple[int, int], ...]:
+    """(output ``j``, input ``i``) for every output buffer that starts where tensor
+    input ``i`` does (``runtime.compile_fusion.written_in_place`` on the CPU)."""
+
+    def start(x: np.ndarray) -> int:
+        return int(x.__array_interface__["data"][0])
+
+    starts = [start(x) if isinstance(x, np.ndarray) and x.size else None for x in inputs]
+    return tuple(
+        (j, i) for j, b in enumerate(out_buffers) if b.size for i, s in enumerate(starts) if s == start(b)
+    )
 
 
 def compile_with_nvrtc(lowered: LoweredFusion, fusion: F.FusionOp) -> None:
@@ -116,6 +130,11 @@ def run_segment_on_cpu(
         buf = np.full(max(size, 0), np.nan if dt.kind == "f" else 0, dtype=dt)
         out_buffers.append(buf)
         outputs.append(as_strided(buf, lay.shape, [s * buf.itemsize for s in lay.strides]))
+    pairs = _written_in_place(inputs, out_buffers)
+    if pairs:
+        # As on the GPU (``mark_aliased_args``): no kernel loads an input after the
+        # output written into it was stored.
+        check_in_place_order(lowered, pairs)
     scratch = [np.zeros(s.numel, s.dtype.to_numpy()) for s in lowered.scratch]
     for kern in lowered.kernels:
         args: list[Any] = []

@@ -7,6 +7,7 @@ agree, and every other argument keeps ``__restrict__``."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -108,3 +109,57 @@ def test_a_kernel_without_its_func_is_an_error_not_a_silent_restrict() -> None:
     renamed = LoweredFusion(lowered.scheduler, [replace(k, name="elsewhere") for k in lowered.kernels])
     with pytest.raises(LoweringError, match="kernel elsewhere: its module has no kernel.func @elsewhere"):
         mark_aliased_args(renamed, [(0, 0)])
+
+
+def _two_outputs_of_x() -> Any:
+    """The lowering of ``x + 1`` and ``x * 2`` (outputs 0 and 1 of one kernel)."""
+    from fuser.frontend import execution
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.add(x, 1.0))
+        fd.add_output(fd.ops.mul(x, 2.0))
+    ((_, lowered),) = execution.lowered_segments(fd._ensure_defined(), [np.ones((8, 64), np.float32)])  # noqa: SLF001
+    return lowered
+
+
+@pytest.mark.parametrize("pair", [(0, 0), (1, 0)])
+def test_a_store_group_loads_before_it_stores(pair: tuple[int, int]) -> None:
+    """Either output may be written into ``x``: the kernel loads ``x`` once, computes
+    both, then stores both."""
+    from fuser.codegen.aliased_args import check_in_place_order
+
+    lowered = _two_outputs_of_x()
+    assert len(lowered.kernels) == 1
+    check_in_place_order(lowered, [pair])
+
+
+def test_a_load_after_the_store_of_the_in_place_output_is_an_error() -> None:
+    from xdsl.dialects import vector
+
+    from fuser.codegen.aliased_args import check_in_place_order
+    from fuser.codegen.cuda_printer import kernels_of
+    from fuser.codegen.lower.common import LoweringError
+
+    lowered = _two_outputs_of_x()
+    (kernel,) = lowered.kernels
+    (func,) = kernels_of(kernel.module)
+    out0 = func.args[[a.kind + str(a.index) for a in kernel.args].index("output0")]
+    (store,) = [op for op in func.walk() if isinstance(op, vector.StoreOp) and op.base is out0]
+    load = next(op for op in func.walk() if isinstance(op, vector.LoadOp))
+    # Load x again after output 0's store: what the kernels did when each output
+    # was computed and stored in turn.
+    store.parent_block().insert_op_after(load.clone(), store)
+    check_in_place_order(lowered, [(1, 0)])  # x is not loaded after output 1's store
+    with pytest.raises(LoweringError, match=r"loads input #0 at an element where it stored output #0, which is written in place"):
+        check_in_place_order(lowered, [(0, 0)])
+
+
+def test_a_kernel_after_the_in_place_store_may_not_load_the_input() -> None:
+    from fuser.codegen.aliased_args import check_in_place_order
+    from fuser.codegen.lower.common import LoweredFusion, LoweringError
+
+    (kernel,) = _two_outputs_of_x().kernels
+    twice = LoweredFusion("pointwise", [kernel, kernel])
+    with pytest.raises(LoweringError, match=r"after an earlier kernel stored output #1"):
+        check_in_place_order(twice, [(1, 0)])

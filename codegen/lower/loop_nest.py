@@ -51,7 +51,6 @@ from fuser.codegen.lower.elementwise import (
     ElementEvaluator,
     begin_kernel,
     is_trivial_reduction,
-    offset_in,
 )
 from fuser.codegen.lower.loop_index import (
     PARALLEL_DIMS,
@@ -73,7 +72,7 @@ from fuser.ir.dialects.iterdomain import (
     LoopOp,
     ParallelType,
 )
-from fuser.ir.schedule import LoopStructure, loop_structure
+from fuser.ir.schedule import DomainAxis, LoopStructure, loop_structure
 from fuser.schedulers.analysis.graph import ancestors, is_reduction, reduction_input
 
 __all__ = ["has_loop_nest", "lower_scheduled", "pointwise_kernel", "reductions_of"]
@@ -163,56 +162,64 @@ def pointwise_kernel(
         hook(ev, list(b.func.args[len(b.func.args) - len(scratch) :]))
     extents = [a.static_extent or 1 for a in ref.loops]
 
-    def store_output(j: int, env: dict[str, int | SSAValue]) -> None:
-        v, ls = outs[j], structures[j]
-        lay, mem = out_layouts[stores[j]], out_args[stores[j]]
-        dt = F.dtype_of(v.type)
+    lanes = range(extents[vec]) if vec is not None else range(1)
+    lane_var = f"i{vec}" if vec is not None else None
+    width = len(lanes)
+    # Outputs of one shape and one index (usually all of them) are one store group:
+    # one predicate, every value computed, then every store. So a load serves every
+    # output that reads it, and no output loads an element after the group stored
+    # it (an output written in place into an input the others read: an optimizer's
+    # moments).
+    groups: dict[tuple[object, ...], list[int]] = {}
+    plans: list[tuple[list[DomainAxis], int | None]] = []
+    for j, (v, ls) in enumerate(zip(outs, structures, strict=True)):
         axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
-        lanes = range(extents[vec]) if vec is not None else range(1)
-        lane_var = f"i{vec}" if vec is not None else None
-        width = len(lanes)
         # Lanes of one vector: consecutive along the innermost axis, all in bounds
         # together, and (for one vector store) contiguous and aligned in the output.
         along = lanes_axis([a.index for a in axes], lane_var, width, shapes[v]) if axes else None
-        together = along is not None and vectorized[j]
-        if vectorized[j] and width > 1 and not together:
+        if vectorized[j] and width > 1 and along is None:
             raise LoweringError(f"{fname}: {not_vectorizable(vec, v, width, shapes[v])}")
+        plans.append((axes, along))
+        groups.setdefault((tuple(shapes[v]), tuple(a.index for a in axes)), []).append(j)
+
+    def store_group(members: list[int], env: dict[str, int | SSAValue]) -> None:
+        axes, along = plans[members[0]]
+        shape = shapes[outs[members[0]]]
 
         def index_at(lane: int) -> tuple[tuple[Dim, ...], list[SSAValue | bool]]:
             lane_env = dict(env)
             if lane_var is not None:
                 lane_env[lane_var] = lane
-            values, conds = bounded_index(b, [(a.index, e) for a, e in zip(axes, shapes[v], strict=True)], lane_env, extents)
+            values, conds = bounded_index(b, [(a.index, e) for a, e in zip(axes, shape, strict=True)], lane_env, extents)
             return tuple(ev.as_dim(x) for x in values), conds
 
-        if together:
+        def compute_then_store(lane_idx: list[tuple[Dim, ...]]) -> list[SSAValue]:
+            for j in members:
+                ev.prefetch(outs[j], lane_idx)
+            values = {
+                j: [b.to_storage(ev.value(outs[j], i), F.dtype_of(outs[j].type).to_xdsl()) for i in lane_idx]
+                for j in members
+            }
+            for j in members:
+                lay, mem = out_layouts[stores[j]], out_args[stores[j]]
+                store_lanes(b, ev, lay, mem, values[j], lane_idx, F.dtype_of(outs[j].type).itemsize)
+            return []
+
+        if along is not None:
             # Lane 0's predicate holds for every lane: the base is a multiple of the
             # width, which divides the innermost extent.
             first, conds = index_at(0)
-            lane_idx = lane_indices(first, width, along)  # type: ignore[arg-type]
-
-            def body() -> list[SSAValue]:
-                ev.prefetch(v, lane_idx)
-                values = [b.to_storage(ev.value(v, i), dt.to_xdsl()) for i in lane_idx]
-                store_lanes(b, ev, lay, mem, values, lane_idx, dt.itemsize)
-                return []
-
-            b.if_(all_of(b, conds), ev.in_scope(body))
+            lane_idx = lane_indices(first, width, along)
+            b.if_(all_of(b, conds), ev.in_scope(lambda: compute_then_store(lane_idx)))
             return
         for lane in lanes:
             idx, conds = index_at(lane)
-
-            def one(idx: tuple[Dim, ...] = idx) -> list[SSAValue]:
-                val = b.to_storage(ev.value(v, idx), dt.to_xdsl())
-                b.store(val, mem, [offset_in(ev, lay.shape, lay.strides, idx)])
-                return []
-
-            b.if_(all_of(b, conds), ev.in_scope(one))
+            b.if_(all_of(b, conds), ev.in_scope(lambda idx=idx: compute_then_store([idx])))
 
     def nest(k: int, env: dict[str, int | SSAValue]) -> None:
         if k == len(ref.loops) or k == vec:
-            for j in range(len(outs)):
-                store_output(j, env)
+            for members in groups.values():
+                store_group(members, env)
             return
         axis = ref.loops[k]
         pt = axis.parallel_type
