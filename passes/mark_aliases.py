@@ -13,9 +13,10 @@ gets one, as in ``strip-bookend-views``):
    element-aligned with the write and need no cut. Another fusion input that a
    launch passes a view of ``X``'s buffer (``hir.permute %X`` beside ``%X``) is a
    read of ``X`` too: cut, unless it is ``%X``'s very value read element by element.
-   So is an update from which another output is computed (a kernel evaluates each
-   output from its loads, and would load ``X`` after storing the update), and an
-   update by a view of an input (``_needs_cut``).
+   So is an update from which another output is computed, unless the fusion is
+   pointwise and that output has the update's shape and layout (its kernel stores
+   them together, after all their loads; elsewhere it could load ``X`` after storing
+   the update), and an update by a view of an input (``_needs_cut``).
 2. **Outputs that are views of inputs** (a fusion input seen through host-viewable
    views, under ``strip-bookend-views``' layout rules) leave the fusion and become
    host views of the launch argument: same storage, no kernel. A fusion left with
@@ -157,12 +158,28 @@ def _memory_sharers(launches: Sequence[H.LaunchOp], a: int) -> dict[int, bool]:
     return out
 
 
+def _pointwise(fusion_ops: Sequence[Operation]) -> bool:
+    """Whether every tensor op of a fusion is elementwise or a broadcast: the fusion
+    is one pointwise loop nest, whose outputs of one shape and layout are stored
+    together, each element after all of its loads (``loop_nest.pointwise_kernel``)."""
+    return all(
+        isinstance(op, F.ElementwiseOp | F.CastOp | F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.OutputOp)
+        or op.name.startswith("iterdomain.")
+        or not any(isinstance(r.type, F.TensorType) for r in op.results)
+        for op in fusion_ops
+    )
+
+
 def _feeds_other_outputs(x: BlockArgument, v: SSAValue, term: F.OutputOp) -> bool:
-    """Whether ``x`` reaches a fusion output other than ``v``. A kernel computing
-    that output beside the update may load ``x`` after it stored the update (the
-    pointwise lowering evaluates each output from its loads), and another segment
-    reading ``x`` must run before the update: cut, so that the update is a copy
-    written last (``segment`` orders it after every reader of ``x``)."""
+    """Whether ``x`` reaches a fusion output other than ``v`` that the kernel storing
+    ``v`` may compute after it stored ``v``: cut, so that the update is a copy
+    written last (``segment`` orders it after every reader of ``x``).
+
+    Not in a pointwise fusion whose other outputs computed from ``x`` have ``v``'s
+    shape and layout: its kernel stores all of them in one group, after every load
+    of the group (an optimizer step updating its moments in place and computing the
+    parameter from them stays one kernel). ``codegen.aliased_args`` checks the
+    order in the kernels it gets."""
     seen: set[SSAValue] = {x}
     todo: list[SSAValue] = [x]
     while todo:
@@ -174,7 +191,18 @@ def _feeds_other_outputs(x: BlockArgument, v: SSAValue, term: F.OutputOp) -> boo
                 if r not in seen:
                     seen.add(r)
                     todo.append(r)
-    return any(w in seen and w is not v for w in term.values)
+    others = [w for w in term.values if w in seen and w is not v]
+    if not others:
+        return False
+    vt = v.type
+    assert isinstance(vt, F.TensorType)
+    layout = (vt.get_shape(), vt.get_stride_order())
+    block = term.parent_block()
+    assert block is not None
+    return not _pointwise(list(block.ops)) or any(
+        not isinstance(w.type, F.TensorType) or (w.type.get_shape(), w.type.get_stride_order()) != layout
+        for w in others
+    )
 
 
 def _needs_cut(fusion: F.FusionOp, launches: Sequence[H.LaunchOp], a: int, v: SSAValue) -> bool:
@@ -185,7 +213,8 @@ def _needs_cut(fusion: F.FusionOp, launches: Sequence[H.LaunchOp], a: int, v: SS
     * ``launches`` pass another input that is a view of ``X``'s buffer
       (``hir.permute %X`` beside ``%X``: what ``strip-bookend-views`` makes of a
       permute of the input), unless it is ``X``'s very value read element by element;
-    * another output is computed from ``X`` (``_feeds_other_outputs``);
+    * another output is computed from ``X`` and may be stored apart from the
+      update (``_feeds_other_outputs``);
     * ``v`` is a view of an input (``x.T`` or ``y.T`` into ``x``): it would be a host
       view, and no kernel would write ``X``."""
     x = fusion.inputs[a]

@@ -47,6 +47,10 @@ def test_stages_and_defaults() -> None:
     families = text[text.index("stage model-families") :].split("\n")[:2]
     assert '"${GPU_CHECK_FAMILIES_TIMEOUT:-300}" "$OUT/families.log"' in families[0]
     assert families[1].strip() == '"$PY" benchmarks/model_families.py --device cuda --json "$OUT/families.jsonl"'
+    assert "adam" in default.split()
+    adam = text[text.index("stage adam") :].split("\n")[:2]
+    assert '"${GPU_CHECK_ADAM_TIMEOUT:-120}" "$OUT/adam.log"' in adam[0]
+    assert adam[1].strip() == '"$PY" benchmarks/adam_step.py --json "$OUT/adam.json"'
     sanitize = SANITIZE.read_text()
     assert "--tool memcheck --report-api-errors no)" in sanitize
     assert "--tool racecheck --racecheck-report all)" in sanitize

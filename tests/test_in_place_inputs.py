@@ -107,9 +107,10 @@ def test_in_place_conflict_names_the_inputs() -> None:
 
 def _outputs_beside_the_update(fd: FusionDefinition) -> None:
     """``x + 1`` into ``x``, and ``(x + 1) * 2`` returned: the pointwise kernel
-    evaluates each output from its loads, so it loaded ``x`` for the second output
+    evaluated each output from its loads, so it loaded ``x`` for the second output
     after it had stored the update (an Adam step's shape: the new moments are written
-    in place and the parameter update is computed from them)."""
+    in place and the parameter update is computed from them). Now one kernel that
+    stores both after its loads (``loop_nest.pointwise_kernel``'s store groups)."""
     x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
     v = fd.ops.add(x, 1.0)
     fd.add_output(v, alias_input=x)
@@ -205,3 +206,26 @@ def test_the_update_runs_after_every_reader() -> None:
     writes = [i for i, la in enumerate(launches) if any(_root(o) is x for o in la.outs)]
     reads = [i for i, la in enumerate(launches) if any(_root(v) is x for v in la.args)]
     assert len(writes) == 1 and reads and max(reads) < writes[0]
+
+
+def test_an_adam_step_is_one_kernel_that_reads_the_old_moments() -> None:
+    """The step of benchmarks/adam_step.py writes ``m``, ``v`` and ``p`` in place, and
+    ``p``'s update is computed from the new moments: one kernel (before store groups,
+    a kernel into temporaries and two copy kernels), whose results, run in place by
+    the CPU kernel interpreter, are the float64 formulas'."""
+    from benchmarks.adam_step import adam_fusion, reference, scalars
+
+    rng = np.random.default_rng(5)
+    p, g, m = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
+    v = rng.random(1000).astype(np.float32)
+    want_m, want_v, want_p = reference(*(t.astype(np.float64) for t in (p, g, m, v)))
+    counts = {}
+    for cut in (False, True):
+        fd = adam_fusion(cut)
+        entry = fd._ensure_defined()  # noqa: SLF001
+        args = [t.copy() for t in (p, g, m, v)]
+        counts[cut] = sum(len(lowered.kernels) for _, lowered in execution.lowered_segments(entry, [*args, *scalars()]))
+        execution.execute_kernels_on_cpu(entry, [*args, *scalars()], nvrtc=False)
+        for got, want in zip(args[2:] + args[:1], (want_m, want_v, want_p), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert counts == {False: 1, True: 3}

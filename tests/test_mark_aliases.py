@@ -37,8 +37,27 @@ fuser.fusion @aligned(%x : !fuser.tensor<5x8xf32>, %g : !fuser.tensor<5x8xf32>) 
 """
 
 FEEDS_ANOTHER = ALIGNED.replace("@aligned", "@feeds_another").replace("fuser.exp %d", "fuser.exp %n")
-"""``exp`` of the update returned beside it: a kernel would recompute it from ``%x``
-after storing the update into ``%x``."""
+"""``exp`` of the update returned beside it: a pointwise fusion whose kernel stores
+both outputs (one shape, one layout) together, after loading ``%x``: no cut."""
+
+FEEDS_ANOTHER_LAID_OUT = FEEDS_ANOTHER.replace(
+    "%e = fuser.exp %n : (!fuser.tensor<5x8xf32>) -> !fuser.tensor<5x8xf32>",
+    "%e = fuser.exp %n : (!fuser.tensor<5x8xf32>) -> !fuser.tensor<5x8xf32, stride_order=[0, 1]>",
+).replace(
+    "fuser.output %n, %e : !fuser.tensor<5x8xf32>, !fuser.tensor<5x8xf32> {",
+    "fuser.output %n, %e : !fuser.tensor<5x8xf32>, !fuser.tensor<5x8xf32, stride_order=[0, 1]> {",
+)
+"""The same with ``exp`` stored column-major: another store group (or a transpose
+kernel), which could load ``%x`` after the update was stored: cut."""
+
+FEEDS_ANOTHER_BESIDE_A_SUM = FEEDS_ANOTHER.replace(
+    "  fuser.output %n, %e : !fuser.tensor<5x8xf32>, !fuser.tensor<5x8xf32> {alias_inputs = array<i64: 0, -1>}",
+    "  %s = fuser.sum %g {dims = array<i64: 1>} : (!fuser.tensor<5x8xf32>) -> !fuser.tensor<5xf32>\n"
+    "  fuser.output %n, %e, %s : !fuser.tensor<5x8xf32>, !fuser.tensor<5x8xf32>, !fuser.tensor<5xf32> "
+    "{alias_inputs = array<i64: 0, -1, -1>}",
+).replace("-> !fuser.tensor<5x8xf32> {\n", "-> (!fuser.tensor<5x8xf32>, !fuser.tensor<5xf32>) {\n", 1)
+"""The same beside a reduction of another input: not a pointwise fusion (a reduction
+kernel stores its outputs elsewhere): cut."""
 
 REDUCED = """
 fuser.fusion @reduced(%x : !fuser.tensor<4x8xf32>) -> !fuser.tensor<4xf32> {
@@ -62,7 +81,11 @@ def test_race_detection() -> None:
     assert guard_inplace_races(fusion_of(parse_module(RACY)))
     assert guard_inplace_races(fusion_of(parse_module(REDUCED)))  # read by a reduction
     assert not guard_inplace_races(fusion_of(parse_module(ALIGNED)))
-    assert guard_inplace_races(fusion_of(parse_module(FEEDS_ANOTHER)))  # another output reads it
+    # Another output computed from the update: stored with it (pointwise, one layout)...
+    assert not guard_inplace_races(fusion_of(parse_module(FEEDS_ANOTHER)))
+    # ... or apart from it.
+    assert guard_inplace_races(fusion_of(parse_module(FEEDS_ANOTHER_LAID_OUT)))
+    assert guard_inplace_races(fusion_of(parse_module(FEEDS_ANOTHER_BESIDE_A_SUM)))
 
 
 def test_racy_update_is_cut_and_aliased() -> None:
@@ -118,7 +141,7 @@ def test_preallocated_output() -> None:
     np.testing.assert_allclose(x, 2.0)
 
 
-@pytest.mark.parametrize("text", [RACY, ALIGNED, FEEDS_ANOTHER, REDUCED, VIEWS_ONLY])
+@pytest.mark.parametrize("text", [RACY, ALIGNED, FEEDS_ANOTHER, FEEDS_ANOTHER_LAID_OUT, FEEDS_ANOTHER_BESIDE_A_SUM, REDUCED, VIEWS_ONLY])
 @pytest.mark.parametrize("segment", [False, True])
 def test_differential(text: str, segment: bool) -> None:
     passes = [MarkAliases(), SegmentPass()] if segment else [MarkAliases()]

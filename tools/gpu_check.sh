@@ -19,8 +19,9 @@
 #    torch.compile(backend="fuser") against eager and inductor
 #    (benchmarks/transformer_step.py; transformers from .whl/tf), a step of 24 tiny
 #    model families on CUDA against eager (benchmarks/model_families.py), the matmul
-#    segments against the plain GEMM (benchmarks/matmul.py), then
-#    benchmarks/run.py when it exists;
+#    segments against the plain GEMM (benchmarks/matmul.py), an Adam step written in
+#    place against torch's fused Adam, eager, inductor and a copy
+#    (benchmarks/adam_step.py), then benchmarks/run.py when it exists;
 # 6. (not by default) runs every GPU test (`pytest -m gpu tests`, the frontend tests on
 #    CUDA tensors, the conformance suite in CUDA mode) under compute-sanitizer
 #    (tools/sanitize.sh): memcheck (--report-api-errors no) and racecheck
@@ -36,11 +37,11 @@
 #
 #    COMPUTE_SANITIZER names the binary (default: PATH, then /usr/local/cuda*/bin).
 # GPU_CHECK_STAGES picks stages (default "gpu-tests frontend-on-gpu full-tests
-# conformance-on-gpu fuzz-on-gpu transformers model-families matmul benchmarks"; "all" adds
+# conformance-on-gpu fuzz-on-gpu transformers model-families matmul adam benchmarks"; "all" adds
 # sanitizers). Each stage has a time limit (GPU_CHECK_*_TIMEOUT seconds: GPU, FRONTEND, FULL,
-# CONFORMANCE, FUZZ, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, FAMILIES, MATMUL, BENCH); logs:
+# CONFORMANCE, FUZZ, SANITIZERS, MEMCHECK, RACECHECK, TRANSFORMERS, FAMILIES, MATMUL, ADAM, BENCH); logs:
 # $OUT/{env.txt, gpu_tests.log, frontend_gpu.log, full_tests.log, conformance_gpu.log, fuzz_gpu.log,
-# sanitizers.log, transformers.log, families.log, matmul.log,
+# sanitizers.log, transformers.log, families.log, matmul.log, adam.log,
 # sanitize/<tool>.<shard>.log, bench.log, summary.txt}; the summary has each stage's pytest counts line (passed,
 # failed, xfailed, xpassed, ...) and, for the sanitizers, their "ERROR SUMMARY: N errors"
 # (racecheck also its "RACECHECK SUMMARY"). Exit status: 0 when every stage that ran passed.
@@ -104,7 +105,7 @@ status=0
 summary="$OUT/summary.txt"
 : >"$summary"
 # GPU_CHECK_STAGES: the stages to run, e.g. "gpu-tests benchmarks"; "all": every stage.
-DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu fuzz-on-gpu transformers model-families matmul benchmarks"
+DEFAULT_STAGES="gpu-tests frontend-on-gpu full-tests conformance-on-gpu fuzz-on-gpu transformers model-families matmul adam benchmarks"
 STAGES=${GPU_CHECK_STAGES:-$DEFAULT_STAGES}
 [ "$STAGES" = all ] && STAGES="$DEFAULT_STAGES sanitizers"
 stage() {  # stage NAME TIMEOUT LOG CMD...
@@ -157,6 +158,9 @@ stage model-families "${GPU_CHECK_FAMILIES_TIMEOUT:-300}" "$OUT/families.log" \
 # linear + bias + GELU against the plain GEMM (issue 16: >= 0.9 of its time).
 stage matmul "${GPU_CHECK_MATMUL_TIMEOUT:-180}" "$OUT/matmul.log" \
   "$PY" benchmarks/matmul.py --json "$OUT/matmul.jsonl"
+# An Adam step written in place (one kernel) against torch (exit 1 on a wrong result).
+stage adam "${GPU_CHECK_ADAM_TIMEOUT:-120}" "$OUT/adam.log" \
+  "$PY" benchmarks/adam_step.py --json "$OUT/adam.json"
 if [ -f benchmarks/run.py ]; then
   # GPU_CHECK_BENCH_ARGS, e.g. "--only gelu,softmax --no-compile"
   # shellcheck disable=SC2086

@@ -106,3 +106,38 @@ def test_readers_of_the_updated_input_run_before_the_update() -> None:
         assert x.item() == 3.0
         assert outs[1].tolist() == [1]
         torch.testing.assert_close(outs[2].cpu(), torch.tensor([[float(torch.exp(torch.tensor(-0.5))), -0.5]]))
+
+
+def test_an_adam_step_in_one_kernel() -> None:
+    """benchmarks/adam_step.py's step: ``m``, ``v`` and ``p`` written in place by one
+    kernel that stores them after loading them (store groups), checked against
+    float64 over several sizes and calls."""
+    from benchmarks.adam_step import adam_fusion, reference, scalars
+
+    fd = adam_fusion()
+    for n in (1 << 20, 1000003, 4096):
+        for _ in range(2):  # the walk, then the replay
+            p0, g0, m0 = (torch.randn(n, device="cuda") for _ in range(3))
+            v0 = torch.rand(n, device="cuda")
+            want = reference(*(t.double() for t in (p0, g0, m0, v0)))
+            p, m, v = p0.clone(), m0.clone(), v0.clone()
+            fd.execute([p, g0, m, v, *scalars()])
+            for got, w in zip((m, v, p), want, strict=True):
+                torch.testing.assert_close(got.double(), w, rtol=1e-5, atol=1e-6)
+
+
+def test_a_segmented_run_writes_a_view_of_the_input_back_into_it() -> None:
+    """GPU fuzz seeds 2257 and 2585: after ``fd.segment``, the update is a strided
+    view of the very input it is written into (``x[0:1:3]`` of a one-element ``x``);
+    torch's ``copy_`` refuses views that share memory, so the value is copied first."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[1], contiguity=[None], dtype=DataType.Float)
+        fd.add_output(fd.ops.cos(x))
+        fd.add_output(fd.ops.strided_slice(x, [0], [1], [3]), alias_input=x)
+    a = torch.randn(1, device="cuda")
+    want = torch.cos(a)
+    fd.segment([a.clone()])
+    before = a.clone()
+    (got,) = fd.execute([a])
+    torch.testing.assert_close(got, want)
+    assert torch.equal(a, before)
