@@ -150,8 +150,10 @@ def hot_execute(fd: Any, entry: CacheEntry, inputs: Any) -> list[Any] | None:
     the key, inputs not a list or tuple, a stored segmentation, stream axes or user
     schedules on the definition. It does what the full path's cache hit does: resets
     the profile and debug-output state, sets ``entry.last_run`` and runs the program
-    (a launcher exists only for programs without aliased outputs, random ops, vector
-    or value-keyed scalar inputs: ``_remember_hot``)."""
+    (a launcher exists only for programs without returned outputs that are inputs
+    written in place, random ops, vector or value-keyed scalar inputs:
+    ``_remember_hot``; one that writes inputs in place runs only for calls its guard
+    passes)."""
     if type(inputs) is not list and type(inputs) is not tuple:
         return None
     state = fd.__dict__
@@ -164,16 +166,50 @@ def hot_execute(fd: Any, entry: CacheEntry, inputs: Any) -> list[Any] | None:
     state["_debug_output"] = None
     if "_profile" in state:
         del state["_profile"]
+    if launcher.guard is not None and not launcher.guard(inputs):
+        return None
     entry.last_run = launcher.plan
     return launcher.run(inputs)
+
+
+def _overlap_guard(aliases: Sequence[int], inputs: Sequence[Any]) -> Callable[[Sequence[Any]], bool] | None:
+    """For a program that writes inputs in place: a check that a call's tensor inputs
+    do not overlap the inputs it writes (by pointer, with the byte spans of these
+    inputs' signature), so that ``check_in_place_inputs`` has nothing to say; None
+    for a program without in-place outputs. A call that fails it takes the full
+    path, which allows the same array read element by element and raises the
+    ``ValueError`` otherwise."""
+    from fuser.runtime.overlap import byte_span
+
+    spans: dict[int, tuple[int, int]] = {}
+    for k, x in enumerate(inputs):
+        span = byte_span(x)
+        if span is not None:
+            start = span[3][0]
+            spans[k] = (span[1] - start, span[2] - start)
+    pairs = [(a, j) for a in sorted({a for a in aliases if a >= 0}) for j in spans if j != a]
+    if not pairs:
+        return None
+    used = sorted({k for pair in pairs for k in pair})
+    if any(k not in spans for k in used):
+        return lambda xs: False  # a written input without elements: the full path
+    lo = {k: spans[k][0] for k in used}
+    hi = {k: spans[k][1] for k in used}
+
+    def guard(xs: Sequence[Any]) -> bool:
+        ptr = {k: xs[k].data_ptr() for k in used}
+        return all(ptr[a] + hi[a] <= ptr[j] + lo[j] or ptr[j] + hi[j] <= ptr[a] + lo[a] for a, j in pairs)
+
+    return guard
 
 
 def _remember_hot(entry: CacheEntry, key: tuple, plan: Any, rt: Runtime, inputs: Sequence[Any], flat: Sequence[Any]) -> None:
     """Build the hot launcher of ``plan`` for ``key`` once, after a run: only when the
     run's flat arguments are the inputs themselves (no vector, no random seed), the
-    launcher's key of the inputs is ``key`` (no scalar keyed by value), no output is
-    aliased to an input and the program has a replay; ``hot_launch.build`` checks the
-    rest."""
+    launcher's key of the inputs is ``key`` (no scalar keyed by value), no returned
+    output is an input written in place (``with_aliased_inputs``) and the program has
+    a replay; ``hot_launch.build`` checks the rest. A program writing inputs in place
+    gets a launcher guarded against overlapping inputs (``_overlap_guard``)."""
     if not HOT or key in entry.hot or plan.hot_checked:
         return
     if len(flat) != len(inputs) or any(f is not x for f, x in zip(flat, inputs, strict=True)):
@@ -184,10 +220,11 @@ def _remember_hot(entry: CacheEntry, key: tuple, plan: Any, rt: Runtime, inputs:
         return
     plan.hot_checked = True
     replay = plan.replay
-    if replay is None or rt.aliased or any(a >= 0 for a in rt.fusion.output_op.get_alias_inputs()):
+    if replay is None or rt.aliased:
         return
     launcher = build(replay, plan, inputs)
     if launcher is not None:
+        launcher.guard = _overlap_guard(rt.fusion.output_op.get_alias_inputs(), inputs)
         global _hot_key
         _hot_key = key_of
         entry.hot[key] = launcher

@@ -123,9 +123,11 @@ class NotHot(Exception):
 
 class HotLauncher:
     """A generated launcher (``run``) and the program it replays (``plan``, for
-    ``CacheEntry.last_run``)."""
+    ``CacheEntry.last_run``). ``guard``, when set, says whether a call may take it
+    (the frontend's: an in-place program's inputs must not overlap the memory it
+    writes); a call it refuses takes the full path."""
 
-    __slots__ = ("graphs", "plan", "run", "source")
+    __slots__ = ("graphs", "guard", "plan", "run", "source")
 
     def __init__(
         self, plan: Any, run: Callable[[Sequence[Any]], list[Any]], source: str, graphs: Graphs | None = None
@@ -135,6 +137,7 @@ class HotLauncher:
         self.source = source
         self.graphs = graphs
         """Its CUDA graphs (``Graphs``), or None when it launches every call."""
+        self.guard: Callable[[Sequence[Any]], bool] | None = None
 
 
 @functools.cache

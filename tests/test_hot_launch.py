@@ -429,7 +429,7 @@ def test_launchers_are_built_only_for_torch_cuda_inputs() -> None:
     assert not hot_launch.takes([torch.nn.Parameter(torch.randn(3)), 1])
 
 
-def test_in_place_random_vector_and_value_keyed_fusions_are_not_hot(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_random_vector_and_value_keyed_fusions_are_not_hot(monkeypatch: pytest.MonkeyPatch) -> None:
     """What ``_remember_hot`` refuses before building (checked with stand-ins: the CPU
     has no GPU programs; ``takes`` made to accept CPU tensors)."""
     built: list[Any] = []
@@ -450,7 +450,7 @@ def test_in_place_random_vector_and_value_keyed_fusions_are_not_hot(monkeypatch:
 
     assert attempt()
     assert not attempt(aliased=[(0, 0)])  # a returned output that is an input, updated in place
-    assert not attempt(in_place=True)  # an output written in place into an input
+    assert attempt(in_place=True)  # an output written in place: built (guarded, below)
     assert not attempt(key=(("scalar", 2.0),))  # the plans are keyed by scalar values
     assert not attempt(flat=[x, 1, 2])  # the hidden Philox seed and offset
     assert not attempt(flat=[x.clone()])  # flattened inputs are not the caller's
@@ -691,3 +691,37 @@ def test_build_gives_multi_step_programs_graphs(graphs_on: bool, monkeypatch: py
     single = Program(one, [torch.randn(1024)])
     monkeypatch.setattr(hot_launch, "_cu_launch", lambda: single.cu_launch)
     assert hot_launch.build(single.replay, None, [torch.randn(1024)], stream=lambda d: STREAM).graphs is None
+
+
+class FakeDeviceArray:
+    """A CUDA array interface at a made-up address (``byte_span`` reads it), with a
+    torch-like ``data_ptr``."""
+
+    def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | None = None) -> None:
+        self.ptr = ptr
+        self.__cuda_array_interface__ = {
+            "shape": shape, "strides": strides, "typestr": "<f4", "data": (ptr, False), "version": 3,
+        }
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+
+def test_an_in_place_launcher_is_guarded_against_overlapping_inputs() -> None:
+    """``_overlap_guard``: calls whose tensors stay clear of the inputs written in
+    place take the hot launcher; any overlap (another view of the written input, the
+    same array passed twice) takes the full path, whose ``check_in_place_inputs``
+    decides."""
+    first = [FakeDeviceArray(0x10000, (64,)), FakeDeviceArray(0x20000, (64,)), 2.0, FakeDeviceArray(0x30000, (8, 8))]
+    assert execution._overlap_guard([-1, -1], first) is None  # nothing written in place
+    guard = execution._overlap_guard([-1, 0], first)  # output 1 is written into input 0
+    assert guard is not None and guard(first)
+    assert guard([FakeDeviceArray(0x50000, (64,)), FakeDeviceArray(0x50000 + 256, (64,)), 3.0, first[3]])  # adjacent
+    assert not guard([FakeDeviceArray(0x50000, (64,)), FakeDeviceArray(0x50000 + 252, (64,)), 3.0, first[3]])
+    assert not guard([first[0], first[0], 3.0, first[3]])  # the same array twice
+    # Input 3's span is 8 rows of 32 bytes: an input written at its last element overlaps.
+    assert not guard([FakeDeviceArray(0x30000 + 255 - 3, (64,)), first[1], 3.0, first[3]])
+    # Two written inputs are checked against each other too.
+    both = execution._overlap_guard([3, 0], first)
+    assert both is not None and both(first)
+    assert not both([FakeDeviceArray(0x30000, (64,)), first[1], 2.0, first[3]])
