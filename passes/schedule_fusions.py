@@ -65,7 +65,9 @@ returned outputs), on non-reduction ids of at most 16 bytes; other tensors keep 
 id serial. Extents stay symbolic (``?``) when the types are: the splits use the
 params' static factors. A vectorized axis must be divisible by the vector width, so a
 symbolic one must be bound first (``bind-sizes{sizes="0=4x1024,1=1024"}``): the pass
-checks the bound extents.
+checks the bound extents. A pointwise space with one moving axis is the exception: its
+last vector may be partial (``Parallelize.partial``; the lowering predicates it lane
+by lane).
 
 Before (after ``select-schedulers``)::
 
@@ -90,6 +92,7 @@ After ``schedule-fusions`` (types elided; ``%x`` gets the same ops)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -182,6 +185,9 @@ class Parallelize:
     axis: int
     ptype: ParallelType
     clustered: bool = False
+    partial: bool = False
+    """``vectorize`` even where the split does not divide the axis: the last vector
+    is partial (a 1-D pointwise space; the lowering predicates it lane by lane)."""
 
 
 @dataclass(frozen=True)
@@ -242,8 +248,8 @@ class Steps:
             self.steps.append(Reorder(order))
         self.names = list(names)
 
-    def parallelize(self, name: str, ptype: ParallelType, clustered: bool = False) -> None:
-        self.steps.append(Parallelize(self.pos(name), ptype, clustered))
+    def parallelize(self, name: str, ptype: ParallelType, clustered: bool = False, partial: bool = False) -> None:
+        self.steps.append(Parallelize(self.pos(name), ptype, clustered, partial))
 
     def reverse(self, name: str) -> None:
         self.steps.append(Reverse(self.pos(name)))
@@ -276,17 +282,20 @@ def _aligned_lanes(v: SSAValue) -> bool:
     )
 
 
-def _vectorizable(tensor: SSAValue, sched: Schedule, axis: int, global_io: set[SSAValue]) -> bool:
+def _vectorizable(
+    tensor: SSAValue, sched: Schedule, axis: int, global_io: set[SSAValue], partial: bool = False
+) -> bool:
     """Whether ``axis`` of ``tensor``'s loop domain may be vectorized: a tensor in
     global memory, an iteration id of at most 16 bytes, from a split that divides (an
     extent-1 axis standing in for a broadcast, split by the reference's vector width,
-    does not)."""
+    does not); with ``partial``, from a split of a longer axis that need not divide
+    (its last vector is partial)."""
     t = sched.types[axis]
     dtype = tensor.type.dtype  # type: ignore[union-attr]
     split = sched.ids[sched._axis(axis)].owner
     if isinstance(split, SplitOp):
         parent = split.input.type.extent  # type: ignore[attr-defined]
-        if parent == DYN or parent % t.extent:
+        if parent == DYN or (parent % t.extent and not (partial and parent > t.extent)):
             return False
     return (
         tensor in global_io
@@ -352,7 +361,7 @@ def replay(
             t = s.types[step.axis]
             if not (t.iter_type == IterType.broadcast and t.extent == 1):  # an extent-1 broadcast: no row to shift
                 s.align(step.axis, step.factor)
-        elif step.ptype != ParallelType.vectorize or _vectorizable(tensor, s, step.axis, global_io):
+        elif step.ptype != ParallelType.vectorize or _vectorizable(tensor, s, step.axis, global_io, step.partial):
             s.parallelize(step.axis, step.ptype, step.clustered)
     loop = s.emit(verify=key is None or key not in verified)  # type: ignore[operator]
     if key is not None:
@@ -539,10 +548,11 @@ def fusion_tensors(fusion: FusionOp) -> list[SSAValue]:
 # =====================================================================================
 
 
-def pointwise_steps(rank: int, p: PointwiseParams, reverse_blocks: bool = False) -> Steps:
+def pointwise_steps(rank: int, p: PointwiseParams, reverse_blocks: bool = False, partial: bool = False) -> Steps:
     """The pointwise schedule of a tensor of ``rank`` axes; ``reverse_blocks``: the
     outermost block axis (``BIDy``, else ``BIDx``) walks its range backwards, so the
-    first blocks take the last elements."""
+    first blocks take the last elements; ``partial``: the vector width need not divide
+    the (one moving) axis (``Parallelize.partial``)."""
     s = Steps([f"a{i}" for i in range(rank)])
     bp = p.break_point if 0 < p.break_point < rank else 0
     par: dict[str, ParallelType] = {}
@@ -564,7 +574,7 @@ def pointwise_steps(rank: int, p: PointwiseParams, reverse_blocks: bool = False)
     if reverse_blocks:
         s.reverse(order[0])
     for n in order:
-        s.parallelize(n, par[n])
+        s.parallelize(n, par[n], partial=partial and n == "vec")
     return s
 
 
@@ -981,6 +991,7 @@ class _FusionScheduler:
         ``only``, if given) that lines up with it (directly, through reshapes, or a
         returned output of its shape)."""
         sizes = self.sizes(p.vectorization)
+        partial = False
         if sizes is not None and not self.last_axis_fastest(ref, sizes):
             # The reference (the loop nest) is laid out with another axis fastest: no
             # vectors along its last axis.
@@ -995,9 +1006,13 @@ class _FusionScheduler:
                 and sizes.shape(v)
                 and sizes.shape(v)[-1] == inner
             ]
-            _check_vector(self.fusion, [ref, *aligned], sizes, p.vectorization, "vectorization")
+            # One moving axis may end in a partial vector (the lowering predicates it
+            # lane by lane); rows may not.
+            partial = math.prod(sizes.shape(ref)[:-1]) == 1
+            if not partial:
+                _check_vector(self.fusion, [ref, *aligned], sizes, p.vectorization, "vectorization")
         rank = ref.type.rank  # type: ignore[union-attr]
-        steps = pointwise_steps(rank, p, reverse_blocks)
+        steps = pointwise_steps(rank, p, reverse_blocks, partial)
         self.emit_ref(ref, steps)
         self.propagate(ref, steps, only=only)
         self.propagate_through_reshapes(ref, steps, only=only)

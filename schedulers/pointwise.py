@@ -143,15 +143,22 @@ def pointwise_params(
 ) -> PointwiseParams:
     """The pointwise schedule of an iteration space of ``shape`` whose widest tensor
     has elements of ``itemsize`` bytes (vectors of 16 bytes of them, halved until
-    they divide the innermost extent), reading inputs of ``input_shapes`` (a 2-D
+    they divide the innermost extent, except in a large space with one axis: there
+    the last vector is partial), reading inputs of ``input_shapes`` (a 2-D
     schedule when some are broadcast along one side: ``choose_break_point``). The
     unroll counts bytes in flight in elements of ``streamed_itemsize`` (the widest
     tensor of the whole space's size; ``itemsize`` by default)."""
     total = prod(shape)
     inner = shape[-1] if shape else 1
     vec = vector_width(itemsize, [inner], target) if total else 1
-    access = vec * (streamed_itemsize or itemsize)
     bp = choose_break_point(shape, input_shapes)
+    full = max(1, target.max_access_bytes // itemsize)
+    if total == inner and vec < full and inner >= full * BLOCK_THREADS:
+        # One axis moves (a 1-D space of an extent the full vector does not divide):
+        # full vectors, the last partial one predicated lane by lane
+        # (``loop_nest.pointwise_kernel``).
+        vec = full
+    access = vec * (streamed_itemsize or itemsize)
     if bp == 0:
         blocks = max(1, ceil_div(total, BLOCK_THREADS * vec))
         unroll = unroll_factor(blocks, target, access)

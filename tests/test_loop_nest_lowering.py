@@ -188,14 +188,25 @@ def test_invalid_schedules_are_diagnostics(edit, message: str) -> None:  # noqa:
         lower_segment(fusion, [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))])
 
 
-def test_vectorizing_a_split_that_does_not_divide_is_a_diagnostic() -> None:
-    """8 columns split by 3: the vector lanes of the last split cross the row's end,
-    so no vector access is valid (nvFuser refuses it too)."""
+def test_a_vectorized_split_that_does_not_divide_ends_in_a_partial_vector() -> None:
+    """10 columns split by 4: the lanes move one for one along the row from a multiple
+    of 4, so whole groups are one vector (both ends in bounds) and the last group,
+    8..11, is stored lane by lane under each lane's predicate. 8 columns split by 3
+    (lanes 6..8 leave the row): the same, without vector accesses (3 lanes)."""
+    fusion = _bias_fusion(1, 10)
+    for out in fusion.output_op.values:
+        Schedule(out).split(1, 4).parallelize(2, ParallelType.vectorize).emit()
+    rng = np.random.default_rng(3)
+    _check(fusion, [rng.standard_normal((1, 10)).astype(np.float32), rng.standard_normal(10).astype(np.float32)])
+    (kernel,) = lower_segment(fusion, [TensorLayout.contiguous((1, 10)), TensorLayout.contiguous((10,))]).kernels
+    src = print_cuda(kernel.module)
+    body, edge = src[src.index("extern \"C\""):].split("} else {")
+    assert "*reinterpret_cast<const Vec<float, 4>*>(&x[" in body  # whole groups: one vector load
+    assert "Vec<float" not in edge and edge.count("out0[") == 4  # the last one: lane by lane
     fusion = _bias_fusion(4, 8)
     for out in fusion.output_op.values:
         Schedule(out).split(1, 3).parallelize(2, ParallelType.vectorize).emit()
-    with pytest.raises(LoweringError, match=r"loop #2 of %y is vectorized, but its 3 lanes are not 3 consecutive elements of one axis \(extents \[4, 8\]\)"):
-        lower_segment(fusion, [TensorLayout.contiguous((4, 8)), TensorLayout.contiguous((8,))])
+    _check(fusion, [rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32)])
 
 
 def test_outputs_with_different_loop_nests_are_a_kernel_each() -> None:

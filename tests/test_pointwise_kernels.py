@@ -62,6 +62,34 @@ def test_gelu_is_vectorized_and_exact() -> None:
     assert "Vec<float, 4>" in src and "erff(" in src
 
 
+@pytest.mark.parametrize(("dt", "n"), [(DataType.Float, 1003), (DataType.Float, 29 * 4096 + 3), (DataType.BFloat16, 2051),
+                                       (DataType.Half, 4097), (DataType.Float, 515)])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_a_long_1d_space_of_any_extent_is_vectorized_with_a_partial_last_vector(dt, n: int, offset: int) -> None:
+    """A 1-D space whose extent the full vector does not divide (an odd number of
+    parameters) gets full vectors (``pointwise_params``), the last one partial and
+    stored lane by lane (``Parallelize.partial``, the lowering's predicated edge).
+    Offset by one element the inputs are not aligned: the same kernel loads them
+    lane by lane."""
+    def body(fd):
+        x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dt)
+        y = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dt)
+        fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(x, 2.0), y), dt))
+        fd.add_output(fd.ops.exp(x))
+
+    rng = np.random.default_rng(n)
+    x, y = (rand([n + offset], dt, rng)[offset:] for _ in range(2))
+    src = check(define(body), [x, y], compile_=offset == 0)
+    width = 16 // np.dtype(NP[dt]).itemsize
+    kernel = src[src.index('extern "C"') :]
+    if n < width * 128:  # a small space: scalar, as before
+        assert "Vec<" not in kernel and "} else {" not in kernel
+        return
+    assert "} else {" in kernel  # the partial vector
+    loads = "*reinterpret_cast<const Vec<"
+    assert (loads in kernel) == (offset == 0)  # vector loads where the inputs are aligned
+
+
 UNARY = sorted(F.UNARY_OPS)
 
 

@@ -445,7 +445,10 @@ class ElementEvaluator:
             if base.offset % n or (base.base is not None and base.align % n):
                 return
             for a, d in enumerate(lanes[0]):
-                if a != axis and t.strides[a] % n and not (d.base is None and (d.offset * t.strides[a]) % n == 0):
+                # (an axis of extent 1 adds nothing: its index is 0 where it is in bounds)
+                if a != axis and t.shape[a] != 1 and t.strides[a] % n and not (
+                    d.base is None and (d.offset * t.strides[a]) % n == 0
+                ):
                     return
         off = self._offset(t, lanes[0])
         vals = self.b.vload(t.arg, off, n, f"{t.arg.name_hint or 'in'}_v")

@@ -139,13 +139,17 @@ def parallel_index(b: Any, pt: ParallelType) -> int | SSAValue:
     return b.thread_id("xyz"[BLOCK_DIMS[pt]])
 
 
-def lanes_axis(indices: Sequence[Expr], lane: str | None, width: int, shape: Sequence[int]) -> int | None:
+def lanes_axis(
+    indices: Sequence[Expr], lane: str | None, width: int, shape: Sequence[int], divisible: bool = True
+) -> int | None:
     """The axis along which the ``width`` lanes of loop ``lane`` index consecutive
     elements, all in bounds together (``indices``: a tensor's per-axis index
     expressions, ``shape`` its extents): lane 0's index of that axis is a multiple of
     the width, which divides the axis' extent, and the other axes do not move. None
     when there is no such axis. Usually the innermost axis; a tensor laid out with
-    another axis innermost in memory (``stride_order``) is vectorized along that one."""
+    another axis innermost in memory (``stride_order``) is vectorized along that one.
+    ``divisible=False``: the width need not divide the extent (the lanes are then in
+    bounds together except in the axis' last, partial group)."""
     if lane is None or width <= 1 or not indices:
         return None
     forms = [lane_form(e, lane, width) for e in indices]
@@ -153,7 +157,7 @@ def lanes_axis(indices: Sequence[Expr], lane: str | None, width: int, shape: Seq
     if len(moving) != 1:
         return None
     (a,) = moving
-    return a if forms[a] == (1, True) and shape[a] % width == 0 else None
+    return a if forms[a] == (1, True) and (shape[a] % width == 0 or not divisible) else None
 
 
 def lane_indices(first: Sequence[Dim], width: int, axis: int = -1) -> list[tuple[Dim, ...]]:
@@ -225,7 +229,7 @@ def store_lanes(b: Any, ev: Any, lay: Any, mem: SSAValue, values: Sequence[SSAVa
         and lay.strides[axis] == 1 and lay.pointer_align % width == 0
         and (
             flat_aligned(lanes[0], axis, width, lay.shape, lay.strides) if lanes[0][axis].flat is not None
-            else all(s % width == 0 for a, s in enumerate(lay.strides) if a != axis)
+            else all(s % width == 0 for a, s in enumerate(lay.strides) if a != axis and lay.shape[a] != 1)
         )
     )
     if contiguous:

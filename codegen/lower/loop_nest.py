@@ -171,19 +171,23 @@ def pointwise_kernel(
     # it (an output written in place into an input the others read: an optimizer's
     # moments).
     groups: dict[tuple[object, ...], list[int]] = {}
-    plans: list[tuple[list[DomainAxis], int | None]] = []
+    plans: list[tuple[list[DomainAxis], int | None, int | None]] = []
     for j, (v, ls) in enumerate(zip(outs, structures, strict=True)):
         axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
         # Lanes of one vector: consecutive along the innermost axis, all in bounds
         # together, and (for one vector store) contiguous and aligned in the output.
-        along = lanes_axis([a.index for a in axes], lane_var, width, shapes[v]) if axes else None
-        if vectorized[j] and width > 1 and along is None:
+        indices = [a.index for a in axes]
+        along = lanes_axis(indices, lane_var, width, shapes[v]) if axes else None
+        # Or in bounds together but in the axis' last group, whose extent the width
+        # does not divide: a vector body and a predicated edge.
+        edge = lanes_axis(indices, lane_var, width, shapes[v], divisible=False) if axes and along is None else None
+        if vectorized[j] and width > 1 and along is None and edge is None:
             raise LoweringError(f"{fname}: {not_vectorizable(vec, v, width, shapes[v])}")
-        plans.append((axes, along))
-        groups.setdefault((tuple(shapes[v]), tuple(a.index for a in axes)), []).append(j)
+        plans.append((axes, along, edge))
+        groups.setdefault((tuple(shapes[v]), tuple(indices)), []).append(j)
 
     def store_group(members: list[int], env: dict[str, int | SSAValue]) -> None:
-        axes, along = plans[members[0]]
+        axes, along, edge = plans[members[0]]
         shape = shapes[outs[members[0]]]
 
         def index_at(lane: int) -> tuple[tuple[Dim, ...], list[SSAValue | bool]]:
@@ -212,9 +216,27 @@ def pointwise_kernel(
             lane_idx = lane_indices(first, width, along)
             b.if_(all_of(b, conds), ev.in_scope(lambda: compute_then_store(lane_idx)))
             return
-        for lane in lanes:
-            idx, conds = index_at(lane)
-            b.if_(all_of(b, conds), ev.in_scope(lambda idx=idx: compute_then_store([idx])))
+
+        def lane_by_lane() -> list[SSAValue]:
+            for lane in lanes:
+                idx, conds = index_at(lane)
+                b.if_(all_of(b, conds), ev.in_scope(lambda idx=idx: compute_then_store([idx])))
+            return []
+
+        if edge is not None and any(vectorized[j] for j in members):
+            # The lanes move one for one along ``edge`` from a multiple of the width:
+            # when the first and the last lane are in bounds, every lane is (one
+            # vector); the axis' last, partial group goes lane by lane.
+            first, conds = index_at(0)
+            _, last = index_at(width - 1)
+            lane_idx = lane_indices(first, width, edge)
+            b.if_(
+                all_of(b, [*conds, *last]),
+                ev.in_scope(lambda: compute_then_store(lane_idx)),
+                ev.in_scope(lane_by_lane),
+            )
+            return
+        lane_by_lane()
 
     def nest(k: int, env: dict[str, int | SSAValue]) -> None:
         if k == len(ref.loops) or k == vec:

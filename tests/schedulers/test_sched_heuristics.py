@@ -103,6 +103,21 @@ def test_pointwise_unroll_fills_32_bytes_a_thread() -> None:
     assert pointwise_params((256, 1001), 2, [(256, 1001)], H100).unroll == 1
 
 
+def test_pointwise_vectorizes_one_long_axis_of_any_extent() -> None:
+    """A 1-D space (every other extent 1) of at least a block of full vectors gets
+    full vectors whatever its extent: the last one is partial (predicated lane by
+    lane). Rows (two moving axes) and small spaces keep a width that divides."""
+    from fuser.schedulers.pointwise import pointwise_params
+
+    def vec(shape: tuple[int, ...], itemsize: int = 4) -> int:
+        return pointwise_params(shape, itemsize, [shape], H100).vectorization
+
+    assert vec((29 * 4096 + 3,)) == 4 and vec((1, 1003)) == 4 and vec((2051,), 2) == 8
+    assert vec((4096 + 2,)) == 4  # rather than the 2 that divides
+    assert vec((511,)) == 1 and vec((1023,), 2) == 1  # less than 128 full vectors
+    assert vec((3, 1001)) == 1 and vec((8, 512, 50257)) == 1  # rows
+
+
 def test_pointwise_rejects_reductions() -> None:
     reject = PointwiseScheduler.can_schedule_compile_time(F.row_sum())
     assert reject is not None and "reductions (fuser.sum)" in reject.reason
