@@ -375,10 +375,10 @@ def _copy_into(target: Any, value: Any) -> None:
     copy = getattr(target, "copy_", None)
     if copy is None:
         raise ValueError("execute: in-place outputs of segmented GPU fusions need torch tensors")
-    from fuser.runtime.overlap import byte_span
+    from fuser.runtime.overlap import byte_span, spans_overlap
 
     a, b = byte_span(target), byte_span(value)
-    if a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and a[3] != b[3]:
+    if spans_overlap(a, b) and a[3] != b[3]:  # type: ignore[index]
         # The value is another view of the target's memory (an input's slice written
         # back into it): torch refuses to copy between overlapping views.
         value = value.clone()

@@ -90,6 +90,7 @@ from fuser.passes.host_rewrites import (
     set_fusion_outputs,
     symbolic_extents,
 )
+from fuser.schedulers.analysis.graph import descendants, is_elementwise
 
 __all__ = [
     "MarkAliases",
@@ -163,7 +164,8 @@ def _pointwise(fusion_ops: Sequence[Operation]) -> bool:
     is one pointwise loop nest, whose outputs of one shape and layout are stored
     together, each element after all of its loads (``loop_nest.pointwise_kernel``)."""
     return all(
-        isinstance(op, F.ElementwiseOp | F.CastOp | F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.OutputOp)
+        is_elementwise(op)
+        or isinstance(op, F.BroadcastOp | F.BroadcastInDimOp | F.ExpandOp | F.OutputOp)
         or op.name.startswith("iterdomain.")
         or not any(isinstance(r.type, F.TensorType) for r in op.results)
         for op in fusion_ops
@@ -180,17 +182,7 @@ def _feeds_other_outputs(x: BlockArgument, v: SSAValue, term: F.OutputOp) -> boo
     of the group (an optimizer step updating its moments in place and computing the
     parameter from them stays one kernel). ``codegen.aliased_args`` checks the
     order in the kernels it gets."""
-    seen: set[SSAValue] = {x}
-    todo: list[SSAValue] = [x]
-    while todo:
-        for use in todo.pop().uses:
-            op = use.operation
-            if op is term or op.name.startswith("iterdomain."):
-                continue
-            for r in op.results:
-                if r not in seen:
-                    seen.add(r)
-                    todo.append(r)
+    seen = descendants([x])
     others = [w for w in term.values if w in seen and w is not v]
     if not others:
         return False

@@ -20,6 +20,7 @@ from fuser.codegen.lower import default_out_layouts, lower_segment
 from fuser.codegen.lower.common import LoweredFusion, TensorLayout
 from fuser.ir.dialects import fuser as F
 from fuser.ir.fp8 import as_strided
+from fuser.runtime.compile_fusion import written_in_place
 from fuser.runtime.host_evaluator import HostEvaluator
 
 
@@ -43,17 +44,9 @@ def flat_buffer(x: np.ndarray, layout: TensorLayout) -> np.ndarray:
     return as_strided(x, shape=(span,), strides=(x.itemsize,))
 
 
-def _written_in_place(inputs: Sequence[Any], out_buffers: Sequence[np.ndarray]) -> tuple[tuple[int, int], ...]:
-    """(output ``j``, input ``i``) for every output buffer that starts where tensor
-    input ``i`` does (``runtime.compile_fusion.written_in_place`` on the CPU)."""
-
-    def start(x: np.ndarray) -> int:
-        return int(x.__array_interface__["data"][0])
-
-    starts = [start(x) if isinstance(x, np.ndarray) and x.size else None for x in inputs]
-    return tuple(
-        (j, i) for j, b in enumerate(out_buffers) if b.size for i, s in enumerate(starts) if s == start(b)
-    )
+def _start(x: Any) -> int | None:
+    """The address of the first element of a numpy array with elements, else None."""
+    return int(x.__array_interface__["data"][0]) if isinstance(x, np.ndarray) and x.size else None
 
 
 def compile_with_nvrtc(lowered: LoweredFusion, fusion: F.FusionOp) -> None:
@@ -130,7 +123,11 @@ def run_segment_on_cpu(
         buf = np.full(max(size, 0), np.nan if dt.kind == "f" else 0, dtype=dt)
         out_buffers.append(buf)
         outputs.append(as_strided(buf, lay.shape, [s * buf.itemsize for s in lay.strides]))
-    pairs = _written_in_place(inputs, out_buffers)
+    starts = [_start(x) for x in inputs]  # an input without elements is written by nothing
+    pairs = written_in_place(
+        starts, [lay if s is not None else None for lay, s in zip(in_layouts, starts, strict=True)],
+        [_start(b) for b in out_buffers],
+    )
     if pairs:
         # As on the GPU (``mark_aliased_args``): no kernel loads an input after the
         # output written into it was stored.

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["byte_span", "in_place_conflict"]
+__all__ = ["byte_span", "in_place_conflict", "spans_overlap"]
 
 
 def byte_span(x: Any) -> tuple[str, int, int, tuple[Any, ...]] | None:
@@ -59,6 +59,11 @@ def byte_span(x: Any) -> tuple[str, int, int, tuple[Any, ...]] | None:
     return space, lo, hi, (start, tuple(shape), tuple(strides))
 
 
+def spans_overlap(a: tuple[str, int, int, Any] | None, b: tuple[str, int, int, Any] | None) -> bool:
+    """Whether two ``byte_span``s (None: no elements) share bytes of one memory space."""
+    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
 def in_place_conflict(
     alias_inputs: Sequence[int], flat: Sequence[Any], aligned: Callable[[int], bool]
 ) -> str | None:
@@ -75,9 +80,9 @@ def in_place_conflict(
         if sa is None:
             continue
         for j, sj in enumerate(spans):
-            if j == a or sj is None or sj[0] != sa[0]:
+            if j == a or not spans_overlap(sa, sj):
                 continue
-            if sj[1] < sa[2] and sa[1] < sj[2] and not (sj[3] == sa[3] and aligned(j)):
+            if not (sj[3] == sa[3] and aligned(j)):  # type: ignore[index]
                 k = list(alias_inputs).index(a)
                 return (
                     f"input #{j} shares memory with input #{a}, which output #{k} updates in "

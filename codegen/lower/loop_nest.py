@@ -176,11 +176,12 @@ def pointwise_kernel(
         axes = sorted((a for a in ls.logical if a.tensor_axis is not None), key=lambda a: a.tensor_axis)  # type: ignore[arg-type, return-value]
         # Lanes of one vector: consecutive along the innermost axis, all in bounds
         # together, and (for one vector store) contiguous and aligned in the output.
-        indices = [a.index for a in axes]
-        along = lanes_axis(indices, lane_var, width, shapes[v]) if axes else None
         # Or in bounds together but in the axis' last group, whose extent the width
-        # does not divide: a vector body and a predicated edge.
-        edge = lanes_axis(indices, lane_var, width, shapes[v], divisible=False) if axes and along is None else None
+        # does not divide (``edge``): a vector body and a predicated edge.
+        indices = [a.index for a in axes]
+        axis = lanes_axis(indices, lane_var, width, shapes[v], divisible=False) if axes else None
+        along = axis if axis is not None and shapes[v][axis] % width == 0 else None
+        edge = axis if along is None else None
         if vectorized[j] and width > 1 and along is None and edge is None:
             raise LoweringError(f"{fname}: {not_vectorizable(vec, v, width, shapes[v])}")
         plans.append((axes, along, edge))
