@@ -25,21 +25,26 @@ the positions of the arguments that are such an input or output
 (``runtime/compile_fusion.launch_fusion``: an output buffer that is an input's).
 
 Before it marks them, ``mark_aliased_args`` checks the order of the accesses
-(``check_in_place_order``): every load of ``in{i}`` comes before the first store of
-``out{j}`` at the same element, in the kernel that stores it (in program order, loop
-back edges aside: ``mark-aliases`` leaves an update uncut only where ``in{i}`` is read
-at the element being written, so a later iteration reads other elements; the element
+(``check_in_place_order``): in the kernel that stores ``out{j}``, every load of
+``in{i}`` comes before the first store of ``out{j}`` at the same element (the element
 is told by the structure of the index computation), and no kernel after it loads
-``in{i}``. A segment that breaks this would read
-values it has already overwritten; it is a ``LoweringError`` naming the kernel, not
-a wrong result.
+``in{i}``. "Before" is program order with two exceptions:
+
+- loop back edges: ``mark-aliases`` leaves an update uncut only where ``in{i}`` is
+  read at the element being written, so a later iteration reads other elements;
+- the two branches of an ``scf.if``: the vector body and the lane-by-lane edge of a
+  partial last vector touch the same elements, never in one call; after the ``if``,
+  both branches' stores count.
+
+A segment that breaks this would read values it has already overwritten; it is a
+``LoweringError`` naming the kernel, not a wrong result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from xdsl.dialects import memref, vector
+from xdsl.dialects import memref, scf, vector
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
@@ -92,6 +97,43 @@ def mark_aliased_args(lowered: LoweredFusion, in_place: Sequence[tuple[int, int]
             raise LoweringError(f"kernel {kernel.name}: its module has no kernel.func @{kernel.name} "
                                 f"of its {len(kernel.args)} arguments to mark aliased_args on")
         funcs[0].attributes["aliased_args"] = DenseArrayBase.from_list(i64, positions)
+
+
+Stores = dict[int, set[tuple[object, ...]]]
+"""An output's index -> the address keys (``_address_key``) it was stored at."""
+
+
+def _in_program_order(func: Operation, stores: Stores) -> Iterator[tuple[Operation, Stores]]:
+    """The ops of ``func`` in program order, each with the stores that may have run
+    before it: ``stores`` itself, except in a branch of an ``scf.if``, which starts
+    from what ran before the ``if`` (the other branch never runs with it; the vector
+    body and the lane-by-lane edge of a partial vector store and load the same
+    elements). After the ``if``, ``stores`` holds both branches' stores."""
+    todo: list[tuple[Iterator[Operation], Stores]] = [
+        (iter(func.regions[0].block.ops), stores)
+    ]
+    # (the stores before an ``if``, its branches' stores, the depth the ``if`` is at)
+    joins: list[tuple[Stores, list[Stores], int]] = []
+    while todo:
+        ops, here = todo[-1]
+        op = next(ops, None)
+        if op is None:
+            todo.pop()
+            if joins and len(todo) == joins[-1][2]:
+                target, branches, _ = joins.pop()
+                for branch in branches:
+                    for j, keys in branch.items():
+                        target.setdefault(j, set()).update(keys)
+            continue
+        yield op, here
+        if isinstance(op, scf.IfOp) and all(r.blocks for r in op.regions):
+            branches = [{j: set(keys) for j, keys in here.items()} for _ in op.regions]
+            joins.append((here, branches, len(todo)))
+            todo.extend(
+                (iter(r.block.ops), b) for r, b in zip(reversed(op.regions), reversed(branches), strict=True)
+            )
+        else:
+            todo.extend((iter(b.ops), here) for r in reversed(op.regions) for b in reversed(r.blocks))
 
 
 def _accessed(op: Operation) -> tuple[SSAValue, Sequence[SSAValue], bool] | None:
@@ -151,14 +193,14 @@ def check_in_place_order(lowered: LoweredFusion, in_place: Sequence[tuple[int, i
             if a.kind in ("input", "output")
         }
         memo: dict[SSAValue, object] = {}
-        here: dict[int, set[tuple[object, ...]]] = {}  # output -> the addresses stored
-        for op in funcs[0].walk():
+        here: Stores = {}  # output -> the addresses stored
+        for op, before in _in_program_order(funcs[0], here):
             access = _accessed(op)
             if access is None or access[0] not in role:
                 continue
             kind, index = role[access[0]]
             if kind == "output" and access[2]:
-                here.setdefault(index, set()).add(_address_key(access[1], memo))
+                before.setdefault(index, set()).add(_address_key(access[1], memo))
             elif kind == "input" and not access[2]:
                 for j, i in in_place:
                     if i != index:
@@ -168,7 +210,7 @@ def check_in_place_order(lowered: LoweredFusion, in_place: Sequence[tuple[int, i
                             f"kernel {kernel.name}: loads input #{i} after an earlier kernel stored output #{j}, "
                             f"which is written in place into input #{i}: it would read updated values"
                         )
-                    if _address_key(access[1], memo) in here.get(j, ()):
+                    if _address_key(access[1], memo) in before.get(j, ()):
                         raise LoweringError(
                             f"kernel {kernel.name}: loads input #{i} at an element where it stored output #{j}, "
                             f"which is written in place into input #{i}: it would read the updated value"

@@ -184,7 +184,12 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
     from fuser.ir.view_chains import view_chain
     from fuser.runtime import gpu_arrays as ga
     from fuser.runtime.gpu_executor import meta_array
-    from fuser.runtime.segmented import returned_indices, segment_fusion, value_indices
+    from fuser.runtime.segmented import (
+        aliased_indices,
+        returned_indices,
+        segment_fusion,
+        value_indices,
+    )
     from fuser.schedulers.target import DEFAULT_TARGET
 
     entry = fd._ensure_defined()
@@ -217,6 +222,10 @@ def segment_definition(fd: FusionDefinition, inputs: Sequence[Any], target: Any 
         if i is not None and not isinstance(v, BlockArgument)
     }
     indices.update(moved)
+    into = aliased_indices(module, infos)
+    for v, a in zip(term.values, term.get_alias_inputs(), strict=True):
+        if a >= 0 and a in into and not isinstance(v, BlockArgument):
+            indices[v] = into[a]  # an in-place output moved through its producer (seed 3179)
     name = rt.fusion.sym_name.data
     parts: list[tuple[F.FusionOp, dict[int, int], str | None, int]] = []
     for info in infos:

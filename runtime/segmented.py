@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
@@ -37,6 +37,7 @@ from fuser.schedulers.target import DEFAULT_TARGET, GpuTarget
 
 __all__ = [
     "SegmentInfo",
+    "aliased_indices",
     "execute_segmented",
     "execute_with_maps",
     "returned_indices",
@@ -124,6 +125,27 @@ def segment_fusion(
     return module, infos
 
 
+def _produced(module: ModuleOp, infos: Sequence[SegmentInfo]) -> tuple[dict[SSAValue, int], H.ProgramOp | None]:
+    """The original index of each launch result (and ``outs`` buffer) of the
+    segmented program, and the program; None when the module has not exactly one."""
+    by_callee = {info.fusion.sym_name.data: info for info in infos if info.fusion is not None}
+    produced: dict[SSAValue, int] = {}
+    progs = [op for op in module.body.block.ops if isinstance(op, H.ProgramOp)]
+    if len(progs) != 1:
+        return produced, None
+    for op in progs[0].body.block.ops:
+        if not isinstance(op, H.LaunchOp):
+            continue
+        info = by_callee.get(op.callee.string_value())
+        if info is None:
+            continue
+        for p, r in enumerate(op.res):
+            produced[r] = info.output_map[p]
+        for p, o in enumerate(op.outs):
+            produced[o] = info.output_map[p]
+    return produced, progs[0]
+
+
 def returned_indices(module: ModuleOp, infos: Sequence[SegmentInfo]) -> list[int | None]:
     """The original index of each value the segmented program returns (the fusion's
     returned outputs, in order), None where the host computes it (a view, an alias).
@@ -131,27 +153,29 @@ def returned_indices(module: ModuleOp, infos: Sequence[SegmentInfo]) -> list[int
     The index can differ from the output's index in the unsegmented fusion: the
     segmenter may move a view through the pointwise op that produced an output
     (``view(e(x))`` becomes ``e(view(x))``), and the output is then the new value."""
-    by_callee = {info.fusion.sym_name.data: info for info in infos if info.fusion is not None}
-    produced: dict[SSAValue, int] = {}
-    returns: list[H.ReturnOp] = []
-    for prog in module.body.block.ops:
-        if not isinstance(prog, H.ProgramOp):
-            continue
-        for op in prog.body.block.ops:
-            if isinstance(op, H.ReturnOp):
-                returns.append(op)
-            if not isinstance(op, H.LaunchOp):
-                continue
-            info = by_callee.get(op.callee.string_value())
-            if info is None:
-                continue
-            for p, r in enumerate(op.res):
-                produced[r] = info.output_map[p]
-            for p, o in enumerate(op.outs):
-                produced[o] = info.output_map[p]
+    produced, prog = _produced(module, infos)
+    returns = [op for op in prog.body.block.ops if isinstance(op, H.ReturnOp)] if prog is not None else []
     if len(returns) != 1:
         return []
     return [produced.get(v) for v in returns[0].values]
+
+
+def aliased_indices(module: ModuleOp, infos: Sequence[SegmentInfo]) -> dict[int, int]:
+    """Program input position -> the original index of the value a launch writes
+    into it (``hir.alias %value, %input``): as ``returned_indices``, the index of an
+    in-place output whose view the segmenter moved through its producer is the new
+    value's."""
+    produced, prog = _produced(module, infos)
+    if prog is None:
+        return {}
+    out: dict[int, int] = {}
+    for op in prog.body.block.ops:
+        if (
+            isinstance(op, H.AliasOp) and isinstance(op.target, BlockArgument)
+            and op.target.owner is prog.body.block and op.value in produced
+        ):
+            out[op.target.index] = produced[op.value]
+    return out
 
 
 def execute_segmented(

@@ -163,3 +163,31 @@ def test_a_kernel_after_the_in_place_store_may_not_load_the_input() -> None:
     twice = LoweredFusion("pointwise", [kernel, kernel])
     with pytest.raises(LoweringError, match=r"after an earlier kernel stored output #1"):
         check_in_place_order(twice, [(1, 0)])
+
+
+def test_the_branches_of_a_partial_vector_do_not_follow_each_other() -> None:
+    """GPU run of 2026-11-30: a 1-D space of 1003 elements is a vector body where the
+    whole vector is in bounds and lane by lane where it is not (``scf.if`` ... else);
+    the edge loads the elements the body stored, but never in the same thread and
+    call. After the ``if``, both branches' stores count: a load there is an error."""
+    from xdsl.dialects import scf, vector
+
+    from fuser.codegen.aliased_args import check_in_place_order
+    from fuser.codegen.cuda_printer import kernels_of
+    from fuser.codegen.lower.common import LoweringError
+    from fuser.frontend import execution
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.add(x, 1.0))
+    ((_, lowered),) = execution.lowered_segments(fd._ensure_defined(), [np.ones(1003, np.float32)])  # noqa: SLF001
+    (kernel,) = lowered.kernels
+    (func,) = kernels_of(kernel.module)
+    (branch,) = [op for op in func.walk() if isinstance(op, scf.IfOp) and op.false_region.blocks]
+    in_then = [op for op in branch.true_region.walk() if isinstance(op, vector.LoadOp)]
+    in_else = [op for op in branch.false_region.walk() if not isinstance(op, vector.LoadOp) and op.name == "memref.load"]
+    assert in_then and in_else  # the vector body and the lane-by-lane edge
+    check_in_place_order(lowered, [(0, 0)])
+    branch.parent_block().insert_op_after(in_then[0].clone(), branch)
+    with pytest.raises(LoweringError, match=r"loads input #0 at an element where it stored output #0"):
+        check_in_place_order(lowered, [(0, 0)])

@@ -216,16 +216,19 @@ def test_an_adam_step_is_one_kernel_that_reads_the_old_moments() -> None:
     from benchmarks.adam_step import adam_fusion, reference, scalars
 
     rng = np.random.default_rng(5)
-    p, g, m = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
-    v = rng.random(1000).astype(np.float32)
-    want_m, want_v, want_p = reference(*(t.astype(np.float64) for t in (p, g, m, v)))
-    counts = {}
-    for cut in (False, True):
-        fd = adam_fusion(cut)
-        entry = fd._ensure_defined()  # noqa: SLF001
-        args = [t.copy() for t in (p, g, m, v)]
-        counts[cut] = sum(len(lowered.kernels) for _, lowered in execution.lowered_segments(entry, [*args, *scalars()]))
-        execution.execute_kernels_on_cpu(entry, [*args, *scalars()], nvrtc=False)
-        for got, want in zip(args[2:] + args[:1], (want_m, want_v, want_p), strict=True):
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    assert counts == {False: 1, True: 3}
+    for n in (1000, 1003):  # 1003: a partial last vector, stored by a lane-by-lane branch
+        p, g, m = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+        v = rng.random(n).astype(np.float32)
+        want_m, want_v, want_p = reference(*(t.astype(np.float64) for t in (p, g, m, v)))
+        counts = {}
+        for cut in (False, True):
+            fd = adam_fusion(cut)
+            entry = fd._ensure_defined()  # noqa: SLF001
+            args = [t.copy() for t in (p, g, m, v)]
+            counts[cut] = sum(
+                len(lowered.kernels) for _, lowered in execution.lowered_segments(entry, [*args, *scalars()])
+            )
+            execution.execute_kernels_on_cpu(entry, [*args, *scalars()], nvrtc=False)
+            for got, want in zip(args[2:] + args[:1], (want_m, want_v, want_p), strict=True):
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert counts == {False: 1, True: 3}

@@ -378,6 +378,24 @@ def test_segment_maps_an_output_whose_view_was_moved_through_its_producer() -> N
     np.testing.assert_allclose(b, np.sin(x[4:12, ::3]), rtol=1e-6)
 
 
+def test_segment_maps_an_in_place_output_whose_view_was_moved_through_its_producer() -> None:
+    """GPU fuzz seed 3179: ``permute(sigmoid(x))`` written back into ``x``; the
+    segmenter moves the permute through ``sigmoid``, so the value written into ``x``
+    is a new one (``hir.alias``'s source), which ``fd.segment`` must map."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t = fd.ops.permute(fd.ops.sigmoid(x), [0, 1])
+        fd.add_output(fd.ops.sum(t, dims=[0]))
+        fd.add_output(t, alias_input=x)
+    x = randn(8, 4)
+    want = 1 / (1 + np.exp(-x))
+    fd.segment([x.copy()])
+    assert [s.scheduler for s in fd.segmentation.steps] == ["reduction", "pointwise"]
+    (total,) = fd.execute([x])
+    np.testing.assert_allclose(x, want, rtol=1e-6)
+    np.testing.assert_allclose(total, want.sum(0), rtol=1e-5)
+
+
 def broadcast_then_pointwise(fd: FusionDefinition, unused: bool) -> None:
     x = fd.define_tensor(shape=[-1, -1, 1], contiguity=[True, True, None], dtype=DataType.Half)
     y = fd.define_tensor(shape=[-1, -1, 1], contiguity=[True, True, None], dtype=DataType.Half)
