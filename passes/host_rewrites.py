@@ -461,7 +461,9 @@ def host_view_ops_typed(op: Operation, x: SSAValue, t: F.TensorType) -> list[Ope
     last = vops[-1]
     if last.results[0].type == t:
         return vops
-    return [*vops[:-1], rebuilt(last, result_types=[t])]
+    typed = rebuilt(last, result_types=[t])
+    last.erase()  # never inserted: else it stays a use of its operand
+    return [*vops[:-1], typed]
 
 
 def drop_outs(launch: H.LaunchOp) -> H.LaunchOp:

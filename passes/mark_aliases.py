@@ -16,7 +16,7 @@ gets one, as in ``strip-bookend-views``):
    So is an update from which another output is computed, unless the fusion is
    pointwise and that output has the update's shape and layout (its kernel stores
    them together, after all their loads; elsewhere it could load ``X`` after storing
-   the update), and an update by a view of an input (``_needs_cut``).
+   the update), and an update by a view of an input (``needs_cut``).
 2. **Outputs that are views of inputs** (a fusion input seen through host-viewable
    views, under ``strip-bookend-views``' layout rules) leave the fusion and become
    host views of the launch argument: same storage, no kernel. A fusion left with
@@ -98,6 +98,7 @@ __all__ = [
     "buffer_of",
     "guard_inplace_races",
     "mark_aliases",
+    "needs_cut",
     "preallocate_outputs",
     "reads_misaligned",
 ]
@@ -197,7 +198,7 @@ def _feeds_other_outputs(x: BlockArgument, v: SSAValue, term: F.OutputOp) -> boo
     )
 
 
-def _needs_cut(fusion: F.FusionOp, launches: Sequence[H.LaunchOp], a: int, v: SSAValue) -> bool:
+def needs_cut(fusion: F.FusionOp, launches: Sequence[H.LaunchOp], a: int, v: SSAValue) -> bool:
     """Whether the update ``v`` of input ``a`` (``X``) must be computed into a
     temporary and copied into ``X`` by a later kernel. It must when:
 
@@ -221,7 +222,7 @@ def _needs_cut(fusion: F.FusionOp, launches: Sequence[H.LaunchOp], a: int, v: SS
 
 def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ()) -> bool:
     """Insert ``fuser.segment_set`` before every racy in-place output; returns
-    whether anything changed (``_needs_cut`` says when)."""
+    whether anything changed (``needs_cut`` says when)."""
     term = fusion.output_op
     aliases = term.get_alias_inputs()
     values = list(term.values)
@@ -234,7 +235,7 @@ def guard_inplace_races(fusion: F.FusionOp, launches: Sequence[H.LaunchOp] = ())
             continue
         x = fusion.inputs[a]
         assert isinstance(x, BlockArgument)
-        if not _needs_cut(fusion, launches, a, v):
+        if not needs_cut(fusion, launches, a, v):
             continue
         cut = F.SegmentSetOp(v)
         fusion.body.block.insert_op_before(cut, term)

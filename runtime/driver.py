@@ -10,8 +10,8 @@
 
 The pipeline is ``bind-sizes{sizes="<signature>"}`` followed by ``PASSES``::
 
-    canonicalize, strip-bookend-views, mark-aliases, segment, select-schedulers{debug=true},
-    schedule-fusions
+    canonicalize, strip-bookend-views, mark-aliases, segment, fold-in-place-copies,
+    select-schedulers{debug=true}, schedule-fusions
 
 on a module holding a copy of the fusion and the target (``fuser.target``, the
 ``set-target`` attribute). Its result is an ``hir.program @main`` that launches
@@ -70,6 +70,7 @@ PASSES: tuple[str, ...] = (
     "strip-bookend-views",
     "mark-aliases",
     "segment",
+    "fold-in-place-copies",
     "select-schedulers{debug=true}",
     "schedule-fusions",
 )

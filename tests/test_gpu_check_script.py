@@ -50,7 +50,7 @@ def test_stages_and_defaults() -> None:
     assert "adam" in default.split()
     adam = text[text.index("stage adam") :].split("\n")[:2]
     assert '"${GPU_CHECK_ADAM_TIMEOUT:-120}" "$OUT/adam.log"' in adam[0]
-    assert adam[1].strip() == '"$PY" benchmarks/adam_step.py --json "$OUT/adam.json"'
+    assert adam[1].strip() == '"$PY" benchmarks/adam_step.py --clip 1.0 --json "$OUT/adam.json"'
     sanitize = SANITIZE.read_text()
     assert "--tool memcheck --report-api-errors no)" in sanitize
     assert "--tool racecheck --racecheck-report all)" in sanitize

@@ -160,7 +160,7 @@ stage matmul "${GPU_CHECK_MATMUL_TIMEOUT:-180}" "$OUT/matmul.log" \
   "$PY" benchmarks/matmul.py --json "$OUT/matmul.jsonl"
 # An Adam step written in place (one kernel) against torch (exit 1 on a wrong result).
 stage adam "${GPU_CHECK_ADAM_TIMEOUT:-120}" "$OUT/adam.log" \
-  "$PY" benchmarks/adam_step.py --json "$OUT/adam.json"
+  "$PY" benchmarks/adam_step.py --clip 1.0 --json "$OUT/adam.json"
 if [ -f benchmarks/run.py ]; then
   # GPU_CHECK_BENCH_ARGS, e.g. "--only gelu,softmax --no-compile"
   # shellcheck disable=SC2086

@@ -126,6 +126,28 @@ def test_an_adam_step_in_one_kernel() -> None:
                 torch.testing.assert_close(got.double(), w, rtol=1e-5, atol=1e-6)
 
 
+def test_a_clipped_adam_step_writes_its_moments_from_one_segment() -> None:
+    """benchmarks/adam_step.py --clip: the gradient's norm, then the step. At 16M
+    elements the norm is a reduction segment of its own, and ``fold-in-place-copies``
+    lets the pointwise step write ``m``, ``v`` and ``p`` itself (two kernels fewer
+    than the cut); smaller sizes are one persistent segment with the copies. Checked
+    against float64 at each size, the walk and the replay."""
+    from benchmarks.adam_step import _launches, adam_fusion, reference, scalars
+
+    fd, fd_cut = adam_fusion(clip=True), adam_fusion(cut=True, clip=True)
+    for n in (1 << 24, 1000003, 4096):
+        for _ in range(2):
+            p0, g0, m0 = (torch.randn(n, device="cuda") for _ in range(3))
+            v0 = torch.rand(n, device="cuda")
+            want = reference(*(t.double() for t in (p0, g0, m0, v0)), clip=1.0)
+            p, m, v = p0.clone(), m0.clone(), v0.clone()
+            fd.execute([p, g0, m, v, *scalars(), 1.0])
+            for got, w in zip((m, v, p), want, strict=True):
+                torch.testing.assert_close(got.double(), w, rtol=1e-5, atol=1e-6)
+    args = [torch.randn(1 << 24, device="cuda") for _ in range(4)]
+    assert _launches(fd, args, (*scalars(), 1.0)) == _launches(fd_cut, args, (*scalars(), 1.0)) - 2
+
+
 def test_a_segmented_run_writes_a_view_of_the_input_back_into_it() -> None:
     """GPU fuzz seeds 2257 and 2585: after ``fd.segment``, the update is a strided
     view of the very input it is written into (``x[0:1:3]`` of a one-element ``x``);

@@ -28,4 +28,4 @@ fuser.fusion @sum_broadcast_add(%t0 : !fuser.tensor<?x?xf32>, %t1 : !fuser.tenso
 // DRIVER-NEXT:    hir.return %2
 
 // The driver's pipeline, as --print-pipeline prints it (the DRIVER run above):
-// SPEC: {{^}}bind-sizes{sizes="0=4x1024,1=4x1024"},canonicalize,strip-bookend-views,mark-aliases,segment,select-schedulers{debug=true},schedule-fusions{{$}}
+// SPEC: {{^}}bind-sizes{sizes="0=4x1024,1=4x1024"},canonicalize,strip-bookend-views,mark-aliases,segment,fold-in-place-copies,select-schedulers{debug=true},schedule-fusions{{$}}
