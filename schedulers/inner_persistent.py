@@ -10,12 +10,11 @@ from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.graph import body_ops, reductions
 from .analysis.reduction_type import ReductionType
-from .analysis.row_kernel import row_kernel_reject
+from .analysis.row_kernel import aligned_rows, row_kernel_reject
 from .analysis.sizes import ConcreteSizes
 from .base import Reject, Scheduler, ceil_div
 from .params import ReductionParams
 from .persistent import (
-    aligned_rows,
     buffers_fit,
     chained_reductions,
     common_compile_time_check,

@@ -20,15 +20,11 @@ import os
 from xdsl.ir import Operation
 
 from fuser.ir.dialects import fuser as F
-from fuser.ir.dialects.fuser import FusionOp, TensorType
+from fuser.ir.dialects.fuser import FusionOp
 
 from .analysis.graph import (
     ancestors,
-    body_ops,
     descendant_ops,
-    is_elementwise,
-    is_reduction,
-    reduction_dims,
     reduction_input,
     reductions,
 )
@@ -335,35 +331,6 @@ def first_extents(
         if pick is None or ext.fastest_dim == pick:
             return ext
     return reduction_extents(reds[0], sizes)
-
-
-def aligned_rows(fusion: FusionOp, sizes: ConcreteSizes) -> bool:
-    """Whether the rows of ``fusion`` are worth walking in aligned groups
-    (``iterdomain.align`` on every tensor's innermost axis): each reduction reduces
-    the innermost axis of its input alone; every other op is elementwise or a
-    broadcast or computes a scalar (no op that moves an axis: reshape, permute, slice,
-    pad); and every tensor input is a whole row (the reduced input's shape) or one
-    value a row (innermost extent 1). An input read by column (a norm's weight) is
-    not a vector in a shifted group: its lanes are loaded one by one."""
-    reds = reductions(fusion)
-    if not reds:
-        return False
-    full = list(sizes.shape(reduction_input(reds[0])))
-    for a in fusion.inputs:
-        if isinstance(a.type, TensorType):
-            shape = list(sizes.shape(a))
-            if shape != full and (not shape or shape[-1] != 1):
-                return False
-    for op in body_ops(fusion):
-        if not any(isinstance(r.type, TensorType) for r in op.results):
-            continue  # a scalar (a constant, a size)
-        if is_reduction(op):
-            t = reduction_input(op).type
-            if not isinstance(t, TensorType) or reduction_dims(op) != [t.rank - 1]:
-                return False
-        elif not (is_elementwise(op) or isinstance(op, F.BroadcastInDimOp | F.BroadcastOp | F.ExpandOp)):
-            return False
-    return True
 
 
 def recomputes_exponentials(fusion: FusionOp) -> bool:

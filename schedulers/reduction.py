@@ -35,7 +35,7 @@ from .analysis.graph import (
 )
 from .analysis.persistent_buffers import find_persistent_buffers
 from .analysis.reduction_type import ReductionType, is_fastest_dim_reduction, reduction_type
-from .analysis.row_kernel import row_kernel_reject
+from .analysis.row_kernel import aligned_rows, row_kernel_reject
 from .analysis.sizes import ConcreteSizes
 from .base import (
     Reject,
@@ -57,6 +57,12 @@ the loaded element: 256 threads x 2 x 8 bfloat16 on a 4096-wide row rather than 
 threads with one vector each; ``benchmarks/TUNING.md``)."""
 UNROLL = 4
 """Vectors each thread loads per row before a grid split is worth it."""
+ALIGNED_MIN_VECTORS = 128
+"""Rows at least this many full vectors long whose width the vector does not divide
+(a 1-D sum of an odd extent) are walked in aligned groups of 16 bytes
+(``aligned_vectors``: vector loads inside the row, element by element at its edges)
+rather than element by element; shorter rows keep the narrower vector that divides
+(the persistent scheduler's measurements on short rows, ``analysis.row_kernel.aligned_rows``)."""
 OUTER_MIN_ROWS = 8
 """Rows each thread of an outer reduction folds, at least, when the rows are split
 over ``grid.y``."""
@@ -167,26 +173,34 @@ def column_threads(ext: ReductionExtents, itemsize: int, target: GpuTarget) -> t
 
 
 def reduction_params(
-    ext: ReductionExtents, itemsize: int, target: GpuTarget, persistent_batch: int = 1
+    ext: ReductionExtents, itemsize: int, target: GpuTarget, persistent_batch: int = 1, alignable: bool = False
 ) -> ReductionParams:
     """Block and grid shape of a plain (non-persistent) reduction. ``itemsize``: the
-    element size of the loaded tensors (one vector is 16 bytes of them)."""
+    element size of the loaded tensors (one vector is 16 bytes of them).
+    ``alignable``: the rows may be walked in aligned groups (``aligned_rows``), which
+    long rows that no full vector divides are (``ALIGNED_MIN_VECTORS``)."""
     if ext.fastest_dim:
         vec = vector_width(itemsize, [ext.inner, ext.reduction], target)
+        full = max(1, target.max_access_bytes // itemsize)
+        aligned = alignable and vec < full and ext.reduction >= ALIGNED_MIN_VECTORS * full
+        if aligned:
+            vec = full
+        width = ext.reduction + (vec - 1 if aligned else 0)  # an aligned row's places
         threads = min(
             MAX_THREADS_PER_ROW,
-            max(target.warp_size, next_pow2(ceil_div(ext.reduction, vec * INNER_BATCH))),
+            max(target.warp_size, next_pow2(ceil_div(width, vec * INNER_BATCH))),
         )
         rows = max(1, min(128 // threads, next_pow2(ext.iteration)))
         blocks = max(1, ceil_div(ext.iteration, rows))  # an empty iteration axis: one block
         split = 1
         if blocks < target.sm_count:
             split = max(
-                1, min(ceil_div(ext.reduction, threads * vec * UNROLL), target.sm_count // blocks)
+                1, min(ceil_div(width, threads * vec * UNROLL), target.sm_count // blocks)
             )
         return ReductionParams(
             fastest_dim=True,
             vectorization=vec,
+            aligned_vectors=aligned,
             threads_per_row=threads,
             rows_per_block=rows,
             persistent_batch=persistent_batch,
@@ -273,4 +287,4 @@ class ReductionScheduler(Scheduler):
             itemsize = max_itemsize(tensor_io(fusion))
         else:
             itemsize = max_itemsize([reduction_input(r) for r in reds])
-        return reduction_params(ext, itemsize, target)
+        return reduction_params(ext, itemsize, target, alignable=ext.fastest_dim and aligned_rows(fusion, sizes))

@@ -112,7 +112,7 @@ def test_a_fusion_that_moves_an_axis_is_not_aligned() -> None:
         t = fd.ops.permute(fd.ops.permute(x, [1, 0]), [1, 0])
         fd.add_output(fd.ops.cast(fd.ops.sum(t, [1], keepdim=True), dt))
 
-    from fuser.schedulers.persistent import aligned_rows
+    from fuser.schedulers.analysis.row_kernel import aligned_rows
 
     fusion = _define(body)
     assert not aligned_rows(fusion, bind_sizes(fusion, [[64, 77]]))

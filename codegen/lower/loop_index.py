@@ -35,7 +35,7 @@ from fuser.ir.symbolic import symbols_of as vars_of
 
 __all__ = [
     "BLOCK_DIMS", "GRID_DIMS", "MAX_LANES", "PARALLEL_DIMS", "SERIAL_TYPES", "all_of", "bounded_index", "emit_index",
-    "lane_form", "lane_indices", "lanes_axis", "shifted_axis", "shifted_lane_indices", "launch_shape", "value_range", "not_vectorizable", "ops_of",
+    "edge_group", "edge_inside", "lane_form", "lane_indices", "lanes_axis", "shifted_axis", "shifted_lane_indices", "launch_shape", "value_range", "not_vectorizable", "ops_of",
     "parallel_index", "reindex", "same_elements", "scheduled_kind", "store_lanes", "tensor_name", "vars_of",
 ]
 
@@ -205,6 +205,42 @@ def shifted_lane_indices(first: Sequence[Dim], width: int, axis: int, shape: Seq
     base = first[axis]
     base = Dim(base.base, base.offset, base.align, (width, tuple(int(s) for s in shape), keys))
     return [(*first[:axis], base.shifted(j), *first[axis + 1 :]) for j in range(width)]
+
+
+def edge_group(
+    b: Any,
+    ev: Any,
+    exprs: Sequence[tuple[Expr, int]],
+    env: dict[str, int | SSAValue],
+    lane: str,
+    width: int,
+    shape: Sequence[int],
+    shifted: int | None,
+    along: int | None,
+) -> tuple[list[dict[str, int | SSAValue]], list[tuple[Dim, ...]]]:
+    """A group of lanes with an edge: an aligned group of a row (``shifted``, from
+    ``shifted_axis``) or consecutive lanes along an axis the width does not divide
+    (``along``, from ``lanes_axis(divisible=False)``). Returns each lane's loop
+    environment and each lane's index (one vector access when the layout allows);
+    ``edge_inside`` is the predicate under which the group is one access."""
+    envs: list[dict[str, int | SSAValue]] = [{**env, lane: j} for j in range(width)]
+    memo: dict[Expr, int | SSAValue] = {}
+    first = tuple(ev.as_dim(emit_index(b, e, envs[0], memo)) for e, _ in exprs)
+    if shifted is not None:
+        return envs, shifted_lane_indices(first, width, shifted, shape)
+    assert along is not None
+    return envs, lane_indices(first, width, along)
+
+
+def edge_inside(
+    b: Any, exprs: Sequence[tuple[Expr, int]], envs: Sequence[dict[str, int | SSAValue]], loop_extents: Sequence[int]
+) -> SSAValue | bool:
+    """Whether the first and last lanes of an ``edge_group`` are inside the tensor
+    (then every lane is; else the caller goes lane by lane, each under its own
+    predicate); ``loop_extents`` as ``bounded_index``'s."""
+    _, conds = bounded_index(b, exprs, envs[0], loop_extents)
+    _, last = bounded_index(b, exprs, envs[-1], loop_extents)
+    return all_of(b, [*conds, *last])
 
 
 def not_vectorizable(k: int, v: SSAValue, width: int, shape: Sequence[int]) -> str:

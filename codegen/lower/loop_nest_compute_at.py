@@ -112,6 +112,8 @@ from fuser.codegen.lower.loop_index import (
     SERIAL_TYPES,
     all_of,
     bounded_index,
+    edge_group,
+    edge_inside,
     emit_index,
     lane_form,
     lane_indices,
@@ -122,7 +124,6 @@ from fuser.codegen.lower.loop_index import (
     same_elements,
     scheduled_kind,
     shifted_axis,
-    shifted_lane_indices,
     store_lanes,
     tensor_name,
     vars_of,
@@ -608,7 +609,15 @@ class _Lowering:
         along = lanes_axis([a.index for a in axes], var, width, shape)
         together = along is not None
         shifted = None if together else shifted_axis([a.index for a in axes], var, width, shape)
-        if lane is not None and not together and shifted is None and ls.loops[lane].parallel_type == ParallelType.vectorize:
+        # Consecutive lanes of an axis the width does not divide (an aligned group of
+        # a row that starts on the vectors, a 1-D one): a group with an edge too.
+        partial = None if together or shifted is not None else lanes_axis(
+            [a.index for a in axes], var, width, shape, divisible=False
+        )
+        if (
+            lane is not None and not together and shifted is None and partial is None
+            and ls.loops[lane].parallel_type == ParallelType.vectorize
+        ):
             raise self.error(not_vectorizable(lane, who, width, shape))
 
         def one_by_one() -> list[_Group]:
@@ -619,16 +628,11 @@ class _Lowering:
                 out.append(_Group(envs, [tuple(ev.as_dim(x) for x in values)], all_of(b, conds)))
             return out
 
-        if shifted is not None:
-            envs = [{**env, var: j} for j in range(width)]  # type: ignore[dict-item]
-            memo: dict[Expr, int | SSAValue] = {}
-            first = tuple(ev.as_dim(emit_index(b, e, envs[0], memo)) for e, _ in exprs)
-            idx = shifted_lane_indices(first, width, shifted, shape)
+        if shifted is not None or partial is not None:
+            envs, idx = edge_group(b, ev, exprs, env, var, width, shape, shifted, partial)  # type: ignore[arg-type]
 
             def inside() -> SSAValue | bool:  # lanes 0 and width-1 inside the tensor
-                _, conds = bounded_index(b, exprs, envs[0], extents)
-                _, last = bounded_index(b, exprs, envs[-1], extents)
-                return all_of(b, [*conds, *last])
+                return edge_inside(b, exprs, envs, extents)
 
             return [_Group(envs, idx, inside, one_by_one)]
         if not together:

@@ -102,6 +102,8 @@ from fuser.codegen.lower.loop_index import (
     SERIAL_TYPES,
     all_of,
     bounded_index,
+    edge_group,
+    edge_inside,
     lane_indices,
     lanes_axis,
     launch_shape,
@@ -110,6 +112,7 @@ from fuser.codegen.lower.loop_index import (
     reindex,
     same_elements,
     scheduled_kind,
+    shifted_axis,
     when,
 )
 from fuser.codegen.lower.loop_nest import pointwise_kernel
@@ -543,22 +546,47 @@ class _ReductionNest:
         lane_var = f"i{self.lane}" if self.lane is not None else None
         width = self.extents[self.lane] if self.lane is not None else 1
         exprs = [(a.index, e) for a, e in zip(axes, in_shape, strict=True)]
-        along = lanes_axis([a.index for a in axes], lane_var, width, in_shape)
-        groups: list[list[int]] = [list(range(width))] if along is not None else [[j] for j in range(width)]
+        along = lanes_axis([a.index for a in axes], lane_var, width, in_shape, divisible=False)
+        partial = along is not None and in_shape[along] % width != 0
+        shifted = None if along is not None else shifted_axis([a.index for a in axes], lane_var, width, in_shape)
         w = self.width
-        for group in groups:
-            envs = [{**env, lane_var: j} if lane_var is not None else dict(env) for j in group]
-            values, conds = bounded_index(b, exprs, envs[0], self.extents)
-            first = [ev.as_dim(v) for v in values]
-            lanes = lane_indices(first, width, along) if along is not None and len(group) > 1 else [tuple(first)]
 
-            def fold(envs: list = envs, lanes: list = lanes, state: list[SSAValue] = state) -> list[SSAValue]:
-                # The lanes of an iteration loop are slots folded only here, together.
-                items = sibling_items(ev, srcs, envs, lanes, self.slot)
-                return fold_slots(acc, state, items, w, together=self.lane in self.slots)
+        def fold(envs: list, lanes: list, state: list[SSAValue]) -> list[SSAValue]:
+            # The lanes of an iteration loop are slots folded only here, together.
+            items = sibling_items(ev, srcs, envs, lanes, self.slot)
+            return fold_slots(acc, state, items, w, together=self.lane in self.slots)
 
-            state = when(b, ev, all_of(b, conds), fold, state)
-        return state
+        def lane_by_lane(state: list[SSAValue]) -> list[SSAValue]:
+            for j in range(width):
+                one = [{**env, lane_var: j} if lane_var is not None else dict(env)]
+                values, conds = bounded_index(b, exprs, one[0], self.extents)
+                idx = [tuple(ev.as_dim(v) for v in values)]
+                state = when(b, ev, all_of(b, conds), lambda one=one, idx=idx, st=state: fold(one, idx, st), state)
+            return state
+
+        if shifted is not None or partial:
+            # An aligned group of a row (``iterdomain.align``), or of an axis the
+            # width does not divide: one vector where its first and last lanes are
+            # inside the row, else lane by lane (the group that straddles the row's
+            # start or end).
+            assert lane_var is not None
+            envs, lanes = edge_group(b, ev, exprs, env, lane_var, width, in_shape, shifted, along)
+            inside = edge_inside(b, exprs, envs, self.extents)
+            if inside is True:
+                return fold(envs, lanes, state)
+            return b.if_(
+                inside,
+                ev.in_scope(lambda: fold(envs, lanes, state)),
+                ev.in_scope(lambda: lane_by_lane(state)),
+                [v.type for v in state],
+            )
+        if along is None:
+            return lane_by_lane(state)
+        envs = [{**env, lane_var: j} if lane_var is not None else dict(env) for j in range(width)]
+        values, conds = bounded_index(b, exprs, envs[0], self.extents)
+        first = [ev.as_dim(v) for v in values]
+        lanes = lane_indices(first, width, along) if width > 1 else [tuple(first)]
+        return when(b, ev, all_of(b, conds), lambda: fold(envs, lanes, state), state)
 
     def finish_kernel(self, scratch: list[ScratchBuffer]) -> LoweredKernel:
         """The grid reduction's second kernel: ``tx`` result elements a block along

@@ -17,12 +17,23 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation, SSAValue
 
 from fuser.ir.dialects import fuser as F
 
-from .graph import body_ops, is_elementwise, reduction_dims, reductions
+if TYPE_CHECKING:
+    from .sizes import ConcreteSizes
+
+from .graph import (
+    body_ops,
+    is_elementwise,
+    is_reduction,
+    reduction_dims,
+    reduction_input,
+    reductions,
+)
 
 ShapeOf = Callable[[SSAValue], tuple[int, ...]]
 """The concrete shape of a value (``ConcreteSizes.shape``, or a lowering's shape table)."""
@@ -163,3 +174,32 @@ def _epilogue_reject(fusion: F.FusionOp, shape_of: ShapeOf, geo: RowGeometry) ->
             else:
                 return bad("through an op that moves it off its row")
     return None
+
+
+def aligned_rows(fusion: F.FusionOp, sizes: ConcreteSizes) -> bool:
+    """Whether the rows of ``fusion`` are worth walking in aligned groups
+    (``iterdomain.align`` on every tensor's innermost axis): each reduction reduces
+    the innermost axis of its input alone; every other op is elementwise or a
+    broadcast or computes a scalar (no op that moves an axis: reshape, permute, slice,
+    pad); and every tensor input is a whole row (the reduced input's shape) or one
+    value a row (innermost extent 1). An input read by column (a norm's weight) is
+    not a vector in a shifted group: its lanes are loaded one by one."""
+    reds = reductions(fusion)
+    if not reds:
+        return False
+    full = list(sizes.shape(reduction_input(reds[0])))
+    for a in fusion.inputs:
+        if isinstance(a.type, F.TensorType):
+            shape = list(sizes.shape(a))
+            if shape != full and (not shape or shape[-1] != 1):
+                return False
+    for op in body_ops(fusion):
+        if not any(isinstance(r.type, F.TensorType) for r in op.results):
+            continue  # a scalar (a constant, a size)
+        if is_reduction(op):
+            t = reduction_input(op).type
+            if not isinstance(t, F.TensorType) or reduction_dims(op) != [t.rank - 1]:
+                return False
+        elif not (is_elementwise(op) or isinstance(op, F.BroadcastInDimOp | F.BroadcastOp | F.ExpandOp)):
+            return False
+    return True
