@@ -62,7 +62,7 @@ from xdsl.pattern_rewriter import (
 from fuser.ir.dialects import fuser as F
 from fuser.ir.dialects import hir as H
 from fuser.passes.host_rewrites import fusions_by_name, launches_by_callee
-from fuser.passes.mark_aliases import args_sharing, buffer_of, needs_cut
+from fuser.passes.mark_aliases import alias_target, args_sharing, buffer_of, needs_cut
 
 __all__ = ["FoldInPlaceCopies", "FoldInPlaceCopy", "is_copy_segment"]
 
@@ -123,7 +123,7 @@ class FoldInPlaceCopy(RewritePattern):
             isinstance(t.type, F.TensorType) and isinstance(target.type, F.TensorType)
             and t.type.get_shape() == target.type.get_shape() and t.type.element_type == target.type.element_type
             and t.type.has_default_layout and target.type.has_default_layout
-            and any(isinstance(u.operation, H.AliasOp) and u.operation.value is r for u in r.uses)
+            and alias_target(r) is target
         ):
             return
         writer = t.owner
@@ -131,8 +131,9 @@ class FoldInPlaceCopy(RewritePattern):
             return
         k = list(writer.res).index(t)
         alloc = _temporary(writer, k)
-        fusion = self.fusions.get(writer.callee.string_value())
-        if alloc is None or fusion is None or len(self.launches.get(writer.callee.string_value(), [])) != 1:
+        callee = writer.callee.string_value()
+        fusion = self.fusions.get(callee)
+        if alloc is None or fusion is None or len(self.launches.get(callee, [])) != 1:
             return
         if any(a >= 0 for a in fusion.output_op.get_alias_inputs()):
             return
@@ -150,7 +151,6 @@ class FoldInPlaceCopy(RewritePattern):
                 return
         outs = list(writer.outs)
         outs[k] = target
-        callee = writer.callee.string_value()
         new = H.LaunchOp(callee, list(writer.args), outs, [x.type for x in writer.res])
         rewriter.replace(writer, new)
         r.replace_all_uses_with(new.res[k])

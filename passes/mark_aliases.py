@@ -94,6 +94,7 @@ from fuser.schedulers.analysis.graph import descendants, is_elementwise
 
 __all__ = [
     "MarkAliases",
+    "alias_target",
     "args_sharing",
     "buffer_of",
     "guard_inplace_races",
